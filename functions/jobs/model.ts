@@ -1,0 +1,142 @@
+/**
+ * The job model shared by the handlers, the CDK state machine, the local engine
+ * and the command line. A job is one input object dropped under the inbox.
+ *
+ * This file holds types and small pure helpers only; persistence lives in
+ * `functions/ledger`, publishing in `functions/events`.
+ */
+
+/** Kind of input, decided from the object key's extension. */
+export type JobKind = 'geojson' | 'geotiff';
+
+/**
+ * Job statuses in the order a job moves through them. A status only ever moves
+ * forward (the ledger enforces it with conditional writes), except that
+ * IN_PROGRESS may be re-entered after a restart (same rank).
+ */
+export const JOB_STATUSES = [
+  'RECEIVED', // registered in the ledger
+  'QUEUED', // waiting for a concurrency slot
+  'UPLOADING', // GeoTIFF being streamed into a mosaic
+  'UPLOADED', // GeoTIFF in its mosaic
+  'SUBMITTED', // processing create request sent
+  'IN_PROGRESS', // Mapflow is processing
+  'SUCCEEDED', // final: results written
+  'FAILED', // final: Mapflow or the bridge failed
+  'REJECTED', // final: the input cannot be processed; nothing was spent
+] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const FINAL_STATUSES: readonly JobStatus[] = ['SUCCEEDED', 'FAILED', 'REJECTED'];
+
+export function isFinalStatus(status: string): status is 'SUCCEEDED' | 'FAILED' | 'REJECTED' {
+  return (FINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** Rank used by the ledger's forward-only condition. */
+export function statusRank(status: JobStatus): number {
+  return JOB_STATUSES.indexOf(status);
+}
+
+/** The S3 object a job was made from. */
+export interface InputObject {
+  bucket: string;
+  /** Decoded key (S3 notifications URL-encode keys; dispatch decodes them). */
+  key: string;
+  versionId?: string;
+  /** ETag without quotes. */
+  etag: string;
+  size: number;
+}
+
+/** Execution input written by the dispatcher (StartExecution name = jobId). */
+export interface ExecutionInput {
+  jobId: string;
+  input: InputObject;
+}
+
+/** One EventBridge detail-type per transition. */
+export const EVENT_DETAIL_TYPES = {
+  RECEIVED: 'Job Received',
+  QUEUED: 'Job Queued',
+  UPLOADING: 'Image Uploading',
+  UPLOADED: 'Image Uploaded',
+  SUBMITTED: 'Processing Submitted',
+  IN_PROGRESS: 'Processing Started',
+  RESTARTED: 'Processing Restarted',
+  SUCCEEDED: 'Job Succeeded',
+  FAILED: 'Job Failed',
+  REJECTED: 'Job Rejected',
+} as const;
+export type EventDetailType = (typeof EVENT_DETAIL_TYPES)[keyof typeof EVENT_DETAIL_TYPES];
+
+/** A code and message that tell the user what went wrong and what to fix. */
+export interface JobError {
+  code: string;
+  message: string;
+  /** Mapflow processing messages, when the failure came from Mapflow. */
+  mapflowMessages?: { code: string; parameters?: Record<string, string> }[];
+}
+
+/** One Mapflow processing of a job (a job has one, or one per feature). */
+export interface JobPart {
+  index: number;
+  name: string;
+  processingId?: string;
+  status?: string; // Mapflow status
+  percentCompleted?: number;
+  cost?: number;
+  attempts?: number; // 1, or 2 after a restart
+  resultKey?: string;
+  error?: JobError;
+}
+
+/** A row of the ledger table (partition key `jobId`). */
+export interface LedgerRow {
+  jobId: string;
+  input: InputObject;
+  kind: JobKind;
+  routeName: string;
+  status: JobStatus;
+  statusHistory: { status: JobStatus; at: string; note?: string }[];
+  projectId?: string;
+  mosaicId?: string;
+  imageId?: string;
+  /** First processing id (GSI `byProcessingId`); all of them are in `parts`. */
+  processingId?: string;
+  parts?: JobPart[];
+  areaSqKm?: number;
+  estimatedCost?: number;
+  actualCost?: number;
+  percentCompleted?: number;
+  messages?: string[];
+  error?: JobError;
+  resultPrefix?: string;
+  reportKey?: string;
+  executionArn?: string;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+  /** Constant `JOB` on job rows so the `byStatus` GSI can be queried by time. */
+  entity: 'JOB';
+}
+
+/** Detail of every EventBridge event the bridge publishes. */
+export interface JobEventDetail {
+  jobId: string;
+  status: JobStatus;
+  kind: JobKind;
+  input: InputObject;
+  routeName: string;
+  projectId?: string;
+  mosaicId?: string;
+  imageId?: string;
+  processingIds?: string[];
+  percentCompleted?: number;
+  estimatedCost?: number;
+  actualCost?: number;
+  resultPrefix?: string;
+  reportKey?: string;
+  error?: JobError;
+  messages?: string[];
+  at: string;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    // End-to-end suites start DynamoDB Local (a JVM) and the simulator; keep
+    // parallelism modest on a 2-core machine.
+    maxWorkers: 2,
+  },
+});
