@@ -1,0 +1,80 @@
+/**
+ * Typed errors of the bridge. The `name` of an error is what a Lambda reports
+ * as its errorType, and so what the state machine's Retry and Catch match on:
+ * keep these names stable.
+ */
+
+/** Base class: keeps the cause (like Powertools' errors) and a stable code. */
+export class BridgeError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BridgeError';
+    this.code = code;
+  }
+}
+
+/**
+ * The input cannot be processed as it is. Nothing was spent; the job ends
+ * REJECTED. The message is `CODE: text` so the code survives Step Functions'
+ * error serialisation (which keeps only errorType and errorMessage).
+ */
+export class InputRejected extends BridgeError {
+  readonly details?: Record<string, unknown>;
+  constructor(code: RejectionCode | string, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(code, `${code}: ${message}`, options);
+    this.name = 'InputRejected';
+    this.details = options?.details;
+  }
+}
+
+/** Configuration that cannot work (bad routes JSON, missing secret): fail fast. */
+export class ConfigurationError extends BridgeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('CONFIGURATION', message, options);
+    this.name = 'ConfigurationError';
+  }
+}
+
+/**
+ * Rejection codes. Each comes with a message that tells the user what to fix.
+ * Grouped by input kind; extend as new checks are added.
+ */
+export const REJECTION_CODES = [
+  // any input
+  'EMPTY_FILE',
+  'UNSUPPORTED_FILE_TYPE',
+  'FILE_TOO_LARGE',
+  'UNKNOWN_MODEL',
+  'UNKNOWN_PROVIDER',
+  'INVALID_ROUTE_OVERRIDE',
+  'BUDGET_EXCEEDED',
+  'INSUFFICIENT_CREDITS',
+  // GeoJSON
+  'NOT_JSON',
+  'NOT_GEOJSON',
+  'NO_POLYGONS',
+  'INVALID_GEOMETRY',
+  'SELF_INTERSECTING',
+  'COORDINATES_OUT_OF_RANGE',
+  'AREA_TOO_LARGE',
+  // GeoTIFF
+  'NOT_GEOTIFF',
+  'TIFF_TRUNCATED',
+  'TIFF_CORRUPT',
+  'NOT_GEOREFERENCED',
+  'UNSUPPORTED_BANDS',
+  'UNSUPPORTED_DATA_TYPE',
+  'PIXEL_SIZE_TOO_COARSE',
+  'PIXEL_SIZE_TOO_FINE',
+  'IMAGE_TOO_MANY_PIXELS',
+  'MOSAIC_MISMATCH',
+  'STORAGE_QUOTA_EXCEEDED',
+] as const;
+export type RejectionCode = (typeof REJECTION_CODES)[number];
+
+/** Reads `CODE: text` back out of a serialised InputRejected message. */
+export function parseCodedMessage(message: string): { code?: string; text: string } {
+  const match = /^([A-Z][A-Z0-9_.]+): ([\s\S]*)$/.exec(message);
+  return match ? { code: match[1], text: match[2] } : { text: message };
+}
