@@ -1,0 +1,5 @@
+/** Task "create-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/create-processing.ts. */
+import type { PartState, ProcessingResult } from '../jobs/workflow.ts';
+import { createProcessing } from '../jobs/steps/create-processing.ts';
+
+export const handler = async (event: PartState): Promise<ProcessingResult> => createProcessing(event);

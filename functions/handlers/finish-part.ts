@@ -1,0 +1,6 @@
+/** Task "finish-part": see docs/workflow.md. The logic lives in functions/jobs/steps/finish-part.ts. */
+import type { JobPart } from '../jobs/model.ts';
+import type { PartState } from '../jobs/workflow.ts';
+import { finishPart } from '../jobs/steps/finish-part.ts';
+
+export const handler = async (event: PartState): Promise<JobPart> => finishPart(event);

@@ -1,0 +1,5 @@
+/** Task "register-job": see docs/workflow.md. The logic lives in functions/jobs/steps/register-job.ts. */
+import type { RegisterResult, WorkflowState } from '../jobs/workflow.ts';
+import { registerJob } from '../jobs/steps/register-job.ts';
+
+export const handler = async (event: WorkflowState): Promise<RegisterResult> => registerJob(event);

@@ -1,0 +1,5 @@
+/** Task "restart-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/restart-processing.ts. */
+import type { PartState, RestartResult } from '../jobs/workflow.ts';
+import { restartProcessing } from '../jobs/steps/restart-processing.ts';
+
+export const handler = async (event: PartState): Promise<RestartResult> => restartProcessing(event);

@@ -1,0 +1,5 @@
+/** Task "upload-image": see docs/workflow.md. The logic lives in functions/jobs/steps/upload-image.ts. */
+import type { UploadResult, WorkflowState } from '../jobs/workflow.ts';
+import { uploadImage } from '../jobs/steps/upload-image.ts';
+
+export const handler = async (event: WorkflowState): Promise<UploadResult> => uploadImage(event);

@@ -1,0 +1,213 @@
+/**
+ * The shapes the state machine carries between its Task states.
+ *
+ * Every Task receives the whole state as its payload and its result is stored
+ * at the `resultPath` of its catalogue entry (`functions/handlers/catalog.ts`).
+ * The state stays small: ids, numbers and S3 pointers only; geometries,
+ * requests and results live in S3 under `work/<jobId>/` and `results/`.
+ */
+import type { InputObject, JobError, JobKind, JobPart, JobStatus } from './model.ts';
+
+/** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
+export interface TaskError {
+  Error: string;
+  Cause?: string;
+}
+
+/** Result of Register Job (`$.job`). Also the job context handed to each part of the Map. */
+export interface RegisterResult {
+  jobId: string;
+  input: InputObject;
+  kind: JobKind;
+  routeName: string;
+  /** Status of the ledger row when the task ran (RECEIVED for a new job). */
+  status: JobStatus;
+  /** The row was already final: the machine ends without redoing anything. */
+  alreadyFinal: boolean;
+  /** GeoTIFF whose route runs a model on the uploaded image (Has Model? choice). */
+  processImages: boolean;
+  /** The route names a model to run (always true for GeoJSON). */
+  hasModel: boolean;
+  executionArn?: string;
+  /** ISO time the job was first registered (timings in job.json, maxJobSeconds). */
+  createdAt: string;
+}
+
+/** Result of Inspect GeoTIFF (`$.image`): the small part of GeoTiffInfo. */
+export interface InspectResult {
+  width: number;
+  height: number;
+  bands: number;
+  dtypes: string[];
+  crs: string;
+  epsg?: number;
+  pixelSizeM: [number, number];
+  nodata: number | null;
+  tiled: boolean;
+  bbox4326: [number, number, number, number];
+  footprint4326: GeoJsonPolygon;
+  size: number;
+}
+
+/** Result of Ensure Mosaic (`$.mosaic`). */
+export interface MosaicResult {
+  mosaicId: string;
+  name: string;
+  created: boolean;
+  imageCount: number;
+}
+
+/** Result of Upload Image (`$.upload`). */
+export interface UploadResult {
+  mosaicId: string;
+  imageId: string;
+  filename: string;
+  fileSize: number;
+  /** True when an image uploaded by an earlier attempt was found and reused. */
+  reused: boolean;
+  /** The image's footprint in EPSG:4326 (from its WKT, or the inspected one). */
+  footprint: GeoJsonPolygon | GeoJsonMultiPolygon;
+}
+
+/** One processing to run (an item of the Process Parts Map). */
+export interface PlanPart {
+  index: number;
+  /** Part name (feature name or the file's base name); also the result folder name. */
+  name: string;
+  /** Deterministic Mapflow processing name: `<part name> [<jobId8>]`. */
+  processingName: string;
+  /** S3 key of the part's geometry (GeoJSON geometry object). */
+  geometryKey: string;
+  /** S3 key of the full create request, minus the geometry (see ProcessingRequest). */
+  requestKey: string;
+  areaSqKm: number;
+  estimatedCost: number;
+  projectId: string;
+}
+
+/** Result of Plan Processing (`$.plan`). */
+export interface PlanResult {
+  projectId: string;
+  wdId: string;
+  modelName: string;
+  areaSqKm: number;
+  estimatedCost: number;
+  creditBudget: number;
+  parts: PlanPart[];
+  /** Non-areal features skipped in the GeoJSON (reported, not fatal). */
+  ignored?: { points: number; lines: number };
+}
+
+/** The create request of a part as stored in S3 at `requestKey` (geometry at `geometryKey`). */
+export interface ProcessingRequest {
+  name: string;
+  projectId: string;
+  wdId: string;
+  params: { sourceParams: Record<string, unknown>; inferenceParams?: Record<string, unknown> };
+  blocks?: { name: string; enabled: boolean }[];
+  meta: Record<string, string>;
+}
+
+/** Top-level state of an execution. */
+export interface WorkflowState {
+  jobId: string;
+  input: InputObject;
+  /** `$$.Execution.Id`, when the Register Job task passes it. */
+  executionArn?: string;
+  job?: RegisterResult;
+  image?: InspectResult;
+  mosaic?: MosaicResult;
+  upload?: UploadResult;
+  plan?: PlanResult;
+  /** Outcomes of the Process Parts Map, one JobPart per plan part. */
+  parts?: JobPart[];
+  error?: TaskError;
+  finish?: FinishResult;
+}
+
+/** Result of Acquire Slot (`$.slot`). */
+export interface SlotResult {
+  acquired: boolean;
+  waitSeconds: number;
+  attempts: number;
+  inUse?: number;
+  /** ISO time of the first attempt (to bound the waiting). */
+  firstAttemptAt: string;
+}
+
+/** Result of Create Processing (`$.processing`). */
+export interface ProcessingResult {
+  processingId: string;
+  /** True when an earlier attempt's processing was found and reused. */
+  reused: boolean;
+  startedAt: string;
+}
+
+export type PollOutcome = 'WAIT' | 'RESTART' | 'OK' | 'FAILED' | 'TIMEOUT';
+
+/** Result of Poll Processing (`$.poll`). */
+export interface PollResult {
+  outcome: PollOutcome;
+  /** Seconds to wait before the next poll (WAIT and RESTART). */
+  waitSeconds: number;
+  /** Polls made so far (carried from the previous `$.poll`). */
+  polls: number;
+  status: string;
+  percentCompleted: number;
+  /** Restarts made so far. */
+  restarts: number;
+  cost?: number;
+  messages?: { code: string; parameters?: Record<string, string> }[];
+  /** Percent at the previous poll (for the poll policy). */
+  previousPercent?: number;
+}
+
+/** Result of Restart Processing (`$.restart`). */
+export interface RestartResult {
+  restarts: number;
+  restartedAt: string;
+}
+
+/** Result of Store Results (`$.results`). */
+export interface StoreResult {
+  resultKey: string;
+  jobJsonKey: string;
+  bytes: number;
+}
+
+/**
+ * The job context inside the Map. The state machine's ItemSelector passes the
+ * Register Job result (`$.job`); the whole top-level state is accepted too.
+ */
+export type PartJobContext = RegisterResult | (WorkflowState & { job: RegisterResult });
+
+/** State of one iteration of the Process Parts Map. */
+export interface PartState {
+  job: PartJobContext;
+  part: PlanPart;
+  slot?: SlotResult;
+  processing?: ProcessingResult;
+  poll?: PollResult;
+  restart?: RestartResult;
+  results?: StoreResult;
+  error?: TaskError;
+}
+
+/** Result of Finish Job / Fail Job (`$.finish`). */
+export interface FinishResult {
+  status: 'SUCCEEDED' | 'FAILED' | 'REJECTED';
+  resultPrefix?: string;
+  reportKey?: string;
+  actualCost?: number;
+  error?: JobError;
+}
+
+/** Minimal GeoJSON geometry types (the state must not depend on heavy libraries). */
+export interface GeoJsonPolygon {
+  type: 'Polygon';
+  coordinates: number[][][];
+}
+export interface GeoJsonMultiPolygon {
+  type: 'MultiPolygon';
+  coordinates: number[][][][];
+}
