@@ -1,0 +1,164 @@
+/**
+ * S3 keys: decoding them from notifications, deriving job ids from them, and
+ * the layout of what the bridge writes back:
+ *
+ *   inbox/<path>/<file>                      what users drop (never changed)
+ *   results/<path>/<file>/<part>/result.geojson and job.json beside it
+ *   failed/<path>/<file>/report.json         why a job was rejected or failed
+ *   work/<jobId>/<name>                      intermediate objects of a job
+ *
+ * `<path>/<file>` is the input's path below the inbox, kept whole (extension
+ * included) so that `a.tif` and `a.geojson` never share a result folder.
+ */
+import { createHash } from 'node:crypto';
+import { posix } from 'node:path';
+import type { JobKind } from '../jobs/model.ts';
+
+/** The four top-level prefixes of the bucket layout (each ending in '/'). */
+export interface KeyPrefixes {
+  inbox: string;
+  results: string;
+  failed: string;
+  work: string;
+}
+
+export const DEFAULT_PREFIXES: KeyPrefixes = Object.freeze({
+  inbox: 'inbox/',
+  results: 'results/',
+  failed: 'failed/',
+  work: 'work/',
+});
+
+/** The kind of job a key starts, from its extension (case-insensitive); undefined = not ours. */
+export function inputKind(key: string): JobKind | undefined {
+  const ext = posix.extname(key).toLowerCase();
+  if (ext === '.geojson' || ext === '.json') return 'geojson';
+  if (ext === '.tif' || ext === '.tiff') return 'geotiff';
+  return undefined;
+}
+
+/**
+ * Decodes a key as S3 event notifications deliver it: form-URL-encoded, so
+ * '+' is a space and '%XX' sequences are UTF-8 bytes (a literal '+' arrives as
+ * '%2B'). A malformed sequence is left as it is rather than failing the event.
+ */
+export function decodeS3EventKey(raw: string): string {
+  const spaced = raw.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    // Decode each UTF-8 character on its own so one bad escape does not spoil the rest.
+    return spaced.replace(UTF8_ESCAPED_CHAR, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+/** One percent-encoded UTF-8 character: a lead byte and its continuation bytes. */
+const UTF8_ESCAPED_CHAR = /%[0-7][0-9A-F]|%[C-D][0-9A-F]%[89AB][0-9A-F]|%E[0-9A-F](?:%[89AB][0-9A-F]){2}|%F[0-7](?:%[89AB][0-9A-F]){3}/gi;
+
+/** ETag without the quotes S3 puts around it (and without a weak `W/` marker). */
+export function normaliseEtag(etag: string): string {
+  return etag.trim().replace(/^W\//, '').replace(/^"+|"+$/g, '');
+}
+
+/**
+ * Deterministic job id of an input object: `<readable file stem>-<hash>`.
+ * The hash covers bucket, key and ETag, so a re-delivered event (or the same
+ * bytes uploaded again under the same key) gives the same id, while new
+ * content under the same key gives a new one. The id is a valid Step
+ * Functions execution name: at most 80 characters of [A-Za-z0-9-_].
+ */
+export function jobIdFor(input: { bucket: string; key: string; etag: string }): string {
+  const hash = createHash('sha256')
+    .update(`${input.bucket}\u0000${input.key}\u0000${normaliseEtag(input.etag)}`)
+    .digest('hex')
+    .slice(0, 32);
+  const stem = asciiSlug(fileStem(input.key)).slice(0, 40).replace(/[-_]+$/, '');
+  return `${stem || 'job'}-${hash}`;
+}
+
+/** The input's path below the inbox (the whole key when it is not under the inbox). */
+export function relativeInputPath(key: string, inboxPrefix: string): string {
+  const rel = key.startsWith(inboxPrefix) ? key.slice(inboxPrefix.length) : key;
+  return rel.replace(/^\/+/, '');
+}
+
+/** Where a part's result and the job summary are written. */
+export function resultKeys(prefixes: KeyPrefixes, key: string, partName: string): { resultKey: string; jobJsonKey: string } {
+  const folder = `${prefixes.results}${relativeInputPath(key, prefixes.inbox)}/${partName}/`;
+  return { resultKey: `${folder}result.geojson`, jobJsonKey: `${folder}job.json` };
+}
+
+/** The folder holding all of a job's results (`results/<path>/<file>/`). */
+export function resultPrefix(prefixes: KeyPrefixes, key: string): string {
+  return `${prefixes.results}${relativeInputPath(key, prefixes.inbox)}/`;
+}
+
+/** Where the report of a rejected or failed job is written. */
+export function reportKey(prefixes: KeyPrefixes, key: string): string {
+  return `${prefixes.failed}${relativeInputPath(key, prefixes.inbox)}/report.json`;
+}
+
+/** An intermediate object of a job. */
+export function workKey(prefixes: KeyPrefixes, jobId: string, name: string): string {
+  return `${prefixes.work}${jobId}/${name}`;
+}
+
+/** The file name without folders and without its extension ('inbox/a/b.c.tif' -> 'b.c'). */
+export function fileStem(key: string): string {
+  const base = posix.basename(key);
+  const ext = posix.extname(base);
+  return ext ? base.slice(0, -ext.length) : base;
+}
+
+/** Part name of a job with a single processing: the input's file stem. */
+export function partNameFor(key: string): string {
+  return sanitisePathSegment(fileStem(key)) || 'part';
+}
+
+/**
+ * Part names of a job split into one processing per feature:
+ * `<file stem>-<feature name>`, or the feature index when it has no usable
+ * name or its name is taken by an earlier feature (names must stay unique:
+ * each is a result folder).
+ */
+export function splitPartNames(key: string, features: { index: number; name?: string }[]): string[] {
+  const stem = partNameFor(key);
+  const used = new Set<string>();
+  return features.map((feature) => {
+    const label = feature.name === undefined ? '' : sanitisePathSegment(feature.name);
+    let name = `${stem}-${label || feature.index}`;
+    if (used.has(name)) name = `${stem}-${feature.index}${label ? `-${label}` : ''}`;
+    while (used.has(name)) name = `${name}_`;
+    used.add(name);
+    return name;
+  });
+}
+
+/**
+ * Makes a string safe as one folder name in a key: letters (any script),
+ * digits, '.', '-' and '_' are kept, every other run becomes '_'; at most 64
+ * characters; never '.' or '..'.
+ */
+export function sanitisePathSegment(text: string): string {
+  const cleaned = text
+    .normalize('NFC')
+    .replace(/[^\p{L}\p{N}._-]+/gu, '_')
+    .replace(/^_+|_+$/g, '');
+  const short = Array.from(cleaned).slice(0, 64).join('');
+  return /^\.+$/.test(short) ? short.replace(/\./g, '_') : short;
+}
+
+/** ASCII-only slug (Step Functions names and log-friendly ids). */
+function asciiSlug(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '') // drop accents: 'Zürich' -> 'Zurich'
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
