@@ -1,0 +1,257 @@
+/**
+ * The local Step Functions: runs the synthesized state machine definition with
+ * aws-local-stepfunctions, each Task state bound to its handler in process.
+ *
+ * It behaves like StartExecution where the bridge relies on it:
+ * - an execution's name is unique: starting a name that is running or has
+ *   succeeded answers 'duplicate' (ExecutionAlreadyExists on AWS); a name whose
+ *   execution failed or was aborted may be started again (the reconciler's
+ *   way to resume work after a restart, since executions live in memory);
+ * - the context object carries the execution ARN (`$$.Execution.Id`) and name.
+ */
+import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
+
+export const LOCAL_REGION = 'us-east-1';
+export const LOCAL_ACCOUNT = '000000000000';
+export const DEFAULT_STATE_MACHINE_NAME = 'mapflow-bridge';
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+
+export interface ExecutionRecord {
+  name: string;
+  arn: string;
+  input: unknown;
+  status: ExecutionStatus;
+  startedAt: string;
+  stoppedAt?: string;
+  output?: unknown;
+  /** Why a FAILED execution failed: the error name and cause, as DescribeExecution reports them. */
+  error?: { Error: string; Cause: string };
+}
+
+export type TaskResource = (input: unknown) => Promise<unknown>;
+
+export interface LocalEngineOptions {
+  /** The ASL definition (as synthesized for AWS). */
+  definition: Record<string, unknown>;
+  /** Task state name -> in-process resource. Every Task state must be bound. */
+  taskResources: Record<string, TaskResource>;
+  stateMachineName?: string;
+  /** Wait state name -> milliseconds, replacing Seconds/SecondsPath (to make tests fast). */
+  waitOverridesMs?: Record<string, number>;
+  /** Pause before every Retry, in milliseconds, replacing IntervalSeconds/BackoffRate. */
+  retryIntervalMs?: number;
+  /**
+   * TimeoutSeconds given to Task states that have none. aws-local-stepfunctions
+   * would otherwise stop a task after 60 s; on AWS the Lambda's own timeout
+   * (up to 900 s) is the limit.
+   */
+  defaultTaskTimeoutSeconds?: number;
+  /** Called when an execution stops, whatever the outcome. */
+  onExecutionStopped?: (execution: ExecutionRecord) => void;
+}
+
+/** A definition Task state that has no in-process handler. */
+export class UnboundTaskError extends Error {
+  constructor(states: string[]) {
+    super(`No local handler for Task state(s): ${states.join(', ')}`);
+    this.name = 'UnboundTaskError';
+  }
+}
+
+interface Running {
+  record: ExecutionRecord;
+  abort: () => void;
+  done: Promise<ExecutionRecord>;
+}
+
+export class LocalEngine {
+  readonly stateMachineArn: string;
+  private readonly machine: StateMachine;
+  private readonly executions = new Map<string, Running>();
+  private readonly options: LocalEngineOptions;
+  private readonly taskStates: string[];
+  private readonly waitStates: string[];
+  private closed = false;
+  /** Task invocations in flight: an aborted execution does not stop a running handler. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly tracked: Record<string, TaskResource>;
+
+  constructor(options: LocalEngineOptions) {
+    this.options = options;
+    const name = options.stateMachineName ?? DEFAULT_STATE_MACHINE_NAME;
+    this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
+    const definition = structuredClone(options.definition);
+    const { tasks, waits } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
+    const unbound = tasks.filter((state) => !options.taskResources[state]);
+    if (unbound.length > 0) throw new UnboundTaskError(unbound);
+    this.taskStates = tasks;
+    this.tracked = Object.fromEntries(
+      tasks.map((state) => [
+        state,
+        (input: unknown) => {
+          const invocation = (options.taskResources[state] as TaskResource)(input);
+          this.inFlight.add(invocation);
+          const forget = () => this.inFlight.delete(invocation);
+          invocation.then(forget, forget);
+          return invocation;
+        },
+      ]),
+    );
+    this.waitStates = waits;
+    this.machine = new StateMachine(definition as unknown as ConstructorParameters<typeof StateMachine>[0], {
+      validationOptions: { checkPaths: true, checkArn: true },
+    });
+  }
+
+  executionArn(name: string): string {
+    return this.stateMachineArn.replace(':stateMachine:', ':execution:') + ':' + name;
+  }
+
+  /** StartExecution. The shape the dispatch core takes as its `start` function. */
+  start = async (name: string, input: unknown): Promise<'started' | 'duplicate'> => {
+    return this.startExecution(name, input).outcome;
+  };
+
+  startExecution(name: string, input: unknown): { outcome: 'started' | 'duplicate'; execution: ExecutionRecord } {
+    if (this.closed) throw new Error('The local engine is closed.');
+    const existing = this.executions.get(name);
+    if (existing && (existing.record.status === 'RUNNING' || existing.record.status === 'SUCCEEDED')) {
+      return { outcome: 'duplicate', execution: existing.record };
+    }
+    const record: ExecutionRecord = {
+      name,
+      arn: this.executionArn(name),
+      input,
+      status: 'RUNNING',
+      startedAt: new Date().toISOString(),
+    };
+    const retryOverrides =
+      this.options.retryIntervalMs === undefined
+        ? undefined
+        : Object.fromEntries(this.taskStates.map((state) => [state, this.options.retryIntervalMs as number]));
+    const execution = this.machine.run(input as Parameters<StateMachine["run"]>[0], {
+      overrides: {
+        taskResourceLocalHandlers: this.tracked as Record<string, (input: unknown) => Promise<never>>,
+        waitTimeOverrides: pick(this.options.waitOverridesMs ?? {}, this.waitStates),
+        ...(retryOverrides ? { retryIntervalOverrides: retryOverrides } : {}),
+      },
+      noThrowOnAbort: true,
+      context: {
+        Execution: { Id: record.arn, Name: name, RoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local` },
+        StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(':').pop() },
+      },
+    });
+    const done = execution.result.then(
+      // With noThrowOnAbort an aborted execution resolves (with null).
+      (output: unknown) => this.stop(record, this.aborted.has(name) ? 'ABORTED' : 'SUCCEEDED', { output }),
+      (error: unknown) => this.stop(record, statusOf(error), { error: describeError(error) }),
+    );
+    this.executions.set(name, { record, abort: execution.abort, done });
+    return { outcome: 'started', execution: record };
+  }
+
+  private readonly aborted = new Set<string>();
+
+  private stop(record: ExecutionRecord, status: ExecutionStatus, outcome: { output?: unknown; error?: ExecutionRecord['error'] }): ExecutionRecord {
+    record.status = status;
+    record.stoppedAt = new Date().toISOString();
+    if (status === 'SUCCEEDED') record.output = outcome.output;
+    if (outcome.error) record.error = outcome.error;
+    this.aborted.delete(record.name);
+    this.options.onExecutionStopped?.(record);
+    return record;
+  }
+
+  /** DescribeExecution by name or ARN. */
+  describe(nameOrArn: string): ExecutionRecord | undefined {
+    return this.executions.get(nameOf(nameOrArn))?.record;
+  }
+
+  /** For the reconciler: is this execution still running here? */
+  isAlive = async (executionArnOrName: string): Promise<boolean> => {
+    return this.describe(executionArnOrName)?.status === 'RUNNING';
+  };
+
+  running(): ExecutionRecord[] {
+    return [...this.executions.values()].map((e) => e.record).filter((r) => r.status === 'RUNNING');
+  }
+
+  /** Resolves when the named execution stops (undefined when it was never started). */
+  async waitFor(nameOrArn: string): Promise<ExecutionRecord | undefined> {
+    return this.executions.get(nameOf(nameOrArn))?.done;
+  }
+
+  /** Resolves when nothing runs (executions started meanwhile are waited for too). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const running = [...this.executions.values()].filter((e) => e.record.status === 'RUNNING');
+      if (running.length === 0) return;
+      await Promise.all(running.map((e) => e.done));
+    }
+  }
+
+  /** StopExecution for every running execution, then waits for them to stop. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = [...this.executions.values()].filter((e) => e.record.status === 'RUNNING');
+    for (const execution of running) {
+      this.aborted.add(execution.record.name);
+      execution.abort();
+    }
+    await Promise.all(running.map((e) => e.done));
+    // Let handlers already running finish before the services behind them stop.
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+function nameOf(nameOrArn: string): string {
+  return nameOrArn.startsWith('arn:') ? nameOrArn.slice(nameOrArn.lastIndexOf(':') + 1) : nameOrArn;
+}
+
+function pick(values: Record<string, number>, keys: string[]): Record<string, number> {
+  return Object.fromEntries(Object.entries(values).filter(([key]) => keys.includes(key)));
+}
+
+function statusOf(error: unknown): ExecutionStatus {
+  if (error instanceof ExecutionAbortedError) return 'ABORTED';
+  if (error instanceof ExecutionTimeoutError) return 'TIMED_OUT';
+  return 'FAILED';
+}
+
+/** The error and cause of a failed execution (the library wraps the state's error in ExecutionError). */
+function describeError(error: unknown): { Error: string; Cause: string } {
+  const inner = error instanceof ExecutionError && error.cause instanceof Error ? error.cause : error;
+  if (inner instanceof Error) {
+    // A Fail state carries its Error/Cause on the error (FailStateError has name = Error, message = Cause).
+    return { Error: inner.name, Cause: inner.message };
+  }
+  return { Error: 'Error', Cause: String(inner) };
+}
+
+/**
+ * Task and Wait state names anywhere in the definition (Map iterators
+ * included). Gives Task states without a timeout the Lambda's limit.
+ */
+function collectStates(definition: Record<string, unknown>, taskTimeoutSeconds: number): { tasks: string[]; waits: string[] } {
+  const tasks: string[] = [];
+  const waits: string[] = [];
+  const visit = (machine: unknown): void => {
+    const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
+    if (!states) return;
+    for (const [name, state] of Object.entries(states)) {
+      if (state.Type === 'Task') {
+        tasks.push(name);
+        if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = taskTimeoutSeconds;
+      } else if (state.Type === 'Wait') {
+        waits.push(name);
+      } else if (state.Type === 'Map') {
+        visit(state.ItemProcessor ?? state.Iterator);
+      } else if (state.Type === 'Parallel') {
+        for (const branch of (state.Branches as unknown[] | undefined) ?? []) visit(branch);
+      }
+    }
+  };
+  visit(definition);
+  return { tasks, waits };
+}

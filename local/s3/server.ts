@@ -1,0 +1,110 @@
+/**
+ * The local S3: s3rver on 127.0.0.1, run in a child process (see
+ * s3rver-process.cjs for why), with its object-created notifications handed
+ * to the caller as S3-notification-shaped records — the same shape the AWS
+ * trigger decodes.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+/** One record of an S3 notification (the fields the bridge reads). */
+export interface S3NotificationRecord {
+  eventName: string;
+  eventTime?: string;
+  s3: {
+    bucket: { name: string };
+    object: { key: string; size?: number; eTag?: string; versionId?: string; sequencer?: string };
+  };
+}
+
+export interface LocalS3Options {
+  /** Where s3rver keeps buckets and objects (persisted across restarts when it is). */
+  directory: string;
+  /** Buckets created on start when missing. */
+  buckets: string[];
+  /** Default 0: a free port. */
+  port?: number;
+  /** Called for every notification record s3rver emits (created and removed). */
+  onRecord?: (record: S3NotificationRecord) => void;
+  /** How long to wait for the server to come up. */
+  startTimeoutMs?: number;
+}
+
+export interface LocalS3 {
+  /** http://127.0.0.1:PORT — use with path-style addressing (see localS3Client). */
+  readonly endpoint: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const CHILD_SCRIPT = fileURLToPath(new URL('./s3rver-process.cjs', import.meta.url));
+
+/** Thrown when s3rver cannot start (port taken, directory not writable...). */
+export class LocalS3StartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LocalS3StartError';
+  }
+}
+
+export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
+  await mkdir(options.directory, { recursive: true });
+  const child = fork(
+    CHILD_SCRIPT,
+    [JSON.stringify({ address: '127.0.0.1', port: options.port ?? 0, directory: options.directory, buckets: options.buckets })],
+    {
+      // Only the legacy provider flag: the parent's tsx loader flags are not needed
+      // by a CommonJS script and NODE_OPTIONS stays as the user set it.
+      execArgv: ['--openssl-legacy-provider'],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new LocalS3StartError(`s3rver did not start within ${options.startTimeoutMs ?? 20_000} ms. ${stderr}`));
+    }, options.startTimeoutMs ?? 20_000);
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'ready') {
+        clearTimeout(timer);
+        resolve(message.port);
+      } else if (message.type === 'error') {
+        clearTimeout(timer);
+        reject(new LocalS3StartError(`s3rver failed to start: ${message.message}`));
+      } else if (message.type === 'event') {
+        for (const record of message.event.Records ?? []) options.onRecord?.(record);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new LocalS3StartError(`s3rver exited with code ${code} before it was ready. ${stderr}`));
+    });
+  });
+
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    close: () => stopChild(child),
+  };
+}
+
+type ChildMessage =
+  | { type: 'ready'; port: number }
+  | { type: 'error'; message: string }
+  | { type: 'event'; event: { Records?: S3NotificationRecord[] } };
+
+/** Asks the child to close, then waits for it to exit (kills it after a grace period). */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  if (child.connected) child.send({ type: 'close' });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,117 @@
+import { mkdtemp, rm, writeFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, PutObjectTaggingCommand, GetObjectTaggingCommand, CopyObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalS3, type LocalS3, type S3NotificationRecord } from '../../local/s3/server.ts';
+import { localS3Client } from '../../local/s3/client.ts';
+import { inputObjectFromRecord, isObjectCreated } from '../../local/s3/notifications.ts';
+import { watchDropFolder } from '../../local/s3/drop-folder.ts';
+
+const BUCKET = 'test-bucket';
+
+describe('local S3 (s3rver in a child process)', () => {
+  let dir: string;
+  let s3rver: LocalS3;
+  const records: S3NotificationRecord[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-'));
+    s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET], onRecord: (r) => records.push(r) });
+  });
+  afterAll(async () => {
+    await s3rver?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('round-trips an object with the SDK settings and emits an object-created record', async () => {
+    // Prepare
+    const s3 = localS3Client(s3rver.endpoint);
+    const key = 'inbox/a b+c.geojson';
+    // Act
+    const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: '{"type":"FeatureCollection","features":[]}' }));
+    const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    await new Promise((r) => setTimeout(r, 100));
+    // Assess
+    expect(await got.Body?.transformToString()).toContain('FeatureCollection');
+    const record = records.find((r) => r.s3.object.key === key);
+    expect(record && isObjectCreated(record)).toBe(true);
+    const object = await inputObjectFromRecord(s3, record as S3NotificationRecord);
+    expect(object).toEqual({ bucket: BUCKET, key, etag: put.ETag?.replace(/"/g, ''), size: 42 });
+  });
+
+  it('reads a Copy record (no ETag in it) with HEAD', async () => {
+    // Prepare
+    const s3 = localS3Client(s3rver.endpoint);
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'src.json', Body: '{}' }));
+    // Act
+    await s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'inbox/copied.json', CopySource: `${BUCKET}/src.json` }));
+    await new Promise((r) => setTimeout(r, 100));
+    const record = records.find((r) => r.s3.object.key === 'inbox/copied.json') as S3NotificationRecord;
+    const object = await inputObjectFromRecord(s3, record);
+    // Assess
+    expect(record.eventName).toBe('ObjectCreated:Copy');
+    expect(object.etag).toMatch(/^[0-9a-f]{32}$/);
+    expect(object.size).toBe(2);
+  });
+
+  it('lists page by page with continuation tokens (DES under the legacy provider) and keeps tags', async () => {
+    // Prepare
+    const s3 = localS3Client(s3rver.endpoint);
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `many/${i}.txt`, Body: String(i) }))),
+    );
+    await s3.send(new PutObjectTaggingCommand({ Bucket: BUCKET, Key: 'many/0.txt', Tagging: { TagSet: [{ Key: 'k', Value: 'v' }] } }));
+    // Act
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'many/', MaxKeys: 5, ContinuationToken: token }));
+      keys.push(...(page.Contents ?? []).map((c) => c.Key as string));
+      token = page.NextContinuationToken;
+    } while (token);
+    const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: BUCKET, Key: 'many/0.txt' }));
+    // Assess
+    expect(keys).toHaveLength(12);
+    expect(tags.TagSet).toEqual([{ Key: 'k', Value: 'v' }]);
+  });
+
+  it('uploads files copied into the drop folder to the same path under the inbox, once complete', async () => {
+    // Prepare
+    const s3 = localS3Client(s3rver.endpoint);
+    const dropDir = path.join(dir, 'drop');
+    const uploadedDir = path.join(dir, 'uploaded');
+    const uploads: { key: string; etag: string }[] = [];
+    const folder = await watchDropFolder({ dir: dropDir, uploadedDir, s3, bucket: BUCKET, intervalMs: 50, onUploaded: (u) => uploads.push(u) });
+    await mkdir(path.join(dropDir, 'buildings'), { recursive: true });
+    await writeFile(path.join(dropDir, 'buildings', 'area.geojson'), '{"type":"FeatureCollection","features":[]}');
+    await writeFile(path.join(dropDir, '.partial.tif'), 'ignored');
+    // Act
+    await folder.idle();
+    await folder.close();
+    // Assess
+    expect(uploads.map((u) => u.key)).toEqual(['inbox/buildings/area.geojson']);
+    const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'inbox/buildings/area.geojson' }));
+    expect(`"${uploads[0]?.etag}"`).toBe(got.ETag);
+    expect(await readFile(path.join(uploadedDir, 'buildings', 'area.geojson'), 'utf8')).toContain('FeatureCollection');
+    await expect(stat(path.join(dropDir, 'buildings', 'area.geojson'))).rejects.toThrow();
+    expect((await stat(path.join(dropDir, '.partial.tif'))).isFile()).toBe(true);
+  });
+});
+
+describe('local S3 lifecycle', () => {
+  it('keeps objects across a restart on the same directory', async () => {
+    // Prepare
+    const dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-'));
+    const first = await startLocalS3({ directory: dir, buckets: [BUCKET] });
+    await localS3Client(first.endpoint).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept.txt', Body: 'kept' }));
+    await first.close();
+    // Act
+    const second = await startLocalS3({ directory: dir, buckets: [BUCKET] });
+    const got = await localS3Client(second.endpoint).send(new GetObjectCommand({ Bucket: BUCKET, Key: 'kept.txt' }));
+    // Assess
+    expect(await got.Body?.transformToString()).toBe('kept');
+    await second.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+});
