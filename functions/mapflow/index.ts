@@ -1,0 +1,26 @@
+/**
+ * Public API of the Mapflow client. Import from here, not from the files
+ * behind it: `import { MapflowClient } from '../mapflow/index.ts'`.
+ */
+export { MapflowClient, DEFAULT_BASE_URL, DEFAULT_CLIENT_NAME, DEFAULT_CLIENT_VERSION } from './client.ts';
+export type { MapflowClientOptions } from './client.ts';
+export { resolveAuth, decodeBasicCredential } from './auth.ts';
+export type { AuthScheme, ResolvedAuth } from './auth.ts';
+export {
+  MapflowError,
+  MapflowAuthError,
+  MapflowNotFound,
+  MapflowRequestError,
+  MapflowRateLimited,
+  MapflowUnavailable,
+  MapflowOutcomeUnknown,
+  MapflowBadResponse,
+  Redactor,
+} from './errors.ts';
+export type { MapflowErrorInit } from './errors.ts';
+export type { MapflowLogger } from './http/transport.ts';
+export { DEFAULT_RETRY, backoffDelayMs, parseRetryAfter } from './http/retry.ts';
+export type { RetryOptions } from './http/retry.ts';
+export { UploadSizeMismatch } from './multipart.ts';
+export { parseErrorBody, normaliseReviewStatus } from './normalise.ts';
+export * from './types.ts';

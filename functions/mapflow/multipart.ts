@@ -1,0 +1,65 @@
+/**
+ * A streamed multipart/form-data body with one file part named `file`.
+ *
+ * The file is never buffered: the body is the part header, then the source
+ * stream's chunks as they come, then the closing boundary. Its length is known
+ * up front (header + declared size + trailer), so the request carries a
+ * Content-Length, which upload endpoints behind proxies want.
+ */
+import { randomBytes } from 'node:crypto';
+import type { StreamedBody } from './http/transport.ts';
+import type { UploadSource } from './types.ts';
+
+/** The source stream produced more or fewer bytes than its declared size. */
+export class UploadSizeMismatch extends Error {
+  readonly code = 'UPLOAD_SIZE_MISMATCH';
+  constructor(declared: number, actual: number, tooMany: boolean) {
+    super(
+      tooMany
+        ? `upload source produced more than its declared ${declared} bytes`
+        : `upload source ended after ${actual} of its declared ${declared} bytes`,
+    );
+    this.name = 'UploadSizeMismatch';
+  }
+}
+
+/** Quotes a filename for Content-Disposition the way browsers do (HTML form encoding). */
+export function quoteFilename(filename: string): string {
+  return filename.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+}
+
+export function multipartFileBody(source: UploadSource, boundary = `----mapflow-bridge-${randomBytes(12).toString('hex')}`): StreamedBody {
+  if (!Number.isSafeInteger(source.size) || source.size < 0) {
+    throw new RangeError(`upload size must be a non-negative integer (got ${source.size})`);
+  }
+  const head = Buffer.from(
+    `--${boundary}\r\n` +
+      `Content-Disposition: form-data; name="file"; filename="${quoteFilename(source.filename)}"\r\n` +
+      `Content-Type: ${source.contentType ?? 'image/tiff'}\r\n\r\n`,
+    'utf8',
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8');
+  let consumed = false;
+
+  return {
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    length: head.length + source.size + tail.length,
+    consumed: () => consumed,
+    open(onProgress) {
+      return (async function* body() {
+        yield head;
+        let sent = 0;
+        consumed = true;
+        for await (const chunk of source.stream) {
+          const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+          sent += buf.length;
+          if (sent > source.size) throw new UploadSizeMismatch(source.size, sent, true);
+          onProgress();
+          yield buf;
+        }
+        if (sent !== source.size) throw new UploadSizeMismatch(source.size, sent, false);
+        yield tail;
+      })();
+    },
+  };
+}
