@@ -1,0 +1,2 @@
+/** Job events: EventBridge, or a JSON-lines file in local mode. */
+export * from './publisher.ts';

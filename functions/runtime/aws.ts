@@ -1,0 +1,79 @@
+/**
+ * AWS SDK clients, one per configuration (created on first use and reused by
+ * every invocation of a warm Lambda).
+ *
+ * Local mode (a BRIDGE_*_ENDPOINT is set) points the clients at s3rver and
+ * DynamoDB Local with dummy credentials, never real ones, and path-style S3
+ * addressing. Checksums are only computed/validated when an operation requires
+ * them: the SDK's default CRC32 trailers are not understood by s3rver.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isLocal, type BridgeConfig } from './config.ts';
+
+/** Accepted by s3rver (its built-in account) and by DynamoDB Local (any). */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+
+interface Clients {
+  s3?: S3Client;
+  dynamodb?: DynamoDBClient;
+  document?: DynamoDBDocumentClient;
+  eventBridge?: EventBridgeClient;
+  sfn?: SFNClient;
+}
+const cache = new WeakMap<BridgeConfig, Clients>();
+
+function clientsFor(config: BridgeConfig): Clients {
+  let clients = cache.get(config);
+  if (!clients) {
+    clients = {};
+    cache.set(config, clients);
+  }
+  return clients;
+}
+
+function common(config: BridgeConfig): { region?: string; credentials?: typeof LOCAL_CREDENTIALS } {
+  return {
+    ...(config.region ? { region: config.region } : {}),
+    ...(isLocal(config) ? { credentials: LOCAL_CREDENTIALS } : {}),
+  };
+}
+
+export function s3Client(config: BridgeConfig): S3Client {
+  const clients = clientsFor(config);
+  return (clients.s3 ??= new S3Client({
+    ...common(config),
+    ...(config.local.s3Endpoint ? { endpoint: config.local.s3Endpoint, forcePathStyle: true } : {}),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  }));
+}
+
+export function dynamoDbClient(config: BridgeConfig): DynamoDBClient {
+  const clients = clientsFor(config);
+  return (clients.dynamodb ??= new DynamoDBClient({
+    ...common(config),
+    ...(config.local.dynamodbEndpoint ? { endpoint: config.local.dynamodbEndpoint } : {}),
+  }));
+}
+
+/** Document client: plain JS values in and out; undefined attributes are dropped. */
+export function documentClient(config: BridgeConfig): DynamoDBDocumentClient {
+  const clients = clientsFor(config);
+  return (clients.document ??= DynamoDBDocumentClient.from(dynamoDbClient(config), {
+    marshallOptions: { removeUndefinedValues: true },
+  }));
+}
+
+export function eventBridgeClient(config: BridgeConfig): EventBridgeClient {
+  const clients = clientsFor(config);
+  return (clients.eventBridge ??= new EventBridgeClient(common(config)));
+}
+
+export function sfnClient(config: BridgeConfig): SFNClient {
+  const clients = clientsFor(config);
+  return (clients.sfn ??= new SFNClient(common(config)));
+}

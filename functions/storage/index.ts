@@ -1,0 +1,2 @@
+/** S3 streaming helpers. */
+export * from './s3.ts';

@@ -1,0 +1,145 @@
+/**
+ * S3 helpers that never hold a large object in memory: reads are streams (or
+ * capped text for small JSON inputs), writes are multipart uploads fed by a
+ * stream (@aws-sdk/lib-storage), so a multi-GB GeoTIFF or result file passes
+ * through a Lambda with a few parts of buffer at most.
+ */
+import { Readable, Transform } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import {
+  GetObjectCommand,
+  GetObjectTaggingCommand,
+  PutObjectCommand,
+  PutObjectTaggingCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { InputRejected } from '../jobs/errors.ts';
+
+export interface ObjectRef {
+  bucket: string;
+  key: string;
+  versionId?: string;
+}
+
+/** S3 allows at most 10 tags per object. */
+export const MAX_OBJECT_TAGS = 10;
+/** Part size of streamed uploads; at most QUEUE_SIZE parts are buffered at once. */
+export const UPLOAD_PART_SIZE = 8 * 1024 * 1024;
+export const UPLOAD_QUEUE_SIZE = 2;
+
+/**
+ * The object as UTF-8 text, for small inputs (GeoJSON). Beyond `maxBytes` it
+ * is rejected (InputRejected FILE_TOO_LARGE) without reading the rest: by its
+ * announced length when known, else while streaming.
+ */
+export async function readObjectText(s3: S3Client, obj: ObjectRef, maxBytes: number): Promise<string> {
+  const { stream, size } = await openObjectStream(s3, obj);
+  const tooLarge = () =>
+    new InputRejected('FILE_TOO_LARGE', `${obj.key} is larger than ${formatBytes(maxBytes)}, the most this bridge reads for this kind of file.`, {
+      details: { maxBytes, size },
+    });
+  if (size > maxBytes) {
+    stream.destroy();
+    throw tooLarge();
+  }
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      stream.destroy();
+      throw tooLarge();
+    }
+    text += decoder.write(chunk);
+  }
+  return text + decoder.end();
+}
+
+/** A stream of the object's bytes, with its size and content type. */
+export async function openObjectStream(
+  s3: S3Client,
+  obj: ObjectRef,
+): Promise<{ stream: Readable; size: number; contentType?: string }> {
+  const response = await s3.send(
+    new GetObjectCommand({ Bucket: obj.bucket, Key: obj.key, ...(obj.versionId ? { VersionId: obj.versionId } : {}) }),
+  );
+  const body = response.Body;
+  if (!body) throw new Error(`S3 returned no body for s3://${obj.bucket}/${obj.key}.`);
+  const stream = body instanceof Readable ? body : Readable.fromWeb((body as { transformToWebStream(): ReadableStream }).transformToWebStream() as never);
+  return { stream, size: response.ContentLength ?? 0, ...(response.ContentType ? { contentType: response.ContentType } : {}) };
+}
+
+/** Streams `body` into s3://bucket/key (multipart when large). Returns the bytes written. */
+export async function writeStream(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  body: Readable,
+  contentType: string,
+): Promise<{ bytes: number }> {
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  // A failing source must fail the upload (pipe() alone would leave it hanging).
+  body.once('error', (error) => counter.destroy(error));
+  body.pipe(counter);
+  const upload = new Upload({
+    client: s3,
+    params: { Bucket: bucket, Key: key, Body: counter, ContentType: contentType },
+    partSize: UPLOAD_PART_SIZE,
+    queueSize: UPLOAD_QUEUE_SIZE,
+    leavePartsOnError: false,
+  });
+  await upload.done();
+  return { bytes };
+}
+
+/** Writes a small JSON document (reports, job.json, work pointers). */
+export async function writeJson(s3: S3Client, bucket: string, key: string, value: unknown): Promise<void> {
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: `${JSON.stringify(value, null, 2)}\n`,
+      ContentType: 'application/json',
+    }),
+  );
+}
+
+/**
+ * Adds or updates tags on an object, keeping its other tags. S3 allows 10
+ * tags: the object's own tags are never dropped to make room, so tags that do
+ * not fit are skipped and returned.
+ */
+export async function tagObject(s3: S3Client, obj: ObjectRef, tags: Record<string, string>): Promise<{ skipped: string[] }> {
+  const version = obj.versionId ? { VersionId: obj.versionId } : {};
+  const current = await s3.send(new GetObjectTaggingCommand({ Bucket: obj.bucket, Key: obj.key, ...version }));
+  const merged = new Map<string, string>();
+  for (const tag of current.TagSet ?? []) if (tag.Key !== undefined) merged.set(tag.Key, tag.Value ?? '');
+  const skipped: string[] = [];
+  for (const [key, value] of Object.entries(tags)) {
+    if (merged.has(key) || merged.size < MAX_OBJECT_TAGS) merged.set(key, value);
+    else skipped.push(key);
+  }
+  await s3.send(
+    new PutObjectTaggingCommand({
+      Bucket: obj.bucket,
+      Key: obj.key,
+      ...version,
+      Tagging: { TagSet: [...merged].map(([Key, Value]) => ({ Key, Value })) },
+    }),
+  );
+  return { skipped };
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}

