@@ -1,0 +1,145 @@
+/**
+ * Checks of one polygon's coordinates, in the order a user would fix them:
+ * structure and numbers, range, ring closure and size, self-intersection,
+ * holes inside their outer ring. Every failure names the feature, the polygon
+ * and the ring, so the user can find it in a GIS.
+ */
+import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
+import { kinks } from '@turf/kinks';
+import type { Polygon, Position } from 'geojson';
+import { InputRejected } from '../jobs/errors.ts';
+
+/**
+ * Above this many positions in one polygon the self-intersection test (which
+ * compares every pair of segments) is skipped to keep the check in seconds;
+ * Mapflow still validates the geometry (`geometry.Invalid`).
+ */
+export const KINKS_MAX_POSITIONS = 20_000;
+
+/** Where in the file a polygon is, for messages. */
+export interface PolygonPlace {
+  featureIndex: number;
+  featureName?: string;
+  /** Index of the polygon within its feature (MultiPolygon part or GeometryCollection member). */
+  polygonIndex: number;
+  /** Number of polygons in the feature (the polygon index is only named when > 1). */
+  polygonCount: number;
+}
+
+export function describePlace(place: PolygonPlace): string {
+  const feature = `feature ${place.featureIndex}${place.featureName ? ` ('${place.featureName}')` : ''}`;
+  return place.polygonCount > 1 ? `${feature}, polygon ${place.polygonIndex}` : feature;
+}
+
+function ringLabel(ringIndex: number): string {
+  return ringIndex === 0 ? 'ring 0 (outer ring)' : `ring ${ringIndex} (hole)`;
+}
+
+/**
+ * Validates the coordinates of one polygon (the `coordinates` member of a
+ * Polygon) and returns a clean copy: 2D positions, consecutive repeated
+ * positions removed (they are legal GeoJSON but read as self-intersections).
+ * @throws InputRejected INVALID_GEOMETRY, COORDINATES_OUT_OF_RANGE, SELF_INTERSECTING
+ */
+export function validatePolygon(coordinates: unknown, place: PolygonPlace): Polygon {
+  const where = describePlace(place);
+  const details = { featureIndex: place.featureIndex, polygonIndex: place.polygonIndex };
+  const invalid = (message: string, ringIndex?: number): never => {
+    throw new InputRejected('INVALID_GEOMETRY', message, { details: { ...details, ringIndex } });
+  };
+  if (!Array.isArray(coordinates) || coordinates.length === 0) {
+    return invalid(`${where}: a polygon needs "coordinates": [[[lon, lat], ...]] with at least an outer ring`);
+  }
+  const rings: Position[][] = coordinates.map((ring, r) => {
+    if (!Array.isArray(ring)) return invalid(`${where}, ${ringLabel(r)}: a ring must be an array of [lon, lat] positions`, r);
+    return ring.map((position, p) => readPosition(position, `${where}, ${ringLabel(r)}, position ${p}`, { ...details, ringIndex: r, positionIndex: p }));
+  });
+
+  const cleaned = rings.map((ring, r) => {
+    const first = ring[0];
+    const last = ring[ring.length - 1];
+    if (ring.length > 0 && (first![0] !== last![0] || first![1] !== last![1])) {
+      invalid(
+        `${where}, ${ringLabel(r)} is not closed: its last position ${fmt(last!)} must repeat its first ${fmt(first!)}. Close the ring (most GIS tools do so when you save the polygon again)`,
+        r,
+      );
+    }
+    const deduped = ring.filter((pos, i) => i === 0 || pos[0] !== ring[i - 1]![0] || pos[1] !== ring[i - 1]![1]);
+    if (deduped.length < 4) {
+      invalid(
+        `${where}, ${ringLabel(r)} has ${deduped.length} distinct positions (counting the closing one); a ring needs at least 4 (a triangle plus the closing position)`,
+        r,
+      );
+    }
+    return deduped;
+  });
+  const polygon: Polygon = { type: 'Polygon', coordinates: cleaned };
+
+  const positions = cleaned.reduce((n, ring) => n + ring.length, 0);
+  if (positions <= KINKS_MAX_POSITIONS) {
+    const crossings = kinks(polygon).features;
+    if (crossings.length > 0) {
+      const at = crossings[0]!.geometry.coordinates;
+      throw new InputRejected(
+        'SELF_INTERSECTING',
+        `${where} intersects itself at ${fmt(at)}${crossings.length > 1 ? ` and ${crossings.length - 1} more place(s)` : ''}. ` +
+          'Redraw the outline so its edges do not cross (a figure-eight must be two polygons), e.g. with "Fix geometries" in QGIS',
+        { details: { ...details, at, count: crossings.length } },
+      );
+    }
+  }
+
+  // After the crossing test: a figure-eight's two lobes cancel out in the signed area.
+  cleaned.forEach((ring, r) => {
+    if (planarArea(ring) === 0) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
+  });
+
+  const outer: Polygon = { type: 'Polygon', coordinates: [cleaned[0]!] };
+  cleaned.slice(1).forEach((hole, h) => {
+    const outside = hole.find((pos) => !booleanPointInPolygon(pos, outer));
+    if (outside) {
+      invalid(`${where}, ${ringLabel(h + 1)} is not inside the outer ring (position ${fmt(outside)} lies outside it): a hole must lie within its polygon`, h + 1);
+    }
+  });
+  return polygon;
+}
+
+/** A position as [lon, lat] numbers within WGS84 range; a third value (height) is dropped. */
+function readPosition(position: unknown, where: string, details: Record<string, unknown>): Position {
+  if (!Array.isArray(position) || position.length < 2) {
+    throw new InputRejected('INVALID_GEOMETRY', `${where}: a position must be [longitude, latitude]`, { details });
+  }
+  const [lon, lat] = position as unknown[];
+  if (typeof lon !== 'number' || typeof lat !== 'number' || !Number.isFinite(lon) || !Number.isFinite(lat)) {
+    throw new InputRejected(
+      'INVALID_GEOMETRY',
+      `${where}: coordinates must be plain numbers, found ${JSON.stringify(position).slice(0, 60)}`,
+      { details },
+    );
+  }
+  if (lon < -180 || lon > 180 || lat < -90 || lat > 90) {
+    throw new InputRejected('COORDINATES_OUT_OF_RANGE', `${where}: ${fmt([lon, lat])} is outside longitude -180..180 / latitude -90..90. ${rangeHint(lon, lat)}`, {
+      details,
+    });
+  }
+  return [lon, lat];
+}
+
+function rangeHint(lon: number, lat: number): string {
+  if (Math.abs(lon) > 1000 || Math.abs(lat) > 1000) {
+    return 'These look like projected coordinates (metres); GeoJSON must be in WGS84 longitude/latitude (EPSG:4326): export it again in that CRS';
+  }
+  if (Math.abs(lat) > 90 && Math.abs(lon) <= 90) return 'Longitude and latitude look swapped: GeoJSON positions are [longitude, latitude]';
+  return 'GeoJSON positions must be [longitude, latitude] in WGS84 (EPSG:4326)';
+}
+
+/** Shoelace area in degrees², only to detect rings without any area. */
+function planarArea(ring: Position[]): number {
+  let sum = 0;
+  for (let i = 0; i < ring.length - 1; i++) sum += ring[i]![0]! * ring[i + 1]![1]! - ring[i + 1]![0]! * ring[i]![1]!;
+  return sum / 2;
+}
+
+function fmt(position: Position): string {
+  return `[${position.map((v) => +v.toFixed(7)).join(', ')}]`;
+}
