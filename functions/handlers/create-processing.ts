@@ -1,5 +1,6 @@
 /** Task "create-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/create-processing.ts. */
 import type { PartState, ProcessingResult } from '../jobs/workflow.ts';
 import { createProcessing } from '../jobs/steps/create-processing.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: PartState): Promise<ProcessingResult> => createProcessing(event);
+export const handler = async (event: PartState): Promise<ProcessingResult> => createProcessing(event, defaultStepContext());

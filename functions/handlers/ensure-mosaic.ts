@@ -1,5 +1,6 @@
 /** Task "ensure-mosaic": see docs/workflow.md. The logic lives in functions/jobs/steps/ensure-mosaic.ts. */
 import type { MosaicResult, WorkflowState } from '../jobs/workflow.ts';
 import { ensureMosaic } from '../jobs/steps/ensure-mosaic.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: WorkflowState): Promise<MosaicResult> => ensureMosaic(event);
+export const handler = async (event: WorkflowState): Promise<MosaicResult> => ensureMosaic(event, defaultStepContext());

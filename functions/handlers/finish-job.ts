@@ -1,5 +1,6 @@
 /** Task "finish-job": see docs/workflow.md. The logic lives in functions/jobs/steps/finish-job.ts. */
 import type { FinishResult, WorkflowState } from '../jobs/workflow.ts';
 import { finishJob } from '../jobs/steps/finish-job.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: WorkflowState): Promise<FinishResult> => finishJob(event);
+export const handler = async (event: WorkflowState): Promise<FinishResult> => finishJob(event, defaultStepContext());

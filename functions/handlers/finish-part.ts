@@ -2,5 +2,6 @@
 import type { JobPart } from '../jobs/model.ts';
 import type { PartState } from '../jobs/workflow.ts';
 import { finishPart } from '../jobs/steps/finish-part.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: PartState): Promise<JobPart> => finishPart(event);
+export const handler = async (event: PartState): Promise<JobPart> => finishPart(event, defaultStepContext());

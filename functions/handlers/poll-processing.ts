@@ -1,5 +1,6 @@
 /** Task "poll-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/poll-processing.ts. */
 import type { PartState, PollResult } from '../jobs/workflow.ts';
 import { pollProcessing } from '../jobs/steps/poll-processing.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: PartState): Promise<PollResult> => pollProcessing(event);
+export const handler = async (event: PartState): Promise<PollResult> => pollProcessing(event, defaultStepContext());

@@ -1,5 +1,6 @@
 /** Task "restart-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/restart-processing.ts. */
 import type { PartState, RestartResult } from '../jobs/workflow.ts';
 import { restartProcessing } from '../jobs/steps/restart-processing.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: PartState): Promise<RestartResult> => restartProcessing(event);
+export const handler = async (event: PartState): Promise<RestartResult> => restartProcessing(event, defaultStepContext());

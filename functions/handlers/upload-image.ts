@@ -1,5 +1,6 @@
 /** Task "upload-image": see docs/workflow.md. The logic lives in functions/jobs/steps/upload-image.ts. */
 import type { UploadResult, WorkflowState } from '../jobs/workflow.ts';
 import { uploadImage } from '../jobs/steps/upload-image.ts';
+import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
-export const handler = async (event: WorkflowState): Promise<UploadResult> => uploadImage(event);
+export const handler = async (event: WorkflowState): Promise<UploadResult> => uploadImage(event, defaultStepContext());

@@ -44,6 +44,9 @@ export interface InspectResult {
   pixelSizeM: [number, number];
   nodata: number | null;
   tiled: boolean;
+  rotated: boolean;
+  /** Bounding box in the image's own CRS. */
+  bbox: [number, number, number, number];
   bbox4326: [number, number, number, number];
   footprint4326: GeoJsonPolygon;
   size: number;

@@ -1,6 +1,35 @@
-import { BridgeError } from '../errors.ts';
+/**
+ * Fail Job: where every top-level Catch leads. Reads the caught error (any
+ * shape: this is the last line and must not throw because of it), frees every
+ * slot of the job, and ends the job REJECTED (an InputRejected) or FAILED,
+ * with a report under failed/, the ledger's final status, the final event and
+ * the input's tags.
+ */
 import type { FinishResult, WorkflowState } from '../workflow.ts';
+import { inputKind, resolveRoute } from '../../routing/index.ts';
+import type { StepContext } from './context.ts';
+import { finaliseJob } from './finalize.ts';
+import { jobErrorFromTaskError } from './outcome.ts';
 
-export async function failJob(state: WorkflowState): Promise<FinishResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `fail-job is being written (job ${JSON.stringify(Object.keys(state))})`);
+export async function failJob(state: WorkflowState, ctx: StepContext): Promise<FinishResult> {
+  const { error, rejected } = jobErrorFromTaskError(state?.error);
+  if (!state?.jobId || !state.input?.key || !state.input.bucket) {
+    ctx.logger.error('Fail Job got a state without jobId/input; nothing to record', { error });
+    return { status: rejected ? 'REJECTED' : 'FAILED', error };
+  }
+  await ctx.slots.releaseJob(state.jobId);
+
+  const kind = state.job?.kind ?? inputKind(state.input.key);
+  const routeName = state.job?.routeName ?? resolveRoute(ctx.config.routes, state.input.key, ctx.config.prefixes.inbox)?.name;
+  const parts = state.parts && state.parts.length > 0 ? state.parts : undefined;
+  return finaliseJob(ctx, {
+    jobId: state.jobId,
+    input: state.input,
+    ...(kind && { kind }),
+    ...(routeName && { routeName }),
+    status: rejected ? 'REJECTED' : 'FAILED',
+    error,
+    ...(parts && { parts }),
+    report: { caught: { error: typeof state.error?.Error === 'string' ? state.error.Error : undefined } },
+  });
 }

@@ -1,7 +1,58 @@
-import { BridgeError } from '../errors.ts';
+/**
+ * Finish Part: the end of every path of a part (success, failure, timeout or
+ * a caught error). Releases the part's concurrency slot (idempotent), and
+ * returns the part's outcome (a JobPart), which it also records in the ledger.
+ */
 import type { JobPart } from '../model.ts';
 import type { PartState } from '../workflow.ts';
+import { jobContextOf } from './common.ts';
+import type { StepContext } from './context.ts';
+import { slotHolder } from '../../ledger/slots.ts';
+import { jobErrorFromMapflow, jobErrorFromTaskError } from './outcome.ts';
 
-export async function finishPart(state: PartState): Promise<JobPart> {
-  throw new BridgeError('NOT_IMPLEMENTED', `finish-part is being written (job ${JSON.stringify(Object.keys(state))})`);
+export async function finishPart(state: PartState, ctx: StepContext): Promise<JobPart> {
+  const job = jobContextOf(state.job);
+  const { part, poll } = state;
+  await releaseSlot(ctx, slotHolder(job.jobId, part.index));
+
+  const row = await ctx.ledger.get(job.jobId);
+  const previous = row?.parts?.find((p) => p.index === part.index);
+  const processingId = state.processing?.processingId ?? previous?.processingId;
+  const cost = poll?.cost ?? previous?.cost;
+  const attempts = (poll?.restarts ?? state.restart?.restarts ?? 0) + 1;
+
+  const outcome: JobPart = {
+    index: part.index,
+    name: part.name,
+    ...(processingId && { processingId }),
+    ...(poll?.percentCompleted !== undefined && { percentCompleted: poll.percentCompleted }),
+    ...(typeof cost === 'number' && { cost }),
+    attempts: Math.max(attempts, previous?.attempts ?? 1),
+    status: 'FAILED',
+  };
+  if (state.error) {
+    outcome.error = jobErrorFromTaskError(state.error).error;
+  } else if (poll?.outcome === 'OK' && state.results) {
+    outcome.status = 'OK';
+    outcome.resultKey = state.results.resultKey;
+  } else if (poll?.outcome === 'FAILED' || poll?.outcome === 'TIMEOUT') {
+    outcome.error = jobErrorFromMapflow(poll.status, poll.messages, poll.outcome);
+  } else {
+    outcome.error = { code: 'INTERNAL_ERROR', message: `part '${part.name}' ended without an outcome (poll ${poll?.outcome ?? 'none'}); drop the file again.` };
+  }
+
+  await ctx.ledger.upsertPart(job.jobId, outcome);
+  return outcome;
+}
+
+/** Releases a slot; a failure is logged, not thrown (the reconciler frees slots of finished executions). */
+async function releaseSlot(ctx: StepContext, holder: string): Promise<void> {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      await ctx.slots.release(holder);
+      return;
+    } catch (err) {
+      if (attempt === 2) ctx.logger.error('could not release the concurrency slot; the reconciler will free it', { holder, err: String(err) });
+    }
+  }
 }

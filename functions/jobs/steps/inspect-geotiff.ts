@@ -1,6 +1,67 @@
-import { BridgeError } from '../errors.ts';
+/**
+ * Inspect GeoTIFF: reads the header of the dropped image with ranged reads
+ * (never the whole file) and checks, before anything is uploaded, that
+ * Mapflow can take it: georeferenced, readable pixels, within the account's
+ * upload limits and free storage, and fit for the route's model when the
+ * route processes images.
+ */
+import { InputRejected } from '../errors.ts';
 import type { InspectResult, WorkflowState } from '../workflow.ts';
+import { checkImageForModel, checkImageLimits, inspectGeoTiff, requirementsForModel, s3RangeSource } from '../../geotiff/index.ts';
+import { DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
+import { routeOf, topJob } from './common.ts';
+import type { StepContext } from './context.ts';
+import { resolveModel } from './models.ts';
 
-export async function inspectGeotiff(state: WorkflowState): Promise<InspectResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `inspect-geotiff is being written (job ${JSON.stringify(Object.keys(state))})`);
+/** What the public clients assume when the account does not say (real-api-notes). */
+export const DEFAULT_MAX_UPLOAD_FILE_SIZE = 2 * 1024 ** 3;
+export const DEFAULT_MAX_PIXEL_COUNT = 30_000;
+
+export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
+  const job = topJob(state);
+  const route = routeOf(ctx, job);
+  const { input } = state;
+  if (input.size === 0) throw new InputRejected('EMPTY_FILE', `'${input.key}' is empty; drop the GeoTIFF again once it is fully written.`);
+
+  const source = s3RangeSource(ctx.s3, { bucket: input.bucket, key: input.key, versionId: input.versionId, size: input.size });
+  const info = await inspectGeoTiff(source, { probePixels: true });
+
+  const client = await ctx.mapflow();
+  if (job.processImages) {
+    const status = await client.getUserStatus();
+    const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
+    let requirements: ReturnType<typeof requirementsForModel> | undefined;
+    try {
+      requirements = requirementsForModel(model.name);
+    } catch (err) {
+      if (err instanceof InputRejected) throw err;
+      // A custom model without a known table entry: Mapflow's own validator decides.
+      ctx.logger.info('no local requirements for model; Mapflow will validate the image', { model: model.name });
+    }
+    if (requirements) checkImageForModel(info, requirements);
+  }
+
+  const usage = await client.getStorageUsage();
+  checkImageLimits(info, input.size, {
+    maxUploadFileSize: usage.maxUploadFileSize ?? DEFAULT_MAX_UPLOAD_FILE_SIZE,
+    maxPixelCount: usage.maxPixelCount ?? DEFAULT_MAX_PIXEL_COUNT,
+    ...(usage.limitBytes > 0 && { freeBytes: usage.freeBytes }),
+  });
+
+  return {
+    width: info.width,
+    height: info.height,
+    bands: info.bands,
+    dtypes: info.dtypes,
+    crs: info.crs,
+    ...(info.epsg !== undefined && { epsg: info.epsg }),
+    pixelSizeM: info.pixelSizeM,
+    nodata: info.nodata,
+    tiled: info.tiled,
+    rotated: info.rotated,
+    bbox: info.bbox,
+    bbox4326: info.bbox4326,
+    footprint4326: info.footprint4326 as InspectResult['footprint4326'],
+    size: input.size,
+  };
 }

@@ -1,6 +1,213 @@
-import { BridgeError } from '../errors.ts';
-import type { PlanResult, WorkflowState } from '../workflow.ts';
+/**
+ * Plan Processing: decides what will be run and what it will cost, before
+ * anything is created in Mapflow.
+ *
+ * - GeoJSON: reads the file (capped), validates the polygons against the
+ *   account's AOI limit, applies the file's `mapflow` overrides; one part for
+ *   all polygons, or one per feature with `splitFeatures`.
+ * - GeoTIFF with a model: one part over the uploaded image's footprint, with
+ *   the image as the imagery source.
+ *
+ * Then resolves the model, writes each part's geometry and create request to
+ * S3 (the state keeps only pointers), estimates the cost of every part and
+ * applies the budget guard. Only after that is the project found or created.
+ */
+import turfArea from '@turf/area';
+import { BridgeError, ConfigurationError, InputRejected } from '../errors.ts';
+import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
+import { parseAoi } from '../../aoi/index.ts';
+import type { MapflowClient, SourceParams, UserStatus } from '../../mapflow/index.ts';
+import {
+  DEFAULT_CREDIT_BUDGET,
+  DEFAULT_GEOJSON_MODEL,
+  DEFAULT_GEOJSON_SOURCE,
+  applyOverrides,
+  partNameFor,
+  splitPartNames,
+  workKey,
+  type Route,
+} from '../../routing/index.ts';
+import { readObjectText, writeJson } from '../../storage/s3.ts';
+import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
+import type { StepContext } from './context.ts';
+import { checkBlocks, resolveModel } from './models.ts';
 
-export async function planProcessing(state: WorkflowState): Promise<PlanResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `plan-processing is being written (job ${JSON.stringify(Object.keys(state))})`);
+/** Largest GeoJSON read into memory (it is parsed whole). */
+export const MAX_GEOJSON_BYTES = 20 * 1024 * 1024;
+/** Cost estimates in flight at once (a split file may have many parts). */
+const ESTIMATE_CONCURRENCY = 4;
+
+type Geometry = GeoJsonPolygon | GeoJsonMultiPolygon;
+
+interface DraftPart {
+  index: number;
+  name: string;
+  displayName: string;
+  geometry: Geometry;
+  areaSqM: number;
+}
+
+export async function planProcessing(state: WorkflowState, ctx: StepContext): Promise<PlanResult> {
+  const job = topJob(state);
+  const { input, jobId } = state;
+  const client = await ctx.mapflow();
+  const status = await client.getUserStatus();
+  let route = routeOf(ctx, job);
+
+  let drafts: DraftPart[];
+  let sourceParams: SourceParams;
+  let ignored: PlanResult['ignored'];
+  if (job.kind === 'geojson') {
+    const aoiAreaLimitSqM = await aoiAreaLimitOf(client, status, ctx);
+    const text = await readObjectText(ctx.s3, input, MAX_GEOJSON_BYTES);
+    const aoi = parseAoi(text, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
+    route = applyOverrides(route, aoi.overrides);
+    ignored = aoi.ignored;
+    sourceParams = (route.source ?? DEFAULT_GEOJSON_SOURCE) as SourceParams;
+    if (route.splitFeatures && aoi.features.length > 1) {
+      const names = splitPartNames(input.key, aoi.features);
+      drafts = aoi.features.map((f, i) => ({
+        index: i,
+        name: names[i]!,
+        displayName: route.processingName ? `${route.processingName} ${names[i]}` : names[i]!,
+        geometry: f.geometry as Geometry,
+        areaSqM: f.areaSqM,
+      }));
+    } else {
+      const name = partNameFor(input.key);
+      drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: aoi.geometry as Geometry, areaSqM: aoi.areaSqM }];
+    }
+  } else {
+    const upload = state.upload;
+    if (!upload) throw new BridgeError('STATE_INCOMPLETE', `the state of job ${jobId} has no uploaded image at $.upload`);
+    sourceParams = { myImagery: { imageIds: [upload.imageId], mosaicId: upload.mosaicId } };
+    const name = partNameFor(input.key);
+    drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: turfArea(upload.footprint as never) }];
+  }
+
+  const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
+  checkBlocks(model, route.blocks);
+  const params: ProcessingRequest['params'] = { sourceParams: sourceParams as Record<string, unknown>, ...(route.inferenceParams && { inferenceParams: route.inferenceParams }) };
+
+  // Estimate every part before anything is created: the budget guard must reject a job that has spent nothing.
+  const estimates = await mapLimit(drafts, ESTIMATE_CONCURRENCY, (draft) =>
+    client.estimateCost({
+      wdId: model.id,
+      geometry: draft.geometry as never,
+      areaSqKm: draft.areaSqM / 1e6,
+      params: params as never,
+      ...(route.blocks && { blocks: route.blocks }),
+    }),
+  );
+  const areaSqM = drafts.reduce((sum, d) => sum + d.areaSqM, 0);
+  const estimatedCost = estimates.reduce((sum, c) => sum + c, 0);
+  const creditBudget = route.creditBudget ?? DEFAULT_CREDIT_BUDGET;
+  const areaText = `${round(areaSqM / 1e6, 2)} km²`;
+  if (estimatedCost > creditBudget) {
+    throw new InputRejected(
+      'BUDGET_EXCEEDED',
+      `processing ${areaText} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller area, or raise the route's creditBudget.`,
+      { details: { estimatedCost, creditBudget, areaSqKm: areaSqM / 1e6 } },
+    );
+  }
+  assertAccountCanPay(status, estimatedCost, areaSqM, areaText);
+
+  const projectId = await projectFor(ctx, client, route);
+
+  const parts: PlanPart[] = await mapLimit(drafts, ESTIMATE_CONCURRENCY, async (draft, i) => {
+    const geometryKey = workKey(ctx.config.prefixes, jobId, `part-${draft.index}.geometry.json`);
+    const requestKey = workKey(ctx.config.prefixes, jobId, `part-${draft.index}.request.json`);
+    const processingName = processingNameFor(draft.displayName, jobId);
+    const request: ProcessingRequest = {
+      name: processingName,
+      projectId,
+      wdId: model.id,
+      params,
+      ...(route.blocks && { blocks: route.blocks }),
+      meta: { ...route.meta, bridgeJobId: jobId, bridgePart: String(draft.index) },
+    };
+    await writeJson(ctx.s3, input.bucket, geometryKey, draft.geometry);
+    await writeJson(ctx.s3, input.bucket, requestKey, request);
+    return {
+      index: draft.index,
+      name: draft.name,
+      processingName,
+      geometryKey,
+      requestKey,
+      areaSqKm: round(draft.areaSqM / 1e6, 6),
+      estimatedCost: estimates[i]!,
+      projectId,
+    };
+  });
+
+  await ctx.ledger.update(jobId, { areaSqKm: round(areaSqM / 1e6, 6), estimatedCost, projectId });
+  return {
+    projectId,
+    wdId: model.id,
+    modelName: model.name,
+    areaSqKm: round(areaSqM / 1e6, 6),
+    estimatedCost,
+    creditBudget,
+    parts,
+    ...(ignored && { ignored }),
+  };
+}
+
+/** The account's AOI area limit (m²): from the user status, else from the default project's user. */
+async function aoiAreaLimitOf(client: MapflowClient, status: UserStatus, ctx: StepContext): Promise<number | undefined> {
+  if (typeof status.aoiAreaLimitSqM === 'number') return status.aoiAreaLimitSqM;
+  try {
+    const project = await client.getDefaultProject();
+    const limit = project.user?.aoiAreaLimit;
+    return typeof limit === 'number' && limit > 0 ? limit : undefined;
+  } catch (err) {
+    ctx.logger.warn('could not read the AOI area limit from the default project; Mapflow will check it', { err: String(err) });
+    return undefined;
+  }
+}
+
+/** Rejects a job the account clearly cannot pay for (only when the account reports the figures). */
+function assertAccountCanPay(status: UserStatus, estimatedCost: number, areaSqM: number, areaText: string): void {
+  if (typeof status.credits === 'number' && status.credits < estimatedCost) {
+    throw new InputRejected(
+      'INSUFFICIENT_CREDITS',
+      `processing ${areaText} is estimated at ${estimatedCost} credits but the Mapflow account has ${status.credits}; top up the account or drop a smaller area.`,
+      { details: { estimatedCost, credits: status.credits } },
+    );
+  }
+  if (typeof status.remainingAreaSqM === 'number' && status.remainingAreaSqM < areaSqM) {
+    throw new InputRejected(
+      'INSUFFICIENT_CREDITS',
+      `processing ${areaText} exceeds the ${round(status.remainingAreaSqM / 1e6, 2)} km² the Mapflow account may still process; raise the account's area limit or drop a smaller area.`,
+      { details: { areaSqM, remainingAreaSqM: status.remainingAreaSqM } },
+    );
+  }
+}
+
+/** The project of a route: its id, a project found or created by name, or the account's default project. */
+async function projectFor(ctx: StepContext, client: MapflowClient, route: Route): Promise<string> {
+  const wanted = route.project;
+  if (wanted?.id) {
+    try {
+      return (await client.getProject(wanted.id)).id;
+    } catch (err) {
+      if (isNotFound(err)) throw new ConfigurationError(`route '${route.name}' names project ${wanted.id}, which this Mapflow account does not have; fix the route's project.id`, { cause: err });
+      throw err;
+    }
+  }
+  if (wanted?.name) {
+    const name = wanted.name;
+    const find = async () => (await client.listProjects()).find((p) => p.name === name);
+    const existing = await find();
+    if (existing) return existing.id;
+    try {
+      return (await client.createProject({ name, description: `Created by mapflow-bridge for route '${route.name}'` })).id;
+    } catch (err) {
+      if (!isOutcomeUnknown(err)) throw err;
+      const made = await find(); // the lost create may have gone through
+      if (made) return made.id;
+      throw err;
+    }
+  }
+  return (await client.getDefaultProject()).id;
 }

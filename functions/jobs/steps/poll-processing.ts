@@ -1,6 +1,107 @@
+/**
+ * Poll Processing: one look at the part's processing, and what the machine
+ * does next (`outcome`):
+ *   OK       the results are ready
+ *   RESTART  failed with only transient errors, not restarted yet
+ *   FAILED   failed, cancelled or refunded
+ *   TIMEOUT  polled too often or for too long
+ *   WAIT     still running; come back after `waitSeconds` (see poll-policy.ts)
+ * The ledger follows the percentage; an event is published only when
+ * Mapflow's status changes, not on every percent.
+ */
 import { BridgeError } from '../errors.ts';
-import type { PartState, PollResult } from '../workflow.ts';
+import { EVENT_DETAIL_TYPES } from '../model.ts';
+import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
+import { nextPollSeconds, pollBudgetExhausted, shouldRestart } from '../poll-policy.ts';
+import { jobContextOf, publishRow } from './common.ts';
+import type { StepContext } from './context.ts';
 
-export async function pollProcessing(state: PartState): Promise<PollResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `poll-processing is being written (job ${JSON.stringify(Object.keys(state))})`);
+const FAILED_STATUSES = new Set(['FAILED', 'CANCELLED', 'REFUNDED']);
+
+export async function pollProcessing(state: PartState, ctx: StepContext): Promise<PollResult> {
+  const job = jobContextOf(state.job);
+  const processingId = state.processing?.processingId;
+  if (!processingId) throw new BridgeError('STATE_INCOMPLETE', `part '${state.part.name}' of job ${job.jobId} has no processing at $.processing`);
+  const client = await ctx.mapflow();
+  const processing = await client.getProcessing(processingId);
+
+  const previous = state.poll;
+  const polls = (previous?.polls ?? 0) + 1;
+  const restarts = Math.max(state.restart?.restarts ?? 0, previous?.restarts ?? 0);
+  const status = String(processing.status);
+  const percent = processing.percentCompleted ?? previous?.percentCompleted ?? 0;
+  const messages = (processing.messages ?? []).map((m) => ({ code: m.code, ...(m.parameters && { parameters: m.parameters }) }));
+  const policy = ctx.config.pollPolicy;
+
+  let outcome: PollOutcome;
+  let waitSeconds = 0;
+  if (status === 'OK') {
+    outcome = 'OK';
+  } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, polls, undefined, ctx.now())) {
+    // Still the failure the restart answered (Mapflow has not picked the restart up yet).
+    outcome = 'WAIT';
+    waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
+  } else if (status === 'FAILED' && shouldRestart(messages, restarts)) {
+    outcome = 'RESTART';
+    waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
+  } else if (FAILED_STATUSES.has(status)) {
+    outcome = 'FAILED';
+  } else if (pollBudgetExhausted(policy, polls, startOf(job.createdAt, state.processing?.startedAt), ctx.now())) {
+    outcome = 'TIMEOUT';
+  } else {
+    outcome = 'WAIT';
+    // After a restart the count starts again so the first polls come quickly.
+    const pollsSinceStart = previous?.outcome === 'RESTART' ? 1 : polls;
+    waitSeconds = nextPollSeconds(
+      policy,
+      { polls: pollsSinceStart, percent, previousPercent: previous?.percentCompleted, previousWaitSeconds: previous?.waitSeconds },
+      ctx.random,
+    );
+  }
+
+  const statusChanged = previous?.status !== undefined ? previous.status !== status : status !== 'IN_PROGRESS';
+  if (statusChanged || previous?.percentCompleted !== percent) {
+    const row = await ctx.ledger.get(job.jobId);
+    const part = row?.parts?.find((p) => p.index === state.part.index);
+    const updated = await ctx.ledger.upsertPart(job.jobId, {
+      ...part,
+      index: state.part.index,
+      name: state.part.name,
+      processingId,
+      status,
+      percentCompleted: percent,
+      ...(typeof processing.cost === 'number' && { cost: processing.cost }),
+    });
+    const parts = updated.parts ?? [];
+    const overall = parts.length ? Math.round(parts.reduce((sum, p) => sum + (p.percentCompleted ?? 0), 0) / parts.length) : percent;
+    const withPercent = await ctx.ledger.update(job.jobId, { percentCompleted: overall });
+    if (statusChanged && outcome === 'WAIT') {
+      await publishRow(ctx, EVENT_DETAIL_TYPES.IN_PROGRESS, withPercent, { messages: [`processing ${processingId} (${state.part.name}) is ${status} at ${percent}%`] });
+    }
+  }
+
+  return {
+    outcome,
+    waitSeconds,
+    polls,
+    status,
+    percentCompleted: percent,
+    restarts,
+    ...(typeof processing.cost === 'number' && { cost: processing.cost }),
+    ...(messages.length > 0 && { messages }),
+    ...(previous?.percentCompleted !== undefined && { previousPercent: previous.percentCompleted }),
+  };
+}
+
+/** True when the processing was last updated before the restart was asked for. */
+function failureBeforeRestart(updated: string | undefined, restartedAt: string | undefined): boolean {
+  if (!updated || !restartedAt) return false;
+  const u = Date.parse(updated);
+  const r = Date.parse(restartedAt);
+  return !Number.isNaN(u) && !Number.isNaN(r) && u < r;
+}
+
+function startOf(...isoTimes: (string | undefined)[]): Date | undefined {
+  const first = isoTimes.find((t) => t && !Number.isNaN(Date.parse(t)));
+  return first ? new Date(first) : undefined;
 }

@@ -1,6 +1,69 @@
-import { BridgeError } from '../errors.ts';
+/**
+ * Register Job: the first task of every execution. Resolves the route and the
+ * kind of input, and creates the job's ledger row (once: a re-delivered event
+ * or a retried task finds the same row). A job whose row is already final is
+ * reported `alreadyFinal` so the machine ends without redoing anything.
+ */
+import { InputRejected } from '../errors.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus } from '../model.ts';
 import type { RegisterResult, WorkflowState } from '../workflow.ts';
+import { DEFAULT_GEOJSON_MODEL, inputKind, resolveRoute } from '../../routing/index.ts';
+import { publishRow } from './common.ts';
+import type { StepContext } from './context.ts';
 
-export async function registerJob(state: WorkflowState): Promise<RegisterResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `register-job is being written (job ${JSON.stringify(Object.keys(state))})`);
+/** Route name recorded for a job whose key matches no route. */
+export const NO_ROUTE_NAME = '-';
+
+export async function registerJob(state: WorkflowState, ctx: StepContext): Promise<RegisterResult> {
+  const { jobId, input } = state;
+  const kind = inputKind(input.key);
+  if (!kind) {
+    throw new InputRejected(
+      'UNSUPPORTED_FILE_TYPE',
+      `'${input.key}' is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff); drop one of those file types.`,
+    );
+  }
+  const route = resolveRoute(ctx.config.routes, input.key, ctx.config.prefixes.inbox);
+
+  const { created, row } = await ctx.ledger.register({
+    jobId,
+    input,
+    kind,
+    routeName: route?.name ?? NO_ROUTE_NAME,
+    ...(state.executionArn && { executionArn: state.executionArn }),
+  });
+  if (created) await publishRow(ctx, EVENT_DETAIL_TYPES.RECEIVED, row);
+  else if (state.executionArn && row.executionArn !== state.executionArn && !isFinalStatus(row.status)) {
+    await ctx.ledger.update(jobId, { executionArn: state.executionArn });
+  }
+
+  const processImages = kind === 'geotiff' && route?.processImages === true;
+  const result: RegisterResult = {
+    jobId,
+    input,
+    kind,
+    routeName: row.routeName,
+    status: row.status,
+    alreadyFinal: isFinalStatus(row.status),
+    processImages,
+    hasModel: kind === 'geojson' || processImages,
+    ...((state.executionArn ?? row.executionArn) && { executionArn: state.executionArn ?? row.executionArn }),
+    createdAt: row.createdAt,
+  };
+  if (result.alreadyFinal) {
+    ctx.logger.info('job already final; nothing to do', { jobId, status: row.status });
+    return result;
+  }
+  if (!route) {
+    const rel = input.key.slice(ctx.config.prefixes.inbox.length);
+    throw new InputRejected(
+      'NO_ROUTE',
+      `no route matches '${rel}'. Drop the file into a folder that has a route (${ctx.config.routes.routes.map((r) => `'${r.prefix || '(inbox root)'}'`).join(', ')}), or add a route for it to ROUTES.`,
+    );
+  }
+  if (kind === 'geotiff' && processImages && !route.model) {
+    // processImages without a model: process with the default model, as GeoJSON does.
+    ctx.logger.info('route processes images without naming a model; using the default', { route: route.name, model: DEFAULT_GEOJSON_MODEL });
+  }
+  return result;
 }

@@ -1,6 +1,34 @@
+/**
+ * Restart Processing: asks Mapflow to rerun the failed partitions of the
+ * part's processing, once (the poll decides when). The ledger keeps both
+ * attempts: the part's `attempts` becomes 2 and the status history notes why.
+ */
 import { BridgeError } from '../errors.ts';
+import { EVENT_DETAIL_TYPES } from '../model.ts';
 import type { PartState, RestartResult } from '../workflow.ts';
+import { jobContextOf, publishRow } from './common.ts';
+import type { StepContext } from './context.ts';
 
-export async function restartProcessing(state: PartState): Promise<RestartResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `restart-processing is being written (job ${JSON.stringify(Object.keys(state))})`);
+export async function restartProcessing(state: PartState, ctx: StepContext): Promise<RestartResult> {
+  const job = jobContextOf(state.job);
+  const processingId = state.processing?.processingId;
+  if (!processingId) throw new BridgeError('STATE_INCOMPLETE', `part '${state.part.name}' of job ${job.jobId} has no processing at $.processing`);
+  const client = await ctx.mapflow();
+  await client.restartProcessing(processingId);
+
+  const restarts = Math.max(state.restart?.restarts ?? 0, state.poll?.restarts ?? 0) + 1;
+  const codes = (state.poll?.messages ?? []).map((m) => m.code).join(', ') || 'no reason given';
+  const row = await ctx.ledger.get(job.jobId);
+  const part = row?.parts?.find((p) => p.index === state.part.index);
+  await ctx.ledger.upsertPart(job.jobId, {
+    ...part,
+    index: state.part.index,
+    name: state.part.name,
+    processingId,
+    status: 'IN_PROGRESS',
+    attempts: restarts + 1,
+  });
+  const { row: updated } = await ctx.ledger.transition(job.jobId, 'IN_PROGRESS', {}, `processing ${processingId} (${state.part.name}) failed with ${codes}; restarted (attempt ${restarts + 1})`);
+  await publishRow(ctx, EVENT_DETAIL_TYPES.RESTARTED, updated, { messages: [`processing ${processingId} restarted after ${codes}`] });
+  return { restarts, restartedAt: ctx.now().toISOString() };
 }

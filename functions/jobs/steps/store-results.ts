@@ -1,6 +1,61 @@
+/**
+ * Store Results: streams the processing's GeoJSON from Mapflow straight into
+ * S3 (never held in memory) and writes job.json beside it: what was asked,
+ * Mapflow's record of the processing, cost and timings.
+ */
 import { BridgeError } from '../errors.ts';
-import type { PartState, StoreResult } from '../workflow.ts';
+import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
+import { resultKeys } from '../../routing/index.ts';
+import { writeJson, writeStream } from '../../storage/s3.ts';
+import { jobContextOf, readWorkJson } from './common.ts';
+import type { StepContext } from './context.ts';
 
-export async function storeResults(state: PartState): Promise<StoreResult> {
-  throw new BridgeError('NOT_IMPLEMENTED', `store-results is being written (job ${JSON.stringify(Object.keys(state))})`);
+export async function storeResults(state: PartState, ctx: StepContext): Promise<StoreResult> {
+  const job = jobContextOf(state.job);
+  const { part } = state;
+  const processingId = state.processing?.processingId;
+  if (!processingId) throw new BridgeError('STATE_INCOMPLETE', `part '${part.name}' of job ${job.jobId} has no processing at $.processing`);
+  const client = await ctx.mapflow();
+  const { resultKey, jobJsonKey } = resultKeys(ctx.config.prefixes, job.input.key, part.name);
+
+  const body = await client.downloadResults(processingId);
+  const { bytes } = await writeStream(ctx.s3, job.input.bucket, resultKey, body, 'application/geo+json');
+
+  const [processing, request] = await Promise.all([
+    client.getProcessing(processingId),
+    readWorkJson<ProcessingRequest>(ctx, job.input.bucket, part.requestKey).catch(() => undefined),
+  ]);
+  const row = await ctx.ledger.get(job.jobId);
+  const finishedAt = ctx.now().toISOString();
+  await writeJson(ctx.s3, job.input.bucket, jobJsonKey, {
+    jobId: job.jobId,
+    input: job.input,
+    route: job.routeName,
+    part: { index: part.index, name: part.name, areaSqKm: part.areaSqKm, estimatedCost: part.estimatedCost },
+    request: request ? { ...request, geometry: { s3Key: part.geometryKey } } : undefined,
+    processing,
+    cost: { estimated: part.estimatedCost, actual: processing.cost },
+    result: { key: resultKey, bytes },
+    timings: {
+      registeredAt: job.createdAt,
+      processingStartedAt: state.processing?.startedAt,
+      storedAt: finishedAt,
+      polls: state.poll?.polls,
+      restarts: state.poll?.restarts ?? 0,
+    },
+    ledger: row ? { status: row.status, statusHistory: row.statusHistory } : undefined,
+  });
+
+  const partRow = row?.parts?.find((p) => p.index === part.index);
+  await ctx.ledger.upsertPart(job.jobId, {
+    ...partRow,
+    index: part.index,
+    name: part.name,
+    processingId,
+    resultKey,
+    status: processing.status,
+    percentCompleted: processing.percentCompleted ?? 100,
+    ...(typeof processing.cost === 'number' && { cost: processing.cost }),
+  });
+  return { resultKey, jobJsonKey, bytes };
 }

@@ -1,0 +1,75 @@
+/**
+ * What the steps need from the outside world, in one object, so that the
+ * handlers stay one line and tests can hand the steps real local services
+ * (the Mapflow simulator, DynamoDB Local, s3rver) without environment tricks.
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { EventPublisher } from '../../events/publisher.ts';
+import type { ConcurrencySlots } from '../../ledger/slots.ts';
+import type { Ledger } from '../../ledger/ledger.ts';
+import type { MapflowClient } from '../../mapflow/index.ts';
+import type { Routes, KeyPrefixes } from '../../routing/index.ts';
+import type { PollPolicy } from '../poll-policy.ts';
+import { MosaicRegistry } from './mosaic-registry.ts';
+
+export interface StepLogger {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+}
+
+export interface StepConfig {
+  routes: Routes;
+  prefixes: KeyPrefixes;
+  pollPolicy: PollPolicy;
+  maxConcurrentProcessings: number;
+}
+
+export interface StepContext {
+  config: StepConfig;
+  s3: S3Client;
+  ledger: Ledger;
+  slots: ConcurrencySlots;
+  events: EventPublisher;
+  mosaics: MosaicRegistry;
+  mapflow(): Promise<MapflowClient>;
+  logger: StepLogger;
+  /** Clock and randomness, injected so tests can pin them. */
+  now(): Date;
+  random(): number;
+}
+
+/** The parts a StepContext is built from (what functions/runtime's bridgeContext provides). */
+export interface StepContextSources {
+  config: StepConfig & { ledgerTable: string };
+  s3: S3Client;
+  ledger: Ledger;
+  slots: ConcurrencySlots;
+  events: EventPublisher;
+  doc: DynamoDBDocumentClient;
+  mapflow(): Promise<MapflowClient>;
+  logger?: StepLogger;
+}
+
+export function makeStepContext(sources: StepContextSources): StepContext {
+  return {
+    config: sources.config,
+    s3: sources.s3,
+    ledger: sources.ledger,
+    slots: sources.slots,
+    events: sources.events,
+    mosaics: new MosaicRegistry(sources.doc, sources.config.ledgerTable),
+    mapflow: sources.mapflow,
+    logger: sources.logger ?? consoleLogger,
+    now: () => new Date(),
+    random: Math.random,
+  };
+}
+
+/** JSON lines on stdout/stderr (what CloudWatch and the local engine read). */
+export const consoleLogger: StepLogger = {
+  info: (message, extra) => console.log(JSON.stringify({ level: 'INFO', message, ...extra })),
+  warn: (message, extra) => console.warn(JSON.stringify({ level: 'WARN', message, ...extra })),
+  error: (message, extra) => console.error(JSON.stringify({ level: 'ERROR', message, ...extra })),
+};

@@ -1,0 +1,93 @@
+/**
+ * The last writes of a job, shared by Finish Job and Fail Job: the failure
+ * report (when not SUCCEEDED), the ledger's final status, the final event and
+ * the tags on the input object. Idempotent: a job already final is left as it
+ * is and its final status returned.
+ */
+import { EVENT_DETAIL_TYPES, isFinalStatus, type InputObject, type JobError, type JobKind, type JobPart, type LedgerRow } from '../model.ts';
+import type { FinishResult } from '../workflow.ts';
+import { reportKey as reportKeyFor } from '../../routing/index.ts';
+import { tagObject, writeJson } from '../../storage/s3.ts';
+import { publishRow } from './common.ts';
+import type { StepContext } from './context.ts';
+
+export type FinalStatus = FinishResult['status'];
+
+export const TAG_JOB_ID = 'mapflow-bridge:job-id';
+export const TAG_STATUS = 'mapflow-bridge:status';
+
+export interface Finalisation {
+  jobId: string;
+  input: InputObject;
+  /** Needed only to register a row for a job that failed before Register Job made one. */
+  kind?: JobKind;
+  routeName?: string;
+  status: FinalStatus;
+  error?: JobError;
+  parts?: JobPart[];
+  actualCost?: number;
+  resultPrefix?: string;
+  /** Extra fields for the failure report. */
+  report?: Record<string, unknown>;
+}
+
+export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<FinishResult> {
+  let row = await ctx.ledger.get(f.jobId);
+  if (row && isFinalStatus(row.status)) return finishResultOf(row);
+  if (!row && f.kind) {
+    row = (await ctx.ledger.register({ jobId: f.jobId, input: f.input, kind: f.kind, routeName: f.routeName ?? '-' })).row;
+  }
+
+  const now = ctx.now().toISOString();
+  let reportKey: string | undefined;
+  if (f.status !== 'SUCCEEDED') {
+    reportKey = reportKeyFor(ctx.config.prefixes, f.input.key);
+    await writeJson(ctx.s3, f.input.bucket, reportKey, {
+      jobId: f.jobId,
+      status: f.status,
+      input: f.input,
+      route: f.routeName ?? row?.routeName,
+      code: f.error?.code,
+      message: f.error?.message,
+      ...(f.error?.mapflowMessages && { mapflowMessages: f.error.mapflowMessages }),
+      ...(f.parts && { parts: f.parts }),
+      ...(f.resultPrefix && { resultPrefix: f.resultPrefix }),
+      ...f.report,
+      at: now,
+    });
+  }
+
+  if (row) {
+    const patch: Partial<LedgerRow> = {
+      ...(f.error && { error: f.error }),
+      ...(f.parts && { parts: f.parts }),
+      ...(f.actualCost !== undefined && { actualCost: f.actualCost }),
+      ...(f.resultPrefix && { resultPrefix: f.resultPrefix }),
+      ...(reportKey && { reportKey }),
+      ...(f.status === 'SUCCEEDED' && { percentCompleted: 100 }),
+    };
+    const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
+    if (changed) await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final);
+    row = final;
+  } else {
+    ctx.logger.error('job has no ledger row and its kind is unknown; only the report and tags are written', { jobId: f.jobId });
+  }
+
+  try {
+    await tagObject(ctx.s3, f.input, { [TAG_JOB_ID]: f.jobId, [TAG_STATUS]: row && isFinalStatus(row.status) ? row.status : f.status });
+  } catch (err) {
+    // The input may have been deleted meanwhile; the job's outcome stands without its tags.
+    ctx.logger.warn('could not tag the input object', { jobId: f.jobId, key: f.input.key, err: String(err) });
+  }
+  return row ? finishResultOf(row) : { status: f.status, ...(reportKey && { reportKey }), ...(f.error && { error: f.error }) };
+}
+
+function finishResultOf(row: LedgerRow): FinishResult {
+  return {
+    status: row.status as FinalStatus,
+    ...(row.resultPrefix && { resultPrefix: row.resultPrefix }),
+    ...(row.reportKey && { reportKey: row.reportKey }),
+    ...(row.actualCost !== undefined && { actualCost: row.actualCost }),
+    ...(row.error && { error: row.error }),
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Turning errors into what the user reads: a JobError with a code and a
+ * message that says what to fix, from a caught Step Functions error, a thrown
+ * error, or a Mapflow processing's messages.
+ */
+import { BridgeError, InputRejected, REJECTION_CODES, parseCodedMessage } from '../errors.ts';
+import type { JobError } from '../model.ts';
+import type { TaskError } from '../workflow.ts';
+
+/** Codes this package rejects with beyond the shared REJECTION_CODES. */
+export const EXTRA_REJECTION_CODES = ['NO_ROUTE', 'AREA_TOO_SMALL', 'PROCESSING_REJECTED'] as const;
+
+/** True when a code means "the input cannot be processed" (the job ends REJECTED). */
+export function isRejectionCode(code: string | undefined): boolean {
+  if (!code) return false;
+  return (REJECTION_CODES as readonly string[]).includes(code) || (EXTRA_REJECTION_CODES as readonly string[]).includes(code);
+}
+
+const HINTS: Record<string, string> = {
+  MapflowUnavailable: 'Mapflow did not answer after several retries; drop the file again later.',
+  MapflowRateLimited: 'Mapflow kept asking to slow down; drop the file again later or lower MAX_CONCURRENT_PROCESSINGS.',
+  MapflowOutcomeUnknown: 'a request to Mapflow was sent but its answer was lost; check the Mapflow project for a duplicate before dropping the file again.',
+  MapflowAuthError: 'Mapflow refused the credentials; check the token in the Mapflow secret.',
+  QueueTimeout: 'no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS or drop the file again later.',
+  ConfigurationError: 'fix the bridge configuration and drop the file again.',
+  'States.Timeout': 'a step took too long; drop the file again.',
+};
+
+/**
+ * Reads the error Step Functions caught. Never throws: a missing or odd shape
+ * gives a generic INTERNAL_ERROR rather than losing the job's final state.
+ */
+export function jobErrorFromTaskError(error: unknown): { error: JobError; rejected: boolean } {
+  const task = (error && typeof error === 'object' ? error : {}) as Partial<TaskError> & Record<string, unknown>;
+  const errorType = typeof task.Error === 'string' && task.Error ? task.Error : undefined;
+  let message: string | undefined;
+  let causeType: string | undefined;
+  if (typeof task.Cause === 'string' && task.Cause) {
+    try {
+      const cause = JSON.parse(task.Cause) as unknown;
+      if (cause && typeof cause === 'object') {
+        const c = cause as Record<string, unknown>;
+        if (typeof c.errorMessage === 'string') message = c.errorMessage;
+        if (typeof c.errorType === 'string') causeType = c.errorType;
+      } else if (typeof cause === 'string') {
+        message = cause;
+      }
+    } catch {
+      message = task.Cause;
+    }
+  }
+  const type = errorType ?? causeType ?? 'INTERNAL_ERROR';
+  if (type === 'InputRejected' || causeType === 'InputRejected') {
+    const { code, text } = parseCodedMessage(message ?? '');
+    return { error: { code: code ?? 'INPUT_REJECTED', message: text || 'the input was rejected' }, rejected: true };
+  }
+  const hint = HINTS[type];
+  const text = message ? (hint ? `${message} (${hint})` : message) : (hint ?? `the step failed with ${type}`);
+  const code = message ? (parseCodedMessage(message).code ?? codeFor(type)) : codeFor(type);
+  return { error: { code, message: text }, rejected: false };
+}
+
+/** The same, for an error caught in process. */
+export function jobErrorFromThrown(err: unknown): { error: JobError; rejected: boolean } {
+  if (err instanceof InputRejected) return { error: { code: err.code, message: parseCodedMessage(err.message).text }, rejected: true };
+  if (err instanceof BridgeError) return { error: { code: err.code, message: err.message }, rejected: false };
+  const e = err as { name?: string; message?: string };
+  return jobErrorFromTaskError({ Error: e?.name ?? 'Error', Cause: JSON.stringify({ errorType: e?.name, errorMessage: e?.message ?? String(err) }) });
+}
+
+function codeFor(errorType: string): string {
+  return errorType
+    .replace(/^States\./, 'STATES_')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9_]/g, '_')
+    .toUpperCase();
+}
+
+export interface MapflowMessage {
+  code: string;
+  parameters?: Record<string, string>;
+}
+
+/** A failed processing's messages, turned into a JobError that says what happened. */
+export function jobErrorFromMapflow(status: string, messages: MapflowMessage[] | undefined, outcome: 'FAILED' | 'TIMEOUT'): JobError {
+  const list = messages ?? [];
+  if (outcome === 'TIMEOUT') {
+    return {
+      code: 'PROCESSING_TIMEOUT',
+      message: `Mapflow had not finished the processing (status ${status}) when the bridge stopped waiting; check it in Mapflow, or raise POLL_POLICY maxPolls/maxJobSeconds.`,
+      ...(list.length > 0 && { mapflowMessages: list }),
+    };
+  }
+  const described = list.map(describeMapflowMessage).join('; ');
+  const what = status === 'FAILED' ? 'Mapflow could not process the area' : `Mapflow ended the processing as ${status}`;
+  return {
+    code: status === 'FAILED' ? 'PROCESSING_FAILED' : `PROCESSING_${status}`,
+    message: described ? `${what}: ${described}` : `${what} without giving a reason.`,
+    ...(list.length > 0 && { mapflowMessages: list }),
+  };
+}
+
+const MESSAGE_HINTS: Record<string, string> = {
+  'source-validator.PixelSizeTooHigh': 'the imagery is too coarse for the model; use finer imagery (smaller pixel size)',
+  'source-validator.PixelSizeTooLow': 'the imagery is finer than the model takes; use a coarser zoom or resample the image',
+  'source-validator.NoDataInAOI': 'the imagery source has no data over the area; choose another source or area',
+  'source-validator.TooHighZoom': 'the zoom is above what the model takes; lower the route\'s zoom',
+  'source-validator.TooLowZoom': 'the zoom is below what the model takes; raise the route\'s zoom',
+  'source-validator.DtypeNotAllowed': 'the image data type is not one the model takes',
+  'source-validator.NChannelsNotAllowed': 'the image band count is not one the model takes',
+  'geometry.Invalid': 'the area geometry is invalid; fix the polygons',
+  'dataloader.MemoryLimitExceeded': 'the area is too large to load at once; split it into smaller polygons',
+};
+
+export function describeMapflowMessage(m: MapflowMessage): string {
+  const params = Object.entries(m.parameters ?? {})
+    .filter(([k]) => k !== 'level')
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+  const hint = MESSAGE_HINTS[m.code];
+  return `${m.code}${params ? ` (${params})` : ''}${hint ? `: ${hint}` : ''}`;
+}
