@@ -1,42 +1,39 @@
 /**
- * The StepContext of a Lambda invocation, built once per process from the
- * environment (functions/runtime) and reused across warm invocations.
+ * The StepContext of a Lambda invocation: the runtime's BridgeContext
+ * (configuration from the environment, AWS clients, ledger, slots, events,
+ * Mapflow client), built once per configuration and reused across warm
+ * invocations.
  */
-import { loadConfig } from '../../runtime/config.ts';
-import { documentClient, s3Client } from '../../runtime/aws.ts';
-import { mapflowClient } from '../../runtime/mapflow.ts';
-import { createLogger } from '../../runtime/logger.ts';
-import { createPublisher } from '../../events/publisher.ts';
-import { Ledger } from '../../ledger/ledger.ts';
-import { ConcurrencySlots } from '../../ledger/slots.ts';
+import { bridgeContext, type BridgeContext } from '../../runtime/context.ts';
 import { makeStepContext, type StepContext, type StepLogger } from './context.ts';
 
-let cached: StepContext | undefined;
+const contexts = new WeakMap<BridgeContext, StepContext>();
 
-export function defaultStepContext(): StepContext {
-  if (cached) return cached;
-  const config = loadConfig();
-  const doc = documentClient(config);
-  const logger = createLogger();
+export function defaultStepContext(env: NodeJS.ProcessEnv = process.env): StepContext {
+  const bridge = bridgeContext(env);
+  let context = contexts.get(bridge);
+  if (!context) {
+    context = stepContextFrom(bridge);
+    contexts.set(bridge, context);
+  }
+  return context;
+}
+
+export function stepContextFrom(bridge: BridgeContext): StepContext {
+  const { logger } = bridge;
   const stepLogger: StepLogger = {
     info: (message, extra) => logger.info(message, extra ?? {}),
     warn: (message, extra) => logger.warn(message, extra ?? {}),
     error: (message, extra) => logger.error(message, extra ?? {}),
   };
-  cached = makeStepContext({
-    config,
-    s3: s3Client(config),
-    ledger: new Ledger(doc, config.ledgerTable),
-    slots: new ConcurrencySlots(doc, config.ledgerTable, config.maxConcurrentProcessings),
-    events: createPublisher(config),
-    doc,
-    mapflow: () => mapflowClient(config),
+  return makeStepContext({
+    config: bridge.config,
+    s3: bridge.s3,
+    ledger: bridge.ledger,
+    slots: bridge.slots,
+    events: bridge.events,
+    doc: bridge.doc,
+    mapflow: () => bridge.mapflow(),
     logger: stepLogger,
   });
-  return cached;
-}
-
-/** Forgets the cached context (tests that change the environment). */
-export function resetStepContext(): void {
-  cached = undefined;
 }

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { InputRejected } from '../../functions/jobs/errors.ts';
+import { aggregate } from '../../functions/jobs/steps/finish-job.ts';
+import { checkBlocks, normaliseModelName, resolveModel } from '../../functions/jobs/steps/models.ts';
+import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
+import { processingNameFor, shortJobId } from '../../functions/jobs/steps/common.ts';
+import { isLonLat, parseWktPolygon } from '../../functions/jobs/steps/wkt.ts';
+
+const MODELS = [
+  { id: 'a1', name: '🏠 Buildings', blocks: [{ name: 'Classification', displayName: 'Building classes', optional: true, price: 1 }] },
+  { id: 'b2', name: '🌲 Forest and trees' },
+  { id: 'c3', name: '🏠⭐️ Buildings (Aerial)' },
+];
+
+describe('resolveModel', () => {
+  it('finds a model by id, by exact name and by name without emoji in any case', () => {
+    expect(resolveModel(MODELS, 'b2').name).toBe('🌲 Forest and trees');
+    expect(resolveModel(MODELS, '🏠 Buildings').id).toBe('a1');
+    expect(resolveModel(MODELS, 'buildings').id).toBe('a1');
+    expect(resolveModel(MODELS, 'Buildings (Aerial)').id).toBe('c3');
+    expect(normaliseModelName('🏠⭐️ Buildings (Aerial)')).toBe('buildings (aerial)');
+  });
+
+  it('rejects an unknown model with UNKNOWN_MODEL listing what the account has', () => {
+    // Act
+    const act = () => resolveModel(MODELS, 'Roads');
+    // Assess
+    expect(act).toThrow(InputRejected);
+    expect(act).toThrow(/^UNKNOWN_MODEL: model 'Roads' is not available.*'🏠 Buildings', '🌲 Forest and trees'/);
+  });
+
+  it('rejects a block the model does not have', () => {
+    expect(() => checkBlocks(MODELS[0]!, [{ name: 'classification', enabled: true }])).not.toThrow();
+    expect(() => checkBlocks(MODELS[0]!, [{ name: 'Heights', enabled: true }])).toThrow(/INVALID_ROUTE_OVERRIDE: block 'Heights'.*'Classification'/);
+  });
+});
+
+describe('jobErrorFromTaskError', () => {
+  it('reads an InputRejected code out of the Lambda Cause', () => {
+    // Prepare
+    const error = { Error: 'InputRejected', Cause: JSON.stringify({ errorType: 'InputRejected', errorMessage: 'BUDGET_EXCEEDED: too dear; raise it' }) };
+    // Act
+    const result = jobErrorFromTaskError(error);
+    // Assess
+    expect(result).toEqual({ rejected: true, error: { code: 'BUDGET_EXCEEDED', message: 'too dear; raise it' } });
+  });
+
+  it('turns other errors into a code and a message with a hint', () => {
+    const result = jobErrorFromTaskError({ Error: 'MapflowUnavailable', Cause: JSON.stringify({ errorType: 'MapflowUnavailable', errorMessage: 'GET /x: 503' }) });
+    expect(result.rejected).toBe(false);
+    expect(result.error.code).toBe('MAPFLOW_UNAVAILABLE');
+    expect(result.error.message).toMatch(/^GET \/x: 503 \(Mapflow did not answer/);
+  });
+
+  it.each([undefined, null, 'text', 42, {}, { Error: 7 }, { Error: 'States.Timeout' }, { Cause: 'not json' }, { Error: 'X', Cause: '"a string"' }])(
+    'never throws on an odd shape (%j)',
+    (shape) => {
+      const result = jobErrorFromTaskError(shape);
+      expect(result.error.code).toMatch(/^[A-Z_]+$/);
+      expect(result.error.message.length).toBeGreaterThan(0);
+    },
+  );
+});
+
+describe('jobErrorFromMapflow', () => {
+  it('describes the messages and what to do', () => {
+    const error = jobErrorFromMapflow('FAILED', [{ code: 'source-validator.PixelSizeTooHigh', parameters: { level: 'error', actual_res: '3', max_res: '1.2' } }], 'FAILED');
+    expect(error.code).toBe('PROCESSING_FAILED');
+    expect(error.message).toContain('source-validator.PixelSizeTooHigh (actual_res=3, max_res=1.2): the imagery is too coarse');
+    expect(error.mapflowMessages).toHaveLength(1);
+    expect(jobErrorFromMapflow('IN_PROGRESS', [], 'TIMEOUT').code).toBe('PROCESSING_TIMEOUT');
+  });
+});
+
+describe('aggregate', () => {
+  it('succeeds when all parts are OK, rejects when all failed as rejections, fails otherwise', () => {
+    const ok = { index: 0, name: 'a', status: 'OK' };
+    const rejected = { index: 1, name: 'b', status: 'FAILED', error: { code: 'AREA_TOO_LARGE', message: 'split it' } };
+    const failed = { index: 2, name: 'c', status: 'FAILED', error: { code: 'PROCESSING_FAILED', message: 'x' } };
+    expect(aggregate([ok], 1).status).toBe('SUCCEEDED');
+    expect(aggregate([rejected], 1)).toEqual({ status: 'REJECTED', error: rejected.error });
+    expect(aggregate([ok, rejected], 2).status).toBe('FAILED');
+    expect(aggregate([ok, failed], 2).error?.message).toMatch(/1 of 2 parts failed .*The other parts succeeded/);
+    expect(aggregate([ok], 2).status).toBe('FAILED');
+  });
+});
+
+describe('names and WKT', () => {
+  it('names a processing after its part and the job hash', () => {
+    expect(shortJobId('city-0123456789abcdef0123456789abcdef')).toBe('01234567');
+    expect(processingNameFor('city', 'city-0123456789abcdef0123456789abcdef')).toBe('city [01234567]');
+  });
+
+  it('parses WKT polygons and multipolygons', () => {
+    expect(parseWktPolygon('POLYGON ((1 2, 3 4, 5 6, 1 2))')).toEqual({ type: 'Polygon', coordinates: [[[1, 2], [3, 4], [5, 6], [1, 2]]] });
+    const multi = parseWktPolygon('MULTIPOLYGON(((1 2,3 4,5 6,1 2)),((-1.5 -2e1,3 4,5 6,-1.5 -2e1)))');
+    expect(multi?.type).toBe('MultiPolygon');
+    expect(multi && isLonLat(multi)).toBe(true);
+    expect(parseWktPolygon('POINT (1 2)')).toBeUndefined();
+    expect(parseWktPolygon('POLYGON ((1 2, 3')).toBeUndefined();
+    expect(isLonLat({ type: 'Polygon', coordinates: [[[500000, 4000000]]] })).toBe(false);
+  });
+});
