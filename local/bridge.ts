@@ -1,0 +1,400 @@
+/**
+ * The whole bridge on one machine: the same handlers and the same state
+ * machine definition as on AWS, on embedded services.
+ *
+ *   Mapflow      -> the simulator (local/simulator), or a given Mapflow URL + token
+ *   S3 + trigger -> s3rver; its object-created notifications feed the dispatch core
+ *   DynamoDB     -> DynamoDB Local (the ledger table is created when missing)
+ *   Step Functions -> aws-local-stepfunctions running synthLocalDefinition()
+ *   EventBridge  -> a JSON-lines file (BRIDGE_EVENTS_FILE)
+ *   reconciler   -> the reconcile core on a timer
+ *
+ * The handlers read their configuration from process.env, exactly as in a
+ * Lambda function; startLocalBridge sets it (and restores it on close), so
+ * one bridge runs per process at a time.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { InputObject, LedgerRow } from '../functions/jobs/model.ts';
+import { isFinalStatus } from '../functions/jobs/model.ts';
+import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
+import { jobIdFor } from '../functions/routing/index.ts';
+import { bridgeContext } from '../functions/runtime/context.ts';
+import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
+import { reconcile } from '../functions/handlers/reconcile.ts';
+import { synthLocalDefinition } from '../lib/local-definition.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
+import { LocalEngine, type ExecutionRecord } from './engine/engine.ts';
+import { loadTaskResources } from './engine/handlers.ts';
+import { followEvents, type EventFollower, type LocalEvent } from './events/file.ts';
+import { localS3Client, LOCAL_S3_CREDENTIALS } from './s3/client.ts';
+import { watchDropFolder, type DropFolder } from './s3/drop-folder.ts';
+import { startLocalS3, type LocalS3, type S3NotificationRecord } from './s3/server.ts';
+
+export const LOCAL_BUCKET = 'mapflow-bridge-local';
+export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
+export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
+
+/** Poll quickly locally: the simulator finishes in seconds, not minutes. */
+export const LOCAL_POLL_POLICY = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxPolls: 500, maxJobSeconds: 3_600 };
+
+export interface MapflowTarget {
+  /** Base URL, e.g. https://api.mapflow.ai/rest or a remote simulator's /rest URL. */
+  url: string;
+  token: string;
+  email?: string;
+}
+
+export interface LocalBridgeOptions {
+  /**
+   * Where the services keep their state (s3/, dynamodb/, simulator/, drop/,
+   * uploaded/, events.jsonl). Kept on close. Without it, a temporary directory
+   * is used and removed on close (DynamoDB then runs in memory).
+   */
+  stateDir?: string;
+  bucket?: string;
+  ledgerTable?: string;
+  /** Use this Mapflow (real, or a simulator elsewhere) instead of starting the embedded simulator. */
+  mapflow?: MapflowTarget;
+  /** Options of the embedded simulator (token and email are chosen here). */
+  simulator?: Omit<Partial<SimulatorOptions>, 'token' | 'email' | 'dataDir'>;
+  /** Routes JSON (functions/routing); default the built-in routes. */
+  routes?: string;
+  pollPolicy?: Partial<typeof LOCAL_POLL_POLICY>;
+  maxConcurrentProcessings?: number;
+  /** Watch <stateDir>/drop and upload what appears there (default true). */
+  dropFolder?: boolean;
+  /** Wait state name -> milliseconds (tests). */
+  waitOverridesMs?: Record<string, number>;
+  /** Pause before every Retry in ms (tests); default the definition's. */
+  retryIntervalMs?: number;
+  /** Reconciler period; 0 disables it. Default 30 s. */
+  reconcileIntervalMs?: number;
+  /** Operational messages (default: stderr). */
+  log?: (message: string) => void;
+  /** Every event the bridge publishes, as it is published. */
+  onEvent?: (event: LocalEvent) => void;
+  /** Every execution that stops. */
+  onExecutionStopped?: (execution: ExecutionRecord) => void;
+}
+
+export interface LocalBridge {
+  readonly endpoints: { s3: string; dynamodb: string; mapflow: string };
+  readonly bucket: string;
+  readonly ledgerTable: string;
+  readonly stateDir: string;
+  /** Files copied here (any sub-folder = route prefix) are uploaded to inbox/<same path>. */
+  readonly dropDir: string;
+  readonly eventsFile: string;
+  readonly s3: S3Client;
+  readonly ledger: Ledger;
+  readonly engine: LocalEngine;
+  /** The embedded simulator (undefined with a given Mapflow). */
+  readonly simulator?: RunningSimulator;
+  /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
+  putInbox(file: string, relativeKey: string): Promise<{ object: InputObject; jobId: string }>;
+  /** Resolves when nothing is left to do: drop folder empty, notifications dispatched, no execution running. */
+  waitForJobs(options?: { timeoutMs?: number }): Promise<void>;
+  /** The ledger row of a job once it is final (or the last row seen when its execution ended without one). */
+  waitForJob(jobId: string, options?: { timeoutMs?: number }): Promise<LedgerRow | undefined>;
+  /** Runs the reconciler once (also on its timer). */
+  reconcileNow(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class LocalBridgeTimeout extends Error {
+  constructor(what: string, ms: number) {
+    super(`Timed out after ${Math.round(ms / 1000)} s waiting for ${what}.`);
+    this.name = 'LocalBridgeTimeout';
+  }
+}
+
+export async function startLocalBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const persistent = options.stateDir !== undefined;
+  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), 'mapflow-bridge-'))));
+  await mkdir(stateDir, { recursive: true });
+  const bucket = options.bucket ?? LOCAL_BUCKET;
+  const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
+  const dropDir = path.join(stateDir, 'drop');
+  const eventsFile = path.join(stateDir, 'events.jsonl');
+
+  // Everything started so far, stopped in reverse order on close or on a failed start.
+  const stops: { name: string; stop: () => Promise<unknown> }[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const { name, stop } of stops.reverse()) {
+      await stop().catch((error: unknown) => log(`local bridge: stopping ${name} failed: ${(error as Error).message}`));
+    }
+    stops.length = 0;
+  };
+
+  try {
+    // Mapflow: the embedded simulator unless a target is given.
+    let simulator: RunningSimulator | undefined;
+    let mapflow: Required<MapflowTarget>;
+    if (options.mapflow) {
+      mapflow = { email: '', ...options.mapflow };
+    } else {
+      // A fresh token per start: it only guards the loopback simulator, and is never shown.
+      const token = randomBytes(24).toString('hex');
+      simulator = await startSimulator({
+        processingSeconds: 5,
+        ...options.simulator,
+        token,
+        email: LOCAL_EMAIL,
+        ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
+      });
+      stops.push({ name: 'the Mapflow simulator', stop: () => (simulator as RunningSimulator).close() });
+      mapflow = { url: simulator.url, token, email: LOCAL_EMAIL };
+    }
+
+    const dynamodb: DynamoDbLocal = await startDynamoDbLocal(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true });
+    stops.push({ name: 'DynamoDB Local', stop: () => dynamodb.close() });
+
+    // The trigger: notifications queue up here until the environment is ready.
+    const notifications: S3NotificationRecord[] = [];
+    let onRecord: (record: S3NotificationRecord) => void = (record) => notifications.push(record);
+    const s3rver: LocalS3 = await startLocalS3({
+      directory: path.join(stateDir, 's3'),
+      buckets: [bucket],
+      onRecord: (record) => onRecord(record),
+    });
+    stops.push({ name: 's3rver', stop: () => s3rver.close() });
+
+    // The handlers' environment, as the CDK construct sets it on AWS.
+    const restoreEnv = setEnvironment({
+      LEDGER_TABLE: ledgerTable,
+      BRIDGE_S3_ENDPOINT: s3rver.endpoint,
+      BRIDGE_DYNAMODB_ENDPOINT: dynamodb.endpoint,
+      BRIDGE_EVENTS_FILE: eventsFile,
+      MAPFLOW_BASE_URL: mapflow.url,
+      MAPFLOW_TOKEN: mapflow.token,
+      MAPFLOW_EMAIL: mapflow.email || undefined,
+      MAPFLOW_SECRET_ARN: undefined,
+      ROUTES: options.routes,
+      POLL_POLICY: JSON.stringify({ ...LOCAL_POLL_POLICY, ...options.pollPolicy }),
+      MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,
+      AWS_SESSION_TOKEN: undefined,
+      AWS_PROFILE: undefined,
+    });
+    stops.push({ name: 'the environment', stop: async () => restoreEnv() });
+
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    );
+    await ensureTable(doc, ledgerTable);
+    const ledger = new Ledger(doc, ledgerTable);
+    const s3 = localS3Client(s3rver.endpoint);
+
+    const { definition } = synthLocalDefinition();
+    const engine = new LocalEngine({
+      definition: definition as Record<string, unknown>,
+      taskResources: await loadTaskResources(),
+      ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
+      ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+      onExecutionStopped: (execution) => {
+        if (execution.status !== 'SUCCEEDED' && execution.status !== 'ABORTED') {
+          log(`local bridge: execution ${execution.name} ${execution.status}: ${execution.error?.Error ?? ''} ${execution.error?.Cause ?? ''}`);
+        }
+        options.onExecutionStopped?.(execution);
+      },
+    });
+    stops.push({ name: 'the state machine executions', stop: () => engine.close() });
+
+    // Dispatch: the same code the AWS trigger runs, one notification at a time.
+    // s3rver's records carry raw keys (AWS URL-encodes them).
+    const context = bridgeContext(process.env);
+    let dispatching: Promise<void> = Promise.resolve();
+    let pendingDispatches = 0;
+    const dispatch = (record: S3NotificationRecord): void => {
+      if (!record.eventName.startsWith('ObjectCreated:')) return;
+      pendingDispatches++;
+      dispatching = dispatching
+        .then(async () => {
+          const refs = objectsFromMessage({ Records: [record] }, { keysEncoded: false });
+          const objects = await Promise.all(refs.map((ref) => completeObject(context, ref)));
+          await dispatchObjectCreated(context, objects, (name, input) => engine.start(name, input));
+        })
+        .catch((error: unknown) => log(`local bridge: dispatch of ${record.s3.object.key} failed: ${describe(error)}`))
+        .finally(() => {
+          pendingDispatches--;
+        });
+    };
+    onRecord = dispatch;
+    notifications.splice(0).forEach(dispatch);
+    stops.push({ name: 'the dispatcher', stop: () => dispatching });
+
+    // Events, followed live for the caller.
+    let follower: EventFollower | undefined;
+    if (options.onEvent) {
+      follower = await followEvents(eventsFile, options.onEvent);
+      stops.push({ name: 'the event follower', stop: () => (follower as EventFollower).close() });
+    }
+
+    // Reconciler: settles jobs whose execution is gone (e.g. after a restart).
+    const reconcileNow = async (): Promise<void> => {
+      await reconcile(context, (executionArn: string) => engine.isAlive(executionArn));
+    };
+    const reconcileEvery = options.reconcileIntervalMs ?? 30_000;
+    if (reconcileEvery > 0) {
+      let reconciling: Promise<void> | undefined;
+      const timer = setInterval(() => {
+        reconciling ??= reconcileNow()
+          .catch((error: unknown) => log(`local bridge: reconcile failed: ${describe(error)}`))
+          .finally(() => {
+            reconciling = undefined;
+          });
+      }, reconcileEvery);
+      timer.unref();
+      // First in the stop order after reversal: no reconcile while services stop.
+      stops.push({ name: 'the reconciler', stop: async () => {
+        clearInterval(timer);
+        await reconciling;
+      } });
+    }
+
+    let drop: DropFolder | undefined;
+    if (options.dropFolder ?? true) {
+      drop = await watchDropFolder({
+        dir: dropDir,
+        uploadedDir: path.join(stateDir, 'uploaded'),
+        s3,
+        bucket,
+        onUploaded: (upload) => log(`uploaded ${path.relative(stateDir, upload.file)} -> s3://${bucket}/${upload.key}`),
+        onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
+      });
+      stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
+    }
+
+    const dispatchIdle = async (): Promise<void> => {
+      while (pendingDispatches > 0) await dispatching;
+    };
+
+    const bridge: LocalBridge = {
+      endpoints: { s3: s3rver.endpoint, dynamodb: dynamodb.endpoint, mapflow: mapflow.url },
+      bucket,
+      ledgerTable,
+      stateDir,
+      dropDir,
+      eventsFile,
+      s3,
+      ledger,
+      engine,
+      ...(simulator ? { simulator } : {}),
+
+      async putInbox(file, relativeKey) {
+        const key = `inbox/${relativeKey.replace(/^\/+/, '')}`;
+        const size = (await stat(file)).size;
+        const result = await new Upload({ client: s3, params: { Bucket: bucket, Key: key, Body: createReadStream(file) } }).done();
+        const object: InputObject = { bucket, key, etag: (result.ETag ?? '').replace(/"/g, ''), size };
+        return { object, jobId: jobIdFor(object) };
+      },
+
+      async waitForJobs({ timeoutMs = 600_000 } = {}) {
+        await withTimeout('the jobs to finish', timeoutMs, async () => {
+          // Until a full round finds nothing new: uploads make notifications, which start executions.
+          for (;;) {
+            await drop?.idle();
+            await settle();
+            await dispatchIdle();
+            await engine.idle();
+            if (pendingDispatches === 0 && engine.running().length === 0) return;
+          }
+        });
+      },
+
+      async waitForJob(jobId, { timeoutMs = 600_000 } = {}) {
+        return withTimeout(`job ${jobId}`, timeoutMs, async () => {
+          for (;;) {
+            await dispatchIdle();
+            await engine.waitFor(jobId);
+            const row = await ledger.get(jobId);
+            if (row && isFinalStatus(row.status)) return row;
+            const execution = engine.describe(jobId);
+            if (execution && execution.status !== 'RUNNING') return row;
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        });
+      },
+
+      reconcileNow,
+
+      async close() {
+        await stopAll();
+        if (!persistent) await rm(stateDir, { recursive: true, force: true });
+      },
+    };
+    return bridge;
+  } catch (error) {
+    await stopAll();
+    if (!persistent) await rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Creates the ledger table when missing (and waits until it is active). */
+async function ensureTable(doc: DynamoDBDocumentClient, tableName: string): Promise<void> {
+  try {
+    await doc.send(new DescribeTableCommand({ TableName: tableName }));
+    return;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  await doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
+}
+
+/** Sets (or, with undefined, removes) variables; returns a function that restores them. */
+function setEnvironment(values: Record<string, string | undefined>): () => void {
+  const previous = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+  const apply = (from: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(from)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  apply(values);
+  return () => apply(previous);
+}
+
+/** Lets s3rver's notifications (an IPC message behind the HTTP answer) arrive. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+async function withTimeout<T>(what: string, ms: number, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new LocalBridgeTimeout(what, ms)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** Copies a file (used by the start command to drop the bundled samples). */
+export async function copyInto(file: string, dir: string, name = path.basename(file)): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const target = path.join(dir, name);
+  await copyFile(file, target);
+  return target;
+}
