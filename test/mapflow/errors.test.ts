@@ -1,0 +1,157 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  MapflowAuthError,
+  MapflowBadResponse,
+  MapflowError,
+  MapflowNotFound,
+  MapflowRequestError,
+  MapflowUnavailable,
+  parseErrorBody,
+} from '../../functions/mapflow/index.ts';
+import { BASE, JSON_HEADERS, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
+
+let setup: MockSetup | undefined;
+afterEach(async () => {
+  await setup?.agent.close();
+  setup = undefined;
+});
+
+describe('error bodies', () => {
+  it('reads {code, message, params} (processing and project endpoints)', async () => {
+    // Prepare
+    setup = mockClient();
+    setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).reply(
+      400,
+      { code: 'ProviderMinAreaError', message: 'Area is below the provider minimum', params: { minArea: '1' } },
+      JSON_HEADERS,
+    );
+
+    // Act
+    const error = await rejectionOf(
+      setup.client.createProcessing({
+        name: 'n',
+        wdId: 'w',
+        geometry: { type: 'Polygon', coordinates: [] },
+        params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
+      }),
+    );
+
+    // Assess
+    expect(error).toBeInstanceOf(MapflowRequestError);
+    expect(error).toBeInstanceOf(MapflowError);
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'ProviderMinAreaError',
+      params: { minArea: '1' },
+      method: 'POST',
+      path: '/processings/v2',
+    });
+    expect(error.message).toContain('ProviderMinAreaError: Area is below the provider minimum');
+  });
+
+  it('reads {detail: {code, parameters}} (data endpoints)', async () => {
+    // Prepare
+    setup = mockClient();
+    setup.pool
+      .intercept({ path: `${BASE}/rasters/mosaic/m-1`, method: 'GET' })
+      .reply(404, { detail: { code: 'ItemNotFound', parameters: { id: 'm-1' } } }, JSON_HEADERS);
+
+    // Act
+    const error = await rejectionOf(setup.client.getMosaic('m-1'));
+
+    // Assess
+    expect(error).toBeInstanceOf(MapflowNotFound);
+    expect(error).toMatchObject({ status: 404, code: 'ItemNotFound', params: { id: 'm-1' } });
+  });
+
+  it('reads a body that is not JSON', async () => {
+    // Prepare
+    setup = mockClient({ retry: { maxAttempts: 1 } });
+    setup.pool
+      .intercept({ path: `${BASE}/projects`, method: 'GET' })
+      .reply(502, '<html><body>Bad gateway from the proxy</body></html>', { headers: { 'content-type': 'text/html' } });
+
+    // Act
+    const error = await rejectionOf(setup.client.listProjects());
+
+    // Assess
+    expect(error).toBeInstanceOf(MapflowUnavailable);
+    expect(error.status).toBe(502);
+    expect(error.code).toBeUndefined();
+    expect(error.message).toContain('Bad gateway from the proxy');
+  });
+
+  it.each([
+    [401, MapflowAuthError, 'MapflowAuthError'],
+    [403, MapflowAuthError, 'MapflowAuthError'],
+    [404, MapflowNotFound, 'MapflowNotFound'],
+    [400, MapflowRequestError, 'MapflowRequestError'],
+    [409, MapflowRequestError, 'MapflowRequestError'],
+    [413, MapflowRequestError, 'MapflowRequestError'],
+    [422, MapflowRequestError, 'MapflowRequestError'],
+  ])('maps HTTP %i to %s', async (status, ErrorClass, name) => {
+    // Prepare
+    setup = mockClient();
+    setup.pool.intercept({ path: `${BASE}/rasters/image/i-1`, method: 'GET' }).reply(status, '');
+
+    // Act
+    const error = await rejectionOf(setup.client.getImage('i-1'));
+
+    // Assess
+    expect(error).toBeInstanceOf(ErrorClass);
+    expect(error.name).toBe(name);
+    expect(error.status).toBe(status);
+    expect(setup.delays).toEqual([]);
+  });
+
+  it('turns a 2xx answer it cannot read into MapflowBadResponse', async () => {
+    // Prepare
+    setup = mockClient();
+    setup.pool.intercept({ path: `${BASE}/processings/p/v2`, method: 'GET' }).reply(200, 'not json at all');
+    setup.pool.intercept({ path: `${BASE}/processing/cost/v2`, method: 'POST' }).reply(200, 'free!');
+
+    // Act
+    const notJson = await rejectionOf(setup.client.getProcessing('p'));
+    const notNumber = await rejectionOf(setup.client.estimateCost({ wdId: 'w', areaSqKm: 1 }));
+
+    // Assess
+    expect(notJson).toBeInstanceOf(MapflowBadResponse);
+    expect(notJson.name).toBe('MapflowBadResponse');
+    expect(notNumber).toBeInstanceOf(MapflowBadResponse);
+  });
+
+  it('parses every error body shape', () => {
+    // Assess
+    expect(parseErrorBody('{"code":"BAD_REQUEST","message":"m","params":{"a":1}}')).toEqual({
+      code: 'BAD_REQUEST',
+      message: 'm',
+      params: { a: 1 },
+    });
+    expect(parseErrorBody('{"detail":{"code":"FileTooBig","parameters":{"max":"2"}}}')).toEqual({
+      code: 'FileTooBig',
+      params: { max: '2' },
+    });
+    expect(parseErrorBody('{"detail":"Not authenticated"}')).toEqual({ message: 'Not authenticated' });
+    expect(parseErrorBody('{"detail":[{"loc":["body","name"],"msg":"field required","type":"value_error.missing"}]}')).toMatchObject({
+      code: 'value_error.missing',
+      message: 'body.name: field required',
+    });
+    expect(parseErrorBody('{"error":"nope"}')).toEqual({ message: 'nope' });
+    expect(parseErrorBody('plain text')).toEqual({ message: 'plain text' });
+    expect(parseErrorBody('')).toEqual({});
+  });
+
+  it('keeps the error JSON-serialisable with its fields', async () => {
+    // Prepare
+    setup = mockClient();
+    setup.pool.intercept({ path: `${BASE}/projects/x`, method: 'GET' }).reply(404, { code: 'NOT_FOUND', message: 'gone' });
+
+    // Act
+    const error = await rejectionOf(setup.client.getProject('x'));
+    const json = JSON.parse(JSON.stringify(error)) as Record<string, unknown>;
+
+    // Assess
+    expect(json).toMatchObject({ name: 'MapflowNotFound', status: 404, code: 'NOT_FOUND', method: 'GET', path: '/projects/x' });
+    expect(String(json.message)).toContain('gone');
+  });
+});
