@@ -1,0 +1,221 @@
+/**
+ * Dispatch: turns "Object Created" notifications into one state machine
+ * execution per job.
+ *
+ * On AWS the function reads an SQS queue fed by an EventBridge rule, so each
+ * message body is an EventBridge event (`detail.bucket.name`, `detail.object.*`).
+ * It also accepts S3 notification bodies (`Records[].s3`), which is what
+ * s3rver emits locally and what an S3 -> SQS notification would send.
+ *
+ * Object keys in both AWS shapes are form-URL-encoded ('+' is a space); they
+ * are decoded here, once. s3rver's records carry the raw key: the local mode
+ * passes `{ keysEncoded: false }`.
+ *
+ * Duplicates collapse on the execution name: name = jobId, a pure function of
+ * (bucket, key, etag), and Step Functions refuses a second execution with the
+ * same name (ExecutionAlreadyExists), so an event delivered several times, even
+ * concurrently, yields one execution.
+ */
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { ExecutionAlreadyExists, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { ConfigurationError } from '../jobs/errors.ts';
+import type { ExecutionInput, InputObject } from '../jobs/model.ts';
+import { decodeS3EventKey, inputKind, jobIdFor, normaliseEtag } from '../routing/index.ts';
+import { bridgeContext, type BridgeContext } from '../runtime/context.ts';
+
+export type StartOutcome = 'started' | 'duplicate';
+export type StartExecution = (name: string, input: ExecutionInput) => Promise<StartOutcome>;
+
+/** An object named by a notification; etag/size may be missing (s3rver copies) and are then read with HeadObject. */
+export interface ObjectCreatedRef {
+  bucket: string;
+  key: string;
+  etag?: string;
+  size?: number;
+  versionId?: string;
+}
+
+export interface DispatchSummary {
+  started: string[];
+  duplicates: string[];
+  skipped: { key: string; reason: string }[];
+}
+
+/** A message body that is not an object notification we understand. */
+export class UnrecognisedMessage extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnrecognisedMessage';
+  }
+}
+
+/**
+ * The objects a message body names: an EventBridge "Object Created" event, or
+ * an S3 notification with `Records`. S3 test events and other event names give
+ * no objects. Anything else throws UnrecognisedMessage.
+ */
+export function objectsFromMessage(body: unknown, options: { keysEncoded?: boolean } = {}): ObjectCreatedRef[] {
+  const decode = (key: string) => (options.keysEncoded === false ? key : decodeS3EventKey(key));
+  if (!isRecord(body)) throw new UnrecognisedMessage('the message body is not a JSON object');
+
+  if (isRecord(body.detail) && 'detail-type' in body) {
+    if (body['detail-type'] !== 'Object Created') return [];
+    const bucket = (body.detail.bucket as { name?: unknown } | undefined)?.name;
+    const object = body.detail.object as Record<string, unknown> | undefined;
+    if (typeof bucket !== 'string' || !isRecord(object) || typeof object.key !== 'string') {
+      throw new UnrecognisedMessage('an "Object Created" event without detail.bucket.name / detail.object.key');
+    }
+    return [
+      compact({
+        bucket,
+        key: decode(object.key),
+        etag: typeof object.etag === 'string' ? normaliseEtag(object.etag) : undefined,
+        size: typeof object.size === 'number' ? object.size : undefined,
+        versionId: typeof object['version-id'] === 'string' ? object['version-id'] : undefined,
+      }),
+    ];
+  }
+
+  if (Array.isArray(body.Records)) {
+    const objects: ObjectCreatedRef[] = [];
+    for (const record of body.Records as unknown[]) {
+      if (!isRecord(record) || !isRecord(record.s3)) throw new UnrecognisedMessage('a notification record without "s3"');
+      if (typeof record.eventName === 'string' && !record.eventName.startsWith('ObjectCreated:')) continue;
+      const bucket = (record.s3.bucket as { name?: unknown } | undefined)?.name;
+      const object = record.s3.object as Record<string, unknown> | undefined;
+      if (typeof bucket !== 'string' || !isRecord(object) || typeof object.key !== 'string') {
+        throw new UnrecognisedMessage('a notification record without s3.bucket.name / s3.object.key');
+      }
+      objects.push(
+        compact({
+          bucket,
+          key: decode(object.key),
+          etag: typeof object.eTag === 'string' ? normaliseEtag(object.eTag) : undefined,
+          size: typeof object.size === 'number' ? object.size : undefined,
+          versionId: typeof object.versionId === 'string' ? object.versionId : undefined,
+        }),
+      );
+    }
+    return objects;
+  }
+
+  if (body.Event === 's3:TestEvent') return [];
+  throw new UnrecognisedMessage('neither an EventBridge event nor an S3 notification');
+}
+
+/** Fills a missing etag/size from S3 (s3rver's copy events carry neither). */
+export async function completeObject(ctx: Pick<BridgeContext, 's3'>, ref: ObjectCreatedRef): Promise<InputObject> {
+  if (ref.etag !== undefined && ref.size !== undefined) {
+    return { bucket: ref.bucket, key: ref.key, ...(ref.versionId ? { versionId: ref.versionId } : {}), etag: ref.etag, size: ref.size };
+  }
+  const head = await ctx.s3.send(
+    new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, ...(ref.versionId ? { VersionId: ref.versionId } : {}) }),
+  );
+  const versionId = ref.versionId ?? head.VersionId;
+  return {
+    bucket: ref.bucket,
+    key: ref.key,
+    ...(versionId && versionId !== 'null' ? { versionId } : {}),
+    etag: ref.etag ?? normaliseEtag(head.ETag ?? ''),
+    size: ref.size ?? head.ContentLength ?? 0,
+  };
+}
+
+/**
+ * Starts one execution per eligible object (decoded keys). Objects outside the
+ * inbox or with an extension the bridge does not handle are skipped, with the
+ * reason logged and returned.
+ */
+export async function dispatchObjectCreated(
+  ctx: Pick<BridgeContext, 'config' | 'logger'>,
+  objects: InputObject[],
+  start: StartExecution,
+): Promise<DispatchSummary> {
+  const summary: DispatchSummary = { started: [], duplicates: [], skipped: [] };
+  const inbox = ctx.config.prefixes.inbox;
+  for (const object of objects) {
+    const reason = skipReason(object.key, inbox);
+    if (reason) {
+      ctx.logger.info('object skipped', { bucket: object.bucket, key: object.key, reason });
+      summary.skipped.push({ key: object.key, reason });
+      continue;
+    }
+    const jobId = jobIdFor(object);
+    // Fixed field order: duplicates of one event produce byte-identical input.
+    const input: ExecutionInput = {
+      jobId,
+      input: {
+        bucket: object.bucket,
+        key: object.key,
+        ...(object.versionId ? { versionId: object.versionId } : {}),
+        etag: normaliseEtag(object.etag),
+        size: object.size,
+      },
+    };
+    const outcome = await start(jobId, input);
+    ctx.logger.info(outcome === 'started' ? 'execution started' : 'duplicate event: execution already exists', {
+      jobId,
+      bucket: object.bucket,
+      key: object.key,
+    });
+    (outcome === 'started' ? summary.started : summary.duplicates).push(jobId);
+  }
+  return summary;
+}
+
+function skipReason(key: string, inbox: string): string | undefined {
+  if (!key.startsWith(inbox)) return `outside the inbox prefix "${inbox}"`;
+  if (key.endsWith('/')) return 'a folder marker, not a file';
+  if (!inputKind(key)) return 'unsupported file type (the bridge takes .geojson, .json, .tif, .tiff)';
+  return undefined;
+}
+
+/** StartExecution on AWS: name = jobId; ExecutionAlreadyExists is a duplicate. */
+export function stepFunctionsStarter(ctx: Pick<BridgeContext, 'config' | 'sfn'>): StartExecution {
+  const stateMachineArn = ctx.config.stateMachineArn;
+  if (!stateMachineArn) throw new ConfigurationError('STATE_MACHINE_ARN is required by the dispatch function.');
+  return async (name, input) => {
+    try {
+      await ctx.sfn().send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+      return 'started';
+    } catch (error) {
+      if (error instanceof ExecutionAlreadyExists || (error as Error)?.name === 'ExecutionAlreadyExists') return 'duplicate';
+      throw error;
+    }
+  };
+}
+
+/**
+ * Processes an SQS batch. A message that fails (unreadable body, S3 or Step
+ * Functions error) is reported in `batchItemFailures` so SQS redelivers it and,
+ * after maxReceiveCount, moves it to the dead-letter queue: nothing is dropped.
+ */
+export async function handleSqsBatch(
+  ctx: BridgeContext,
+  event: SQSEvent,
+  start: StartExecution = stepFunctionsStarter(ctx),
+): Promise<SQSBatchResponse> {
+  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      const refs = objectsFromMessage(JSON.parse(record.body));
+      const objects = await Promise.all(refs.map((ref) => completeObject(ctx, ref)));
+      await dispatchObjectCreated(ctx, objects, start);
+    } catch (error) {
+      ctx.logger.error('message not dispatched; SQS will redeliver it', { messageId: record.messageId, error });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+}
+
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => handleSqsBatch(bridgeContext(), event);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function compact(ref: ObjectCreatedRef): ObjectCreatedRef {
+  return Object.fromEntries(Object.entries(ref).filter(([, value]) => value !== undefined)) as unknown as ObjectCreatedRef;
+}

@@ -1,0 +1,153 @@
+/**
+ * Reconcile ("nothing lost"), run on a schedule.
+ *
+ * Every task of the state machine has a Catch that ends the job, so a job only
+ * stays unfinished if its execution itself ended without running Fail Job
+ * (aborted by an operator, timed out, a bug in the definition) or never
+ * started. This sweep finds such jobs and finishes them as FAILED with code
+ * EXECUTION_LOST: a report under failed/, the final ledger status, the
+ * "Job Failed" event, the input's status tag, and its concurrency slots freed.
+ * It also frees slots held by executions that are gone, so capacity never leaks.
+ *
+ * Safe to run concurrently with live jobs: a job is touched only when its
+ * execution is not running, and the final transition is conditional.
+ */
+import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
+import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../jobs/model.ts';
+import { eventDetailFromRow } from '../events/publisher.ts';
+import { reportKey } from '../routing/index.ts';
+import { bridgeContext, type BridgeContext } from '../runtime/context.ts';
+import { tagObject, writeJson } from '../storage/s3.ts';
+
+export type IsExecutionAlive = (executionArn: string) => Promise<boolean>;
+
+export interface ReconcileOptions {
+  /** A job with no known execution is declared lost once it has not changed for this long. Default 15 minutes. */
+  graceSeconds?: number;
+  now?: () => Date;
+}
+
+export interface ReconcileSummary {
+  /** Unfinished jobs looked at. */
+  checked: number;
+  /** Jobs finished as FAILED / EXECUTION_LOST. */
+  lost: string[];
+  /** Slot holders freed because their execution is gone. */
+  reclaimedSlots: string[];
+  /** Jobs that could not be reconciled this time (retried on the next run). */
+  errors: { jobId: string; message: string }[];
+}
+
+export const EXECUTION_LOST = 'EXECUTION_LOST';
+export const DEFAULT_GRACE_SECONDS = 15 * 60;
+const TAG_JOB_ID = 'mapflow-bridge:job-id';
+const TAG_STATUS = 'mapflow-bridge:status';
+const PAGE_LIMIT = 10_000;
+
+export async function reconcile(
+  ctx: BridgeContext,
+  isExecutionAlive: IsExecutionAlive,
+  options: ReconcileOptions = {},
+): Promise<ReconcileSummary> {
+  const now = options.now ?? (() => new Date());
+  const graceMs = (options.graceSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
+  const summary: ReconcileSummary = { checked: 0, lost: [], reclaimedSlots: [], errors: [] };
+  const alive = memoise(isExecutionAlive);
+
+  const unfinished = JOB_STATUSES.filter((status) => !isFinalStatus(status));
+  for (const status of unfinished) {
+    for (const row of await ctx.ledger.listByStatus(status, { limit: PAGE_LIMIT })) {
+      summary.checked++;
+      try {
+        const executionArn = row.executionArn ?? executionArnFor(ctx.config.stateMachineArn, row.jobId);
+        if (executionArn && (await alive(executionArn))) continue;
+        const idleMs = now().getTime() - Date.parse(row.updatedAt);
+        // A recorded execution that is not running is lost; an unknown one gets time to appear.
+        if (!row.executionArn && !(idleMs > graceMs)) continue;
+        if (await finishLostJob(ctx, row, executionArn, now())) summary.lost.push(row.jobId);
+      } catch (error) {
+        ctx.logger.error('could not reconcile job; will retry on the next run', { jobId: row.jobId, error });
+        summary.errors.push({ jobId: row.jobId, message: (error as Error)?.message ?? String(error) });
+      }
+    }
+  }
+
+  const freed = await ctx.slots.reclaim(alive);
+  summary.reclaimedSlots = freed.map((slot) => slot.holder);
+  for (const slot of freed) ctx.logger.warn('slot reclaimed from an execution that is gone', { ...slot });
+  ctx.logger.info('reconcile finished', { ...summary });
+  return summary;
+}
+
+/** Ends a lost job. Returns false when the row turned final meanwhile (nothing changed). */
+async function finishLostJob(ctx: BridgeContext, row: LedgerRow, executionArn: string | undefined, at: Date): Promise<boolean> {
+  const error: JobError = {
+    code: EXECUTION_LOST,
+    message: executionArn
+      ? `The workflow execution stopped while the job was ${row.status} without recording an outcome. Drop the file again to retry.`
+      : `No workflow execution was found for this job after it stayed ${row.status}. Drop the file again to retry.`,
+  };
+  // Report first: if anything below fails, the row is still unfinished and the next run retries.
+  const key = reportKey(ctx.config.prefixes, row.input.key);
+  await writeJson(ctx.s3, row.input.bucket, key, {
+    jobId: row.jobId,
+    status: 'FAILED',
+    input: row.input,
+    route: row.routeName,
+    code: error.code,
+    message: error.message,
+    lastStatus: row.status,
+    ...(executionArn ? { executionArn } : {}),
+    ...(row.parts ? { parts: row.parts } : {}),
+    at: at.toISOString(),
+  });
+  const { changed, row: final } = await ctx.ledger.transition(row.jobId, 'FAILED', { error, reportKey: key }, `${error.code}: reconciler`);
+  if (!changed) return false;
+  ctx.logger.warn('job finished as lost', { jobId: row.jobId, lastStatus: row.status, executionArn });
+  await ctx.slots.releaseJob(row.jobId);
+  await ctx.events.publish(EVENT_DETAIL_TYPES.FAILED, eventDetailFromRow(final));
+  try {
+    await tagObject(ctx.s3, row.input, { [TAG_JOB_ID]: row.jobId, [TAG_STATUS]: 'FAILED' });
+  } catch (tagError) {
+    ctx.logger.warn('could not tag the input object', { jobId: row.jobId, key: row.input.key, error: tagError });
+  }
+  return true;
+}
+
+/** The ARN of the execution named `jobId` (dispatch names executions after their job). */
+export function executionArnFor(stateMachineArn: string | undefined, jobId: string): string | undefined {
+  if (!stateMachineArn) return undefined;
+  const parts = stateMachineArn.split(':');
+  if (parts.length < 7 || parts[5] !== 'stateMachine') return undefined;
+  return [...parts.slice(0, 5), 'execution', parts[6], jobId].join(':');
+}
+
+/** On AWS: an execution is alive while RUNNING (or waiting to be redriven). */
+export function stepFunctionsLiveness(ctx: Pick<BridgeContext, 'sfn'>): IsExecutionAlive {
+  return async (executionArn) => {
+    try {
+      const { status } = await ctx.sfn().send(new DescribeExecutionCommand({ executionArn }));
+      return status === 'RUNNING' || status === 'PENDING_REDRIVE';
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist || (error as Error)?.name === 'ExecutionDoesNotExist') return false;
+      throw error;
+    }
+  };
+}
+
+function memoise(fn: IsExecutionAlive): IsExecutionAlive {
+  const seen = new Map<string, Promise<boolean>>();
+  return (arn) => {
+    let result = seen.get(arn);
+    if (!result) {
+      result = fn(arn);
+      seen.set(arn, result);
+    }
+    return result;
+  };
+}
+
+export const handler = async (): Promise<ReconcileSummary> => {
+  const ctx = bridgeContext();
+  return reconcile(ctx, stepFunctionsLiveness(ctx));
+};
