@@ -1,0 +1,133 @@
+/**
+ * Reads the bridge's settings from CDK context (`-c key=value` or cdk.json),
+ * so `npx cdk deploy -c routes=routes.json -c maxConcurrentProcessings=3`
+ * works without editing code. Values given with -c arrive as strings.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+import type { Route } from '../functions/routing/index.ts';
+import type { PollPolicy } from './defaults.ts';
+import { MapflowBridgeConfigError, type AuthScheme } from './validation.ts';
+
+/** The context keys understood by bin/app.ts, with what each does (printed in docs/deploy.md). */
+export const CONTEXT_KEYS = {
+  stackName: 'Name of the stack (default MapflowBridge).',
+  routes: 'Routes: JSON text (an array or {"routes": [...]}) or the path of a .json file.',
+  mapflowBaseUrl: 'Mapflow API base URL (default https://api.mapflow.ai/rest).',
+  authScheme: 'basic, bearer or auto (default auto).',
+  maxConcurrentProcessings: 'Processings running at once (default 5).',
+  pollPolicy: 'JSON, any of {initialSeconds, maxSeconds, factor, maxPolls, maxJobSeconds}.',
+  eventSource: 'Source of the published events (default mapflow.bridge).',
+  inboxPrefix: 'default inbox/',
+  resultsPrefix: 'default results/',
+  failedPrefix: 'default failed/',
+  workPrefix: 'default work/',
+  logRetentionDays: 'Log retention in days, one of the CloudWatch values (default 90).',
+  removalPolicy: 'retain (default) or destroy: what happens to data when the stack is deleted.',
+  reconcileMinutes: 'Minutes between reconciler runs (default 15).',
+  bucketName: 'Use this existing bucket (EventBridge notifications must be on) instead of creating one.',
+  secretName: 'Use this existing Secrets Manager secret instead of creating one.',
+  eventBusName: 'Publish on this existing event bus instead of creating one.',
+  ledgerTableName: 'Use this existing ledger table (same keys and GSIs) instead of creating one.',
+  dashboard: 'false to skip the CloudWatch dashboard.',
+} as const;
+export type ContextKey = keyof typeof CONTEXT_KEYS;
+
+/** Settings of the stack as read from context; names of existing resources are imported by the stack. */
+export interface ContextSettings {
+  stackName: string;
+  routes?: Route[];
+  mapflowBaseUrl?: string;
+  authScheme?: AuthScheme;
+  maxConcurrentProcessings?: number;
+  pollPolicy?: Partial<PollPolicy>;
+  eventSource?: string;
+  inboxPrefix?: string;
+  resultsPrefix?: string;
+  failedPrefix?: string;
+  workPrefix?: string;
+  logRetention?: logs.RetentionDays;
+  removalPolicy?: RemovalPolicy;
+  reconcileSchedule?: events.Schedule;
+  existing: { bucketName?: string; secretName?: string; eventBusName?: string; ledgerTableName?: string };
+  dashboard?: boolean;
+}
+
+export function settingsFromContext(node: Node): ContextSettings {
+  const get = (key: ContextKey): unknown => {
+    const value: unknown = node.tryGetContext(key);
+    return value === '' ? undefined : value;
+  };
+  const text = (key: ContextKey): string | undefined => {
+    const value = get(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') throw new MapflowBridgeConfigError(`context ${key} must be a string`);
+    return value;
+  };
+  const integer = (key: ContextKey): number | undefined => {
+    const value = get(key);
+    if (value === undefined) return undefined;
+    const n = typeof value === 'number' ? value : Number(value);
+    if (!Number.isInteger(n)) throw new MapflowBridgeConfigError(`context ${key} must be an integer (got ${String(value)})`);
+    return n;
+  };
+  const json = (key: ContextKey): unknown => {
+    const value = get(key);
+    if (value === undefined || typeof value !== 'string') return value;
+    const source = value.trim().endsWith('.json') && existsSync(value) ? readFileSync(value, 'utf8') : value;
+    try {
+      return JSON.parse(source);
+    } catch (cause) {
+      throw new MapflowBridgeConfigError(`context ${key} is neither JSON nor the path of a JSON file`, { cause });
+    }
+  };
+
+  const routesValue = json('routes');
+  const routes =
+    routesValue === undefined
+      ? undefined
+      : Array.isArray(routesValue)
+        ? (routesValue as Route[])
+        : ((routesValue as { routes?: Route[] }).routes ?? (routesValue as Route[]));
+
+  const removal = text('removalPolicy')?.toLowerCase();
+  if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
+    throw new MapflowBridgeConfigError(`context removalPolicy must be retain or destroy (got ${removal})`);
+  }
+  const retentionDays = integer('logRetentionDays');
+  if (retentionDays !== undefined && !(Object.values(logs.RetentionDays) as unknown[]).includes(retentionDays)) {
+    throw new MapflowBridgeConfigError(`context logRetentionDays ${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...)`);
+  }
+  const reconcileMinutes = integer('reconcileMinutes');
+  if (reconcileMinutes !== undefined && (reconcileMinutes < 1 || reconcileMinutes > 1_440)) {
+    throw new MapflowBridgeConfigError('context reconcileMinutes must be from 1 to 1440');
+  }
+  const dashboard = get('dashboard');
+
+  return {
+    stackName: text('stackName') ?? 'MapflowBridge',
+    routes,
+    mapflowBaseUrl: text('mapflowBaseUrl'),
+    authScheme: text('authScheme') as AuthScheme | undefined,
+    maxConcurrentProcessings: integer('maxConcurrentProcessings'),
+    pollPolicy: json('pollPolicy') as Partial<PollPolicy> | undefined,
+    eventSource: text('eventSource'),
+    inboxPrefix: text('inboxPrefix'),
+    resultsPrefix: text('resultsPrefix'),
+    failedPrefix: text('failedPrefix'),
+    workPrefix: text('workPrefix'),
+    logRetention: retentionDays as logs.RetentionDays | undefined,
+    removalPolicy: removal === undefined ? undefined : removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    reconcileSchedule: reconcileMinutes === undefined ? undefined : events.Schedule.rate(Duration.minutes(reconcileMinutes)),
+    existing: {
+      bucketName: text('bucketName'),
+      secretName: text('secretName'),
+      eventBusName: text('eventBusName'),
+      ledgerTableName: text('ledgerTableName'),
+    },
+    dashboard: dashboard === undefined ? undefined : !(dashboard === false || dashboard === 'false'),
+  };
+}

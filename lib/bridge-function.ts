@@ -1,0 +1,109 @@
+/**
+ * One Lambda function of the bridge: functions/handlers/<name>.ts bundled by
+ * the local esbuild (never Docker) into an ESM bundle for Node.js 24 on arm64,
+ * with its own log group, its own role (no managed policies), X-Ray tracing and
+ * the Powertools settings.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as path from 'node:path';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import {
+  ESM_REQUIRE_BANNER,
+  FUNCTION_SETTINGS,
+  LAMBDA_ARCHITECTURE,
+  LAMBDA_RUNTIME,
+  POWERTOOLS_METRICS_NAMESPACE,
+  POWERTOOLS_SERVICE_NAME,
+  type BridgeFunctionName,
+} from './defaults.ts';
+
+/** The project root (lib/..), where package-lock.json and functions/ live. */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Entry file of a handler. */
+export function handlerEntry(name: BridgeFunctionName): string {
+  return path.join(PROJECT_ROOT, 'functions', 'handlers', `${name}.ts`);
+}
+
+export interface BridgeFunctionProps {
+  readonly name: BridgeFunctionName;
+  /** Environment of docs/architecture.md (the Powertools settings are added here). */
+  readonly environment: Record<string, string>;
+  readonly logRetention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+export class BridgeFunction extends Construct {
+  public readonly function: nodejs.NodejsFunction;
+  public readonly role: iam.Role;
+  public readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: BridgeFunctionProps) {
+    super(scope, id);
+    const entry = handlerEntry(props.name);
+    if (!existsSync(entry)) {
+      throw new Error(`MapflowBridge: the handler file of '${props.name}' is missing (${entry}); it must export 'handler'`);
+    }
+    const settings = FUNCTION_SETTINGS[props.name];
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    // An own role instead of AWSLambdaBasicExecutionRole: writes to this log group only.
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `mapflow-bridge ${props.name}`,
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+
+    this.function = new nodejs.NodejsFunction(this, 'Function', {
+      entry,
+      handler: 'handler',
+      description: `mapflow-bridge: ${props.name}`,
+      runtime: LAMBDA_RUNTIME,
+      architecture: LAMBDA_ARCHITECTURE,
+      memorySize: settings.memorySize,
+      timeout: settings.timeout,
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+      environment: {
+        ...props.environment,
+        POWERTOOLS_SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        // Secrets are cached by Powertools parameters for this many seconds.
+        POWERTOOLS_PARAMETERS_MAX_AGE: '300',
+        BRIDGE_FUNCTION: props.name,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: nodejs.OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // Ship the SDK versions the code was tested with rather than the runtime's.
+        bundleAwsSDK: true,
+        // The local esbuild devDependency bundles; Docker is never needed.
+        forceDockerBundling: false,
+      },
+    });
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * An operations dashboard: executions, Lambda errors, the trigger queue and its
+ * dead-letter queue, and how to query the ledger's GSIs.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../functions/ledger/schema.ts';
+
+export interface BridgeDashboardProps {
+  readonly stateMachine: sfn.IStateMachine;
+  readonly functions: Record<string, lambda.IFunction>;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly ledgerTable: dynamodb.ITable;
+}
+
+export class BridgeDashboard extends Construct {
+  public readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: BridgeDashboardProps) {
+    super(scope, id);
+    const period = Duration.minutes(5);
+    const sum = { statistic: cloudwatch.Stats.SUM, period };
+    const sm = props.stateMachine;
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.days(1),
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Jobs (executions)',
+        width: 12,
+        left: [
+          sm.metricStarted({ ...sum, label: 'started' }),
+          sm.metricSucceeded({ ...sum, label: 'succeeded' }),
+          sm.metricFailed({ ...sum, label: 'failed' }),
+          sm.metricTimedOut({ ...sum, label: 'timed out' }),
+          sm.metricAborted({ ...sum, label: 'aborted' }),
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Lambda errors',
+        width: 12,
+        left: Object.entries(props.functions).map(([name, fn]) => fn.metricErrors({ ...sum, label: name })),
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queue depth (undispatched drops)',
+        width: 8,
+        left: [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period })],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Trigger queue',
+        width: 8,
+        left: [props.queue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period, label: 'visible' })],
+        right: [props.queue.metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, period, label: 'oldest (s)' })],
+      }),
+      new cloudwatch.TextWidget({ width: 8, height: 6, markdown: ledgerHelp(props.ledgerTable.tableName) }),
+    );
+  }
+}
+
+/** Markdown on querying the ledger GSIs (the table name is resolved at deploy time). */
+function ledgerHelp(tableName: string): string {
+  return [
+    '### Ledger queries',
+    `Jobs by status, newest first (GSI \`${GSI_BY_STATUS}\`):`,
+    '```',
+    `aws dynamodb query --table-name ${tableName} --index-name ${GSI_BY_STATUS} \\`,
+    `  --key-condition-expression '#s = :s' --expression-attribute-names '{"#s":"status"}' \\`,
+    `  --expression-attribute-values '{":s":{"S":"FAILED"}}' --no-scan-index-forward`,
+    '```',
+    `A job from its Mapflow processing id (GSI \`${GSI_BY_PROCESSING_ID}\`):`,
+    '```',
+    `aws dynamodb query --table-name ${tableName} --index-name ${GSI_BY_PROCESSING_ID} \\`,
+    `  --key-condition-expression 'processingId = :p' --expression-attribute-values '{":p":{"S":"<id>"}}'`,
+    '```',
+  ].join('\n');
+}

@@ -1,0 +1,67 @@
+/**
+ * The ledger table, built from the runtime's own schema
+ * (functions/ledger/schema.ts: ledgerTableSchema), so the deployed keys and
+ * GSIs cannot drift from what local mode creates and the code queries.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { ledgerTableSchema } from '../functions/ledger/schema.ts';
+import { LEDGER_TABLE_PROPS } from './defaults.ts';
+
+/** Creates the ledger: on-demand, point-in-time recovery, encrypted, GSIs byStatus and byProcessingId. */
+export function createLedgerTable(scope: Construct, id: string, options: { removalPolicy: RemovalPolicy }): dynamodb.Table {
+  // The name is only a placeholder for the schema; CloudFormation names the table.
+  const schema = ledgerTableSchema('ledger');
+  const attribute = (name: string | undefined): dynamodb.Attribute => {
+    const definition = schema.AttributeDefinitions?.find((a) => a.AttributeName === name);
+    if (!name || !definition) throw new Error(`ledgerTableSchema: attribute ${name} has no definition`);
+    return { name, type: attributeType(definition.AttributeType) };
+  };
+  const keyOf = (keys: { AttributeName?: string; KeyType?: string }[] | undefined, type: 'HASH' | 'RANGE') =>
+    keys?.find((k) => k.KeyType === type)?.AttributeName;
+
+  const table = new dynamodb.Table(scope, id, {
+    ...LEDGER_TABLE_PROPS,
+    partitionKey: attribute(keyOf(schema.KeySchema, 'HASH')),
+    ...(keyOf(schema.KeySchema, 'RANGE') ? { sortKey: attribute(keyOf(schema.KeySchema, 'RANGE')) } : {}),
+    removalPolicy: options.removalPolicy,
+  });
+  for (const index of schema.GlobalSecondaryIndexes ?? []) {
+    const sortKey = keyOf(index.KeySchema, 'RANGE');
+    table.addGlobalSecondaryIndex({
+      indexName: index.IndexName!,
+      partitionKey: attribute(keyOf(index.KeySchema, 'HASH')),
+      ...(sortKey ? { sortKey: attribute(sortKey) } : {}),
+      projectionType: projectionType(index.Projection?.ProjectionType),
+      ...(index.Projection?.NonKeyAttributes ? { nonKeyAttributes: index.Projection.NonKeyAttributes } : {}),
+    });
+  }
+  return table;
+}
+
+function attributeType(type: string | undefined): dynamodb.AttributeType {
+  switch (type) {
+    case 'S':
+      return dynamodb.AttributeType.STRING;
+    case 'N':
+      return dynamodb.AttributeType.NUMBER;
+    case 'B':
+      return dynamodb.AttributeType.BINARY;
+    default:
+      throw new Error(`ledgerTableSchema: unsupported attribute type ${type}`);
+  }
+}
+
+function projectionType(type: string | undefined): dynamodb.ProjectionType {
+  switch (type ?? 'ALL') {
+    case 'ALL':
+      return dynamodb.ProjectionType.ALL;
+    case 'KEYS_ONLY':
+      return dynamodb.ProjectionType.KEYS_ONLY;
+    case 'INCLUDE':
+      return dynamodb.ProjectionType.INCLUDE;
+    default:
+      throw new Error(`ledgerTableSchema: unsupported projection ${type}`);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The ready-to-deploy stack: one MapflowBridge, configured from CDK context
+ * (see lib/app-context.ts) or from props. Environment-agnostic, so
+ * `cdk synth` needs neither AWS credentials nor Docker.
+ */
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { ContextSettings } from './app-context.ts';
+import { MapflowBridge, type MapflowBridgeProps } from './mapflow-bridge.ts';
+
+export interface MapflowBridgeStackProps extends StackProps {
+  /** Props of the bridge; `existing` names resources to import instead of creating them. */
+  readonly bridge?: MapflowBridgeProps;
+  readonly existing?: ContextSettings['existing'];
+}
+
+export class MapflowBridgeStack extends Stack {
+  public readonly bridge: MapflowBridge;
+
+  constructor(scope: Construct, id: string, props: MapflowBridgeStackProps = {}) {
+    super(scope, id, props);
+    const existing = props.existing ?? {};
+    this.bridge = new MapflowBridge(this, 'Bridge', {
+      ...props.bridge,
+      ...(existing.bucketName ? { bucket: s3.Bucket.fromBucketName(this, 'ExistingBucket', existing.bucketName) } : {}),
+      ...(existing.secretName ? { secret: secretsmanager.Secret.fromSecretNameV2(this, 'ExistingSecret', existing.secretName) } : {}),
+      ...(existing.eventBusName ? { eventBus: events.EventBus.fromEventBusName(this, 'ExistingEventBus', existing.eventBusName) } : {}),
+      ...(existing.ledgerTableName
+        ? { ledgerTable: dynamodb.Table.fromTableName(this, 'ExistingLedger', existing.ledgerTableName) }
+        : {}),
+    });
+
+    const b = this.bridge;
+    new CfnOutput(this, 'BucketName', { value: b.bucket.bucketName, description: `Drop files under s3://<bucket>/${b.settings.prefixes.inbox}` });
+    new CfnOutput(this, 'InboxUri', { value: `s3://${b.bucket.bucketName}/${b.settings.prefixes.inbox}` });
+    new CfnOutput(this, 'SecretArn', {
+      value: b.secret.secretArn,
+      description: 'Put {"token": "...", "email": "..."} here: aws secretsmanager put-secret-value --secret-id <arn> --secret-string ...',
+    });
+    new CfnOutput(this, 'LedgerTableName', { value: b.ledgerTable.tableName });
+    new CfnOutput(this, 'EventBusName', { value: b.eventBus.eventBusName });
+    new CfnOutput(this, 'StateMachineArn', { value: b.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: b.deadLetterQueue.queueUrl });
+  }
+}

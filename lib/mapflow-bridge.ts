@@ -1,0 +1,363 @@
+/**
+ * MapflowBridge: turns an S3 bucket into a drop box for the Mapflow API.
+ *
+ *   S3 inbox/ --"Object Created"--> EventBridge rule --> SQS (+DLQ) --> dispatch
+ *   --> Step Functions (one execution per job) --> Mapflow, results/ in S3,
+ *   a DynamoDB ledger and EventBridge events; a scheduled reconciler settles
+ *   executions that ended without writing their final status.
+ *
+ * Bring your own bucket, secret, event bus or ledger table, or let the
+ * construct create them with the safe defaults of lib/defaults.ts. Every
+ * created resource is a public property.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
+import type { Route } from '../functions/routing/index.ts';
+import { BridgeDashboard } from './dashboard.ts';
+import { BridgeFunction } from './bridge-function.ts';
+import {
+  ACCESS_LOG_BUCKET_PROPS,
+  DATA_BUCKET_NOTIFICATIONS,
+  DATA_BUCKET_PROPS,
+  DEFAULT_LOG_RETENTION,
+  DEFAULT_RECONCILE_SCHEDULE,
+  DEFAULT_REMOVAL_POLICY,
+  DEFAULT_WORK_EXPIRATION,
+  DISPATCH_BATCH_SIZE,
+  DISPATCH_MAX_RECEIVE_COUNT,
+  DLQ_RETENTION,
+  FUNCTION_SETTINGS,
+  INPUT_SUFFIXES,
+  QUEUE_PROPS,
+  STATE_MACHINE_TIMEOUT_MARGIN,
+  type BridgeFunctionName,
+  type PollPolicy,
+} from './defaults.ts';
+import { createLedgerTable } from './ledger-table.ts';
+import { acknowledgeBridgeNagFindings } from './nag.ts';
+import {
+  grantFunctionCapabilities,
+  grantListPrefixes,
+  grantObjects,
+  LEDGER_READ_ACTIONS,
+  OBJECT_READ_ACTIONS,
+  OBJECT_WRITE_ACTIONS,
+  type GrantTargets,
+} from './permissions.ts';
+import { MapflowBridgeConfigError, resolveBridgeSettings, type AuthScheme, type BridgeSettings } from './validation.ts';
+import { BridgeWorkflow } from './workflow.ts';
+
+const S3_ACCESS_LOGS_POLICY_FLAG = '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy';
+
+export interface MapflowBridgeProps {
+  /**
+   * The bucket to watch and write results into. A bucket you bring must have
+   * EventBridge notifications turned on (`eventBridgeEnabled: true`), since
+   * the trigger is an EventBridge rule.
+   * @default a new bucket: SSE-S3, versioned, SSL only, public access blocked, EventBridge notifications on
+   */
+  readonly bucket?: s3.IBucket;
+  /**
+   * Where a created bucket writes its server access logs. Ignored when you bring the bucket.
+   * @default a new access-log bucket (SSE-S3, SSL only, public access blocked, logs kept 365 days)
+   */
+  readonly serverAccessLogsBucket?: s3.IBucket;
+  /**
+   * Secrets Manager secret with the Mapflow credentials, JSON `{"token": "...", "email": "..."}`.
+   * @default a new secret with a generated placeholder token: put your token in it after deploying
+   */
+  readonly secret?: secretsmanager.ISecret;
+  /**
+   * The bus the job events are published on.
+   * @default a new event bus
+   */
+  readonly eventBus?: events.IEventBus;
+  /**
+   * The ledger table. A table you bring must have the keys and GSIs of
+   * `ledgerTableSchema()` (functions/ledger/schema.ts).
+   * @default a new table: on demand, point-in-time recovery, encrypted, GSIs byStatus and byProcessingId
+   */
+  readonly ledgerTable?: dynamodb.ITable;
+  /**
+   * Routes: which model and settings apply to a file, by its folder under the inbox
+   * (validated here with the runtime's own parser).
+   * @default the built-in routes (DEFAULT_ROUTES in functions/routing)
+   */
+  readonly routes?: Route[];
+  /** @default 'inbox/' */
+  readonly inboxPrefix?: string;
+  /** @default 'results/' */
+  readonly resultsPrefix?: string;
+  /** @default 'failed/' */
+  readonly failedPrefix?: string;
+  /** @default 'work/' */
+  readonly workPrefix?: string;
+  /** @default 'https://api.mapflow.ai/rest' */
+  readonly mapflowBaseUrl?: string;
+  /** How the token is sent: HTTP basic with the email, bearer, or auto (try one, then the other). @default 'auto' */
+  readonly authScheme?: AuthScheme;
+  /** Mapflow processings running at once for this bridge (concurrency slots); also the Map's maxConcurrency. @default 5 */
+  readonly maxConcurrentProcessings?: number;
+  /**
+   * Wait between polls and when to give up. Fields not given keep their default.
+   * @default { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxPolls: 500, maxJobSeconds: 86400 }
+   */
+  readonly pollPolicy?: Partial<PollPolicy>;
+  /** Source of the published events. @default 'mapflow.bridge' */
+  readonly eventSource?: string;
+  /** Retention of the function and state machine logs. @default logs.RetentionDays.THREE_MONTHS */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * What happens to created data (bucket, ledger, secret, log groups) when the stack is deleted.
+   * With DESTROY, a non-empty bucket still has to be emptied first.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /** When the reconciler runs. @default every 15 minutes */
+  readonly reconcileSchedule?: events.Schedule;
+  /** Lifecycle expiry of files under the work prefix of a created bucket. @default 30 days */
+  readonly workExpiration?: Duration;
+  /** Create the CloudWatch dashboard. @default true */
+  readonly dashboard?: boolean;
+}
+
+export class MapflowBridge extends Construct {
+  /** The watched bucket (created or yours). */
+  public readonly bucket: s3.IBucket;
+  /** The server access log bucket, when the construct created the data bucket and no log bucket was given. */
+  public readonly accessLogsBucket?: s3.IBucket;
+  public readonly secret: secretsmanager.ISecret;
+  public readonly eventBus: events.IEventBus;
+  public readonly ledgerTable: dynamodb.ITable;
+  /** Trigger queue between the S3 rule and dispatch. */
+  public readonly queue: sqs.Queue;
+  /** Drops that could not be delivered or dispatched. */
+  public readonly deadLetterQueue: sqs.Queue;
+  /** The "Object Created" rule on the default bus (S3 publishes there). */
+  public readonly triggerRule: events.Rule;
+  public readonly reconcileRule: events.Rule;
+  public readonly stateMachine: sfn.StateMachine;
+  public readonly stateMachineLogGroup: logs.LogGroup;
+  /** Every function, by handler name (the Tasks, dispatch and reconcile). */
+  public readonly functions: Record<BridgeFunctionName, lambda.Function>;
+  public readonly dispatchFunction: lambda.Function;
+  public readonly reconcileFunction: lambda.Function;
+  public readonly dashboard?: BridgeDashboard;
+  /** The validated settings (prefixes, routes, poll policy...) with defaults applied. */
+  public readonly settings: BridgeSettings;
+
+  private readonly grantTargets: GrantTargets;
+
+  constructor(scope: Construct, id: string, props: MapflowBridgeProps = {}) {
+    super(scope, id);
+    // Access logs are delivered under a bucket policy, not the legacy ACL (which BUCKET_OWNER_ENFORCED forbids).
+    if (this.node.tryGetContext(S3_ACCESS_LOGS_POLICY_FLAG) === undefined) this.node.setContext(S3_ACCESS_LOGS_POLICY_FLAG, true);
+    this.settings = resolveBridgeSettings(props);
+    checkResourceProps(props);
+    const { prefixes } = this.settings;
+    const removalPolicy = props.removalPolicy ?? DEFAULT_REMOVAL_POLICY;
+    const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
+
+    // ---- Data: bucket, secret, bus, ledger (bring your own or created here)
+    if (props.bucket) {
+      this.bucket = props.bucket;
+    } else {
+      const accessLogs =
+        props.serverAccessLogsBucket ??
+        new s3.Bucket(this, 'AccessLogsBucket', {
+          ...ACCESS_LOG_BUCKET_PROPS,
+          removalPolicy,
+        });
+      if (!props.serverAccessLogsBucket) this.accessLogsBucket = accessLogs;
+      this.bucket = new s3.Bucket(this, 'Bucket', {
+        ...DATA_BUCKET_PROPS,
+        serverAccessLogsBucket: accessLogs,
+        serverAccessLogsPrefix: 'data-bucket/',
+        removalPolicy,
+        lifecycleRules: [
+          { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+          { id: 'expire-work-files', prefix: prefixes.work, expiration: props.workExpiration ?? DEFAULT_WORK_EXPIRATION },
+        ],
+      });
+      // S3 -> EventBridge natively (the L2 prop would add a custom-resource Lambda to do the same).
+      (this.bucket.node.defaultChild as s3.CfnBucket).notificationConfiguration = DATA_BUCKET_NOTIFICATIONS;
+    }
+    this.secret =
+      props.secret ??
+      new secretsmanager.Secret(this, 'MapflowSecret', {
+        description: 'Mapflow API credentials of mapflow-bridge: JSON {"token": "...", "email": "..."}; replace the generated token',
+        generateSecretString: {
+          secretStringTemplate: JSON.stringify({ email: '' }),
+          generateStringKey: 'token',
+          excludePunctuation: true,
+        },
+        removalPolicy,
+      });
+    this.eventBus = props.eventBus ?? new events.EventBus(this, 'EventBus', { description: 'mapflow-bridge job events' });
+    this.ledgerTable = props.ledgerTable ?? createLedgerTable(this, 'Ledger', { removalPolicy });
+    this.grantTargets = { bucket: this.bucket, prefixes, ledgerTable: this.ledgerTable, secret: this.secret, eventBus: this.eventBus };
+
+    // ---- Task functions and the state machine
+    const environment = this.runtimeEnvironment();
+    const makeFunction = (name: BridgeFunctionName, extraEnvironment: Record<string, string> = {}): lambda.Function => {
+      const created = new BridgeFunction(this, functionId(name), {
+        name,
+        environment: { ...environment, ...extraEnvironment },
+        logRetention,
+        removalPolicy,
+      });
+      return created.function;
+    };
+    const taskFunctions = Object.fromEntries(TASKS.map((t) => [t.fn, makeFunction(t.fn)])) as Record<HandlerName, lambda.Function>;
+    for (const [name, fn] of Object.entries(taskFunctions)) grantFunctionCapabilities(name as HandlerName, fn, this.grantTargets);
+
+    const workflow = new BridgeWorkflow(this, 'Workflow', {
+      taskFunctions,
+      maxConcurrency: this.settings.maxConcurrentProcessings,
+      timeout: Duration.seconds(this.settings.pollPolicy.maxJobSeconds).plus(STATE_MACHINE_TIMEOUT_MARGIN),
+      logRetention,
+      removalPolicy,
+    });
+    this.stateMachine = workflow.stateMachine;
+    this.stateMachineLogGroup = workflow.logGroup;
+    const workflowTargets: GrantTargets = { ...this.grantTargets, stateMachine: this.stateMachine };
+
+    // ---- Trigger: S3 "Object Created" under the inbox -> SQS -> dispatch
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', { ...QUEUE_PROPS, retentionPeriod: DLQ_RETENTION });
+    this.queue = new sqs.Queue(this, 'TriggerQueue', {
+      ...QUEUE_PROPS,
+      // AWS advises six times the function timeout for SQS event sources.
+      visibilityTimeout: Duration.seconds(6 * FUNCTION_SETTINGS.dispatch.timeout.toSeconds()),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: DISPATCH_MAX_RECEIVE_COUNT },
+    });
+    this.triggerRule = new events.Rule(this, 'InboxObjectCreated', {
+      description: `mapflow-bridge: new ${INPUT_SUFFIXES.filter((s) => s === s.toLowerCase()).join(' ')} files under ${prefixes.inbox}`,
+      eventPattern: inboxEventPattern(this.bucket.bucketName, prefixes.inbox),
+      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue })],
+    });
+
+    const stateMachineEnvironment = { STATE_MACHINE_ARN: this.stateMachine.stateMachineArn };
+    this.dispatchFunction = makeFunction('dispatch', stateMachineEnvironment);
+    grantFunctionCapabilities('dispatch', this.dispatchFunction, workflowTargets);
+    this.dispatchFunction.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: DISPATCH_BATCH_SIZE, reportBatchItemFailures: true }),
+    );
+
+    // ---- Reconciler on a schedule
+    this.reconcileFunction = makeFunction('reconcile', stateMachineEnvironment);
+    grantFunctionCapabilities('reconcile', this.reconcileFunction, workflowTargets);
+    this.reconcileRule = new events.Rule(this, 'ReconcileSchedule', {
+      description: 'mapflow-bridge: settle jobs whose execution ended without a final status',
+      schedule: props.reconcileSchedule ?? DEFAULT_RECONCILE_SCHEDULE,
+      targets: [new targets.LambdaFunction(this.reconcileFunction, { retryAttempts: 2 })],
+    });
+
+    this.functions = { ...taskFunctions, dispatch: this.dispatchFunction, reconcile: this.reconcileFunction };
+
+    if (props.dashboard ?? true) {
+      this.dashboard = new BridgeDashboard(this, 'Dashboard', {
+        stateMachine: this.stateMachine,
+        functions: this.functions,
+        queue: this.queue,
+        deadLetterQueue: this.deadLetterQueue,
+        ledgerTable: this.ledgerTable,
+      });
+    }
+
+    acknowledgeBridgeNagFindings(this, Object.values(prefixes));
+  }
+
+  /** Read access to the ledger (GetItem, Query on the table and its GSIs), e.g. for a dashboard or report job. */
+  public grantReadLedger(grantee: iam.IGrantable): iam.Grant {
+    return this.ledgerTable.grant(grantee, ...LEDGER_READ_ACTIONS);
+  }
+
+  /** Read access to results and failure reports (objects under the results and failed prefixes, and listing them). */
+  public grantReadResults(grantee: iam.IGrantable): iam.Grant {
+    const { results, failed } = this.settings.prefixes;
+    grantObjects(grantee, this.bucket, failed, OBJECT_READ_ACTIONS, ['kms:Decrypt']);
+    grantListPrefixes(grantee, this.bucket, [results, failed]);
+    return grantObjects(grantee, this.bucket, results, OBJECT_READ_ACTIONS, ['kms:Decrypt']);
+  }
+
+  /** Lets a producer drop files into the inbox (PutObject under the inbox prefix only). */
+  public grantWriteInbox(grantee: iam.IGrantable): iam.Grant {
+    return grantObjects(grantee, this.bucket, this.settings.prefixes.inbox, OBJECT_WRITE_ACTIONS, ['kms:Decrypt', 'kms:GenerateDataKey']);
+  }
+
+  /** Lets an operator or pipeline write the Mapflow credentials into the secret. */
+  public grantWriteSecret(grantee: iam.IGrantable): iam.Grant {
+    return this.secret.grantWrite(grantee);
+  }
+
+  /** Environment of docs/architecture.md shared by every function. */
+  private runtimeEnvironment(): Record<string, string> {
+    const s = this.settings;
+    return {
+      LEDGER_TABLE: this.ledgerTable.tableName,
+      EVENT_BUS_NAME: this.eventBus.eventBusArn,
+      EVENT_SOURCE: s.eventSource,
+      // A full ARN when known; an imported-by-name secret is found by its name.
+      MAPFLOW_SECRET_ARN: this.secret.secretFullArn ?? this.secret.secretName,
+      MAPFLOW_BASE_URL: s.mapflowBaseUrl,
+      MAPFLOW_AUTH_SCHEME: s.authScheme,
+      ...(s.routes ? { ROUTES: JSON.stringify(s.routes) } : {}),
+      INBOX_PREFIX: s.prefixes.inbox,
+      RESULTS_PREFIX: s.prefixes.results,
+      FAILED_PREFIX: s.prefixes.failed,
+      WORK_PREFIX: s.prefixes.work,
+      MAX_CONCURRENT_PROCESSINGS: String(s.maxConcurrentProcessings),
+      POLL_POLICY: JSON.stringify(s.pollPolicy),
+    };
+  }
+}
+
+/**
+ * The EventBridge pattern of the trigger: "Object Created" in this bucket,
+ * key under the inbox and ending in an input suffix. Results, reports, work
+ * files and tags can never match: they are written outside the inbox (the
+ * prefixes are validated apart), and tagging emits "Object Tags Added".
+ */
+export function inboxEventPattern(bucketName: string, inboxPrefix: string): events.EventPattern {
+  const escaped = inboxPrefix.replace(/[\\*]/g, (c) => `\\${c}`);
+  return {
+    source: ['aws.s3'],
+    detailType: ['Object Created'],
+    detail: {
+      bucket: { name: [bucketName] },
+      object: { key: INPUT_SUFFIXES.map((suffix) => ({ wildcard: `${escaped}*${suffix}` })) },
+    },
+  };
+}
+
+/** Construct id of a function: 'register-job' -> 'RegisterJobFunction'. */
+export function functionId(name: BridgeFunctionName): string {
+  return `${name.replace(/(^|-)([a-z])/g, (_m, _dash, c: string) => c.toUpperCase())}Function`;
+}
+
+/** Checks props that are combinations of resources. */
+function checkResourceProps(props: MapflowBridgeProps): void {
+  if (props.bucket && props.serverAccessLogsBucket) {
+    throw new MapflowBridgeConfigError(
+      'serverAccessLogsBucket only applies to a bucket the construct creates; configure access logs on your own bucket instead',
+    );
+  }
+  if (props.bucket && props.workExpiration) {
+    throw new MapflowBridgeConfigError('workExpiration only applies to a bucket the construct creates; add a lifecycle rule to your bucket');
+  }
+  if (props.workExpiration && props.workExpiration.toSeconds({ integral: false }) < 86_400) {
+    throw new MapflowBridgeConfigError('workExpiration must be at least 1 day');
+  }
+}

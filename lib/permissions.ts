@@ -1,0 +1,170 @@
+/**
+ * Least privilege, declared in one table: which capability each function of
+ * the bridge needs, and what each capability grants (explicit actions only, no
+ * wildcard actions, resources narrowed to the S3 prefixes the function uses).
+ *
+ * Reviewing a function's rights means reading one line of FUNCTION_CAPABILITIES.
+ */
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type { BridgeFunctionName } from './defaults.ts';
+
+export type Capability =
+  /** Read job rows and the concurrency slots row (GetItem, Query on the GSIs). */
+  | 'ledger:read'
+  /** Conditional writes of job rows and slots. */
+  | 'ledger:write'
+  /** Read dropped inputs (ranged GETs of GeoTIFFs, GeoJSON text). */
+  | 'inbox:read'
+  /** Tag dropped inputs with the job id and status (merging existing tags). */
+  | 'inbox:tag'
+  | 'work:read'
+  | 'work:write'
+  | 'results:write'
+  | 'failed:write'
+  /** events:PutEvents on the bridge's bus. */
+  | 'events:put'
+  /** secretsmanager:GetSecretValue on the Mapflow credentials. */
+  | 'mapflow:token'
+  /** states:StartExecution on the bridge's state machine. */
+  | 'workflow:start'
+  /** states:DescribeExecution / ListExecutions on the bridge's state machine. */
+  | 'workflow:describe';
+
+const JOB_TASK: readonly Capability[] = ['ledger:read', 'ledger:write', 'events:put'];
+
+/** What each function may do. Change a function's rights here, and only here. */
+export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capability[]> = {
+  'register-job': [...JOB_TASK, 'inbox:read', 'inbox:tag'],
+  'inspect-geotiff': [...JOB_TASK, 'inbox:read', 'mapflow:token'],
+  'ensure-mosaic': [...JOB_TASK, 'mapflow:token'],
+  'upload-image': [...JOB_TASK, 'inbox:read', 'work:read', 'work:write', 'mapflow:token'],
+  'plan-processing': [...JOB_TASK, 'inbox:read', 'work:read', 'work:write', 'mapflow:token'],
+  'acquire-slot': [...JOB_TASK],
+  'create-processing': [...JOB_TASK, 'work:read', 'mapflow:token'],
+  'poll-processing': [...JOB_TASK, 'mapflow:token'],
+  'restart-processing': [...JOB_TASK, 'mapflow:token'],
+  'store-results': [...JOB_TASK, 'work:read', 'results:write', 'mapflow:token'],
+  'finish-part': [...JOB_TASK],
+  'finish-job': [...JOB_TASK, 'work:read', 'results:write', 'failed:write', 'inbox:tag'],
+  'fail-job': [...JOB_TASK, 'work:read', 'failed:write', 'inbox:tag'],
+  dispatch: ['workflow:start'],
+  reconcile: [...JOB_TASK, 'workflow:describe', 'results:write', 'failed:write', 'inbox:tag'],
+};
+
+/** The resources capabilities point at. */
+export interface GrantTargets {
+  readonly bucket: s3.IBucket;
+  readonly prefixes: { readonly inbox: string; readonly results: string; readonly failed: string; readonly work: string };
+  readonly ledgerTable: dynamodb.ITable;
+  readonly secret: secretsmanager.ISecret;
+  readonly eventBus: events.IEventBus;
+  /** Only needed for the workflow:* capabilities (the state machine is built after the task functions). */
+  readonly stateMachine?: sfn.IStateMachine;
+}
+
+export const LEDGER_READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+] as const;
+export const LEDGER_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+export const OBJECT_READ_ACTIONS = ['s3:GetObject', 's3:GetObjectVersion'] as const;
+export const OBJECT_WRITE_ACTIONS = ['s3:PutObject', 's3:AbortMultipartUpload'] as const;
+export const OBJECT_TAG_ACTIONS = [
+  's3:GetObjectTagging',
+  's3:GetObjectVersionTagging',
+  's3:PutObjectTagging',
+  's3:PutObjectVersionTagging',
+] as const;
+const KMS_READ_ACTIONS = ['kms:Decrypt'] as const;
+const KMS_WRITE_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
+
+/** Grants one capability. */
+export function grantCapability(grantee: iam.IGrantable, capability: Capability, targets: GrantTargets): void {
+  const { bucket, prefixes } = targets;
+  switch (capability) {
+    case 'ledger:read':
+      targets.ledgerTable.grant(grantee, ...LEDGER_READ_ACTIONS);
+      return;
+    case 'ledger:write':
+      targets.ledgerTable.grant(grantee, ...LEDGER_WRITE_ACTIONS);
+      return;
+    case 'inbox:read':
+      grantObjects(grantee, bucket, prefixes.inbox, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
+      return;
+    case 'inbox:tag':
+      grantObjects(grantee, bucket, prefixes.inbox, OBJECT_TAG_ACTIONS, []);
+      return;
+    case 'work:read':
+      grantObjects(grantee, bucket, prefixes.work, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
+      return;
+    case 'work:write':
+      grantObjects(grantee, bucket, prefixes.work, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
+      return;
+    case 'results:write':
+      grantObjects(grantee, bucket, prefixes.results, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
+      return;
+    case 'failed:write':
+      grantObjects(grantee, bucket, prefixes.failed, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
+      return;
+    case 'events:put':
+      targets.eventBus.grantPutEventsTo(grantee);
+      return;
+    case 'mapflow:token':
+      // GetSecretValue and DescribeSecret on this secret only (plus kms:Decrypt on its key, if it has one).
+      targets.secret.grantRead(grantee);
+      return;
+    case 'workflow:start':
+      requireStateMachine(targets, capability).grantStartExecution(grantee);
+      return;
+    case 'workflow:describe': {
+      const stateMachine = requireStateMachine(targets, capability);
+      stateMachine.grantExecution(grantee, 'states:DescribeExecution');
+      iam.Grant.addToPrincipal({ grantee, actions: ['states:ListExecutions'], resourceArns: [stateMachine.stateMachineArn] });
+      return;
+    }
+  }
+}
+
+/** Grants every capability of a function from FUNCTION_CAPABILITIES. */
+export function grantFunctionCapabilities(name: BridgeFunctionName, grantee: iam.IGrantable, targets: GrantTargets): void {
+  for (const capability of FUNCTION_CAPABILITIES[name]) grantCapability(grantee, capability, targets);
+}
+
+/**
+ * Object-level actions on `<bucket>/<prefix>*` only. When the bucket is
+ * encrypted with a customer key, the matching KMS actions on that key.
+ */
+export function grantObjects(
+  grantee: iam.IGrantable,
+  bucket: s3.IBucket,
+  prefix: string,
+  actions: readonly string[],
+  kmsActions: readonly string[],
+): iam.Grant {
+  const grant = iam.Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns: [bucket.arnForObjects(`${prefix}*`)] });
+  if (bucket.encryptionKey && kmsActions.length > 0) bucket.encryptionKey.grant(grantee, ...kmsActions);
+  return grant;
+}
+
+/** s3:ListBucket limited to keys under one of the prefixes. */
+export function grantListPrefixes(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: readonly string[]): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['s3:ListBucket'],
+    resourceArns: [bucket.bucketArn],
+    conditions: { StringLike: { 's3:prefix': prefixes.map((p) => `${p}*`) } },
+  });
+}
+
+function requireStateMachine(targets: GrantTargets, capability: Capability): sfn.IStateMachine {
+  if (!targets.stateMachine) throw new Error(`Capability ${capability} needs the state machine, which is not built yet`);
+  return targets.stateMachine;
+}

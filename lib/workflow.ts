@@ -1,0 +1,199 @@
+/**
+ * The job state machine (Standard, JSONPath only) of docs/architecture.md.
+ *
+ * State names and result paths come from the task catalogue
+ * (functions/handlers/catalog.ts), which the local engine also reads: it binds
+ * each Task to its handler by state name, so names here must never be typed
+ * twice. Every Task passes the whole state as its payload (LambdaInvoke with
+ * payloadResponseOnly, so the Resource is the plain function ARN) and writes
+ * its result at the catalogue's resultPath.
+ */
+import { Duration, RemovalPolicy, Names } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { TASKS, type HandlerName, type TaskEntry } from '../functions/handlers/catalog.ts';
+import { TRANSIENT_ERRORS, TRANSIENT_RETRY } from './defaults.ts';
+
+/** Names of the non-Task states (Choice, Wait, Map, Succeed, Fail). */
+export const WORKFLOW_STATES = {
+  alreadyFinal: 'Already Final?',
+  done: 'Done',
+  whichKind: 'Which Kind?',
+  hasModel: 'Has Model?',
+  processParts: 'Process Parts',
+  slotAcquired: 'Slot Acquired?',
+  waitForSlot: 'Wait For Slot',
+  processingOutcome: 'Processing Outcome?',
+  waitForProcessing: 'Wait For Processing',
+  jobFailed: 'Job Failed',
+} as const;
+
+export interface BridgeWorkflowProps {
+  /** The function of every Task state, by handler name. */
+  readonly taskFunctions: Record<HandlerName, lambda.IFunction>;
+  /** How many parts of one job run at the same time (the slots bound the account-wide total). */
+  readonly maxConcurrency: number;
+  /** Step Functions stops an execution after this (the reconciler then settles its ledger row). */
+  readonly timeout: Duration;
+  readonly logRetention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/**
+ * The state machine and its log group. Logging is ALL with execution data
+ * off, so state payloads (which may name inputs) stay out of the logs;
+ * X-Ray tracing is on.
+ */
+export class BridgeWorkflow extends Construct {
+  public readonly stateMachine: sfn.StateMachine;
+  public readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: BridgeWorkflowProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      // The /aws/vendedlogs/ prefix keeps the CloudWatch Logs resource policy small.
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}`,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(buildJobDefinition(this, props)),
+      timeout: props.timeout,
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
+      comment: 'mapflow-bridge: one execution per job (execution name = job id)',
+    });
+  }
+}
+
+/** Builds the flow of docs/architecture.md. */
+export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowProps, 'taskFunctions' | 'maxConcurrency'>): sfn.IChainable {
+  const task = (fn: HandlerName, payload?: sfn.TaskInput): tasks.LambdaInvoke => {
+    const entry = taskEntry(fn);
+    const invoke = new tasks.LambdaInvoke(scope, entry.state, {
+      lambdaFunction: props.taskFunctions[fn],
+      payloadResponseOnly: true,
+      // Our own Retry below covers the Lambda service errors too (with jitter).
+      retryOnServiceExceptions: false,
+      payload,
+      resultPath: entry.resultPath,
+    });
+    invoke.addRetry({
+      errors: [...TRANSIENT_ERRORS],
+      interval: TRANSIENT_RETRY.interval,
+      maxAttempts: TRANSIENT_RETRY.maxAttempts,
+      backoffRate: TRANSIENT_RETRY.backoffRate,
+      maxDelay: TRANSIENT_RETRY.maxDelay,
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    return invoke;
+  };
+  const catchAll = { errors: [sfn.Errors.ALL], resultPath: '$.error' };
+
+  // ---- Top level: failure path
+  const failJob = task('fail-job');
+  failJob.next(new sfn.Fail(scope, WORKFLOW_STATES.jobFailed, {
+    error: 'JobFailed',
+    cause: 'The job failed or was rejected: see its ledger row and failed/<path>/report.json',
+  }));
+
+  // ---- One part (an item of the Process Parts Map)
+  const acquireSlot = task('acquire-slot');
+  const waitForSlot = new sfn.Wait(scope, WORKFLOW_STATES.waitForSlot, { time: sfn.WaitTime.secondsPath('$.slot.waitSeconds') });
+  const createProcessing = task('create-processing');
+  const pollProcessing = task('poll-processing');
+  const waitForProcessing = new sfn.Wait(scope, WORKFLOW_STATES.waitForProcessing, {
+    time: sfn.WaitTime.secondsPath('$.poll.waitSeconds'),
+  });
+  const restartProcessing = task('restart-processing');
+  const storeResults = task('store-results');
+  const finishPart = task('finish-part');
+  for (const partTask of [acquireSlot, createProcessing, pollProcessing, restartProcessing, storeResults]) {
+    partTask.addCatch(finishPart, catchAll);
+  }
+
+  const partDefinition = acquireSlot.next(
+    new sfn.Choice(scope, WORKFLOW_STATES.slotAcquired)
+      .when(sfn.Condition.booleanEquals('$.slot.acquired', true), createProcessing)
+      .otherwise(waitForSlot.next(acquireSlot)),
+  );
+  createProcessing.next(pollProcessing);
+  pollProcessing.next(
+    new sfn.Choice(scope, WORKFLOW_STATES.processingOutcome)
+      .when(sfn.Condition.stringEquals('$.poll.outcome', 'WAIT'), waitForProcessing.next(pollProcessing))
+      .when(sfn.Condition.stringEquals('$.poll.outcome', 'RESTART'), restartProcessing.next(waitForProcessing))
+      .when(sfn.Condition.stringEquals('$.poll.outcome', 'OK'), storeResults.next(finishPart))
+      .when(
+        sfn.Condition.or(sfn.Condition.stringEquals('$.poll.outcome', 'FAILED'), sfn.Condition.stringEquals('$.poll.outcome', 'TIMEOUT')),
+        finishPart,
+      ),
+    // No default on purpose: an unknown outcome is a bug; it fails the part's
+    // execution, the Map, and the top-level Catch runs Fail Job.
+  );
+
+  // DISTRIBUTED: every part runs as a child execution with its own history, so
+  // a job with many parts, each polling up to maxPolls times, never nears the
+  // 25,000 history events of one execution. The local engine runs the same
+  // ItemProcessor inline.
+  const processParts = new sfn.DistributedMap(scope, WORKFLOW_STATES.processParts, {
+    itemsPath: '$.plan.parts',
+    itemSelector: {
+      job: sfn.JsonPath.objectAt('$.job'),
+      part: sfn.JsonPath.objectAt('$$.Map.Item.Value'),
+    },
+    maxConcurrency: props.maxConcurrency,
+    mapExecutionType: sfn.StateMachineType.STANDARD,
+    resultPath: '$.parts',
+  });
+  processParts.itemProcessor(partDefinition);
+
+  // ---- Top level: main path
+  // Register Job also receives the execution ARN (stored in the ledger for the reconciler).
+  const registerJob = task(
+    'register-job',
+    sfn.TaskInput.fromObject({
+      jobId: sfn.JsonPath.stringAt('$.jobId'),
+      input: sfn.JsonPath.objectAt('$.input'),
+      executionArn: sfn.JsonPath.executionId,
+    }),
+  );
+  const inspectGeoTiff = task('inspect-geotiff');
+  const ensureMosaic = task('ensure-mosaic');
+  const uploadImage = task('upload-image');
+  const planProcessing = task('plan-processing');
+  const finishJob = task('finish-job');
+  for (const topTask of [registerJob, inspectGeoTiff, ensureMosaic, uploadImage, planProcessing, finishJob]) {
+    topTask.addCatch(failJob, catchAll);
+  }
+  processParts.addCatch(failJob, catchAll);
+
+  const planAndProcess = planProcessing.next(processParts).next(finishJob);
+  const geotiff = inspectGeoTiff
+    .next(ensureMosaic)
+    .next(uploadImage)
+    .next(
+      new sfn.Choice(scope, WORKFLOW_STATES.hasModel)
+        .when(sfn.Condition.booleanEquals('$.job.processImages', true), planProcessing)
+        .otherwise(finishJob),
+    );
+
+  return registerJob.next(
+    new sfn.Choice(scope, WORKFLOW_STATES.alreadyFinal)
+      .when(sfn.Condition.booleanEquals('$.job.alreadyFinal', true), new sfn.Succeed(scope, WORKFLOW_STATES.done))
+      .otherwise(
+        new sfn.Choice(scope, WORKFLOW_STATES.whichKind)
+          .when(sfn.Condition.stringEquals('$.job.kind', 'geotiff'), geotiff)
+          .otherwise(planAndProcess),
+      ),
+  );
+}
+
+function taskEntry(fn: HandlerName): TaskEntry {
+  const entry = TASKS.find((t) => t.fn === fn);
+  if (!entry) throw new Error(`No catalogue entry for handler ${fn}`);
+  return entry;
+}
