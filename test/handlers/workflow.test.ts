@@ -1,0 +1,355 @@
+/**
+ * The task handlers against the Mapflow simulator, s3rver and DynamoDB Local,
+ * driven through the flow of the state machine (see harness.ts).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resultKeys, reportKey } from '../../functions/routing/index.ts';
+import type { ProcessingRequest } from '../../functions/jobs/workflow.ts';
+import {
+  Driver,
+  SAMPLES,
+  TESTDATA,
+  TOKEN,
+  dropFile,
+  dropInput,
+  readJsonObject,
+  readText,
+  startAwsServices,
+  startBench,
+  tagsOf,
+  type AwsServices,
+  type Bench,
+  type BenchOptions,
+} from './harness.ts';
+
+let aws: AwsServices;
+let bench: Bench | undefined;
+
+beforeAll(async () => {
+  aws = await startAwsServices();
+});
+afterAll(async () => {
+  await aws?.close();
+});
+afterEach(async () => {
+  await bench?.close();
+  bench = undefined;
+});
+
+async function open(options: BenchOptions = {}): Promise<Bench> {
+  bench = await startBench(aws, options);
+  return bench;
+}
+
+/** A small square AOI (about 0.3 km²) near Bern. */
+function squareAoi(extra: Record<string, unknown> = {}): string {
+  const ring = [[7.44, 46.94], [7.447, 46.94], [7.447, 46.944], [7.44, 46.944], [7.44, 46.94]];
+  return JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { name: 'square' }, geometry: { type: 'Polygon', coordinates: [ring] } }], ...extra });
+}
+
+describe('GeoJSON jobs', () => {
+  it('plans, creates, polls and stores the results of a GeoJSON drop', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropFile(aws.s3, 'inbox/bern/old-town.geojson', new URL('bern-old-town.geojson', SAMPLES));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(final.plan?.parts).toHaveLength(1);
+    const { resultKey, jobJsonKey } = resultKeys(b.ctx.config.prefixes, start.input.key, 'old-town');
+    const result = JSON.parse((await readText(aws.s3, resultKey))!) as { type: string; features: unknown[] };
+    expect(result.type).toBe('FeatureCollection');
+    expect(result.features.length).toBeGreaterThan(0);
+    const jobJson = (await readJsonObject<{ processing: { id: string; status: string }; request: ProcessingRequest; result: { bytes: number } }>(aws.s3, jobJsonKey))!;
+    expect(jobJson.processing.status).toBe('OK');
+    expect(jobJson.request.meta.bridgeJobId).toBe(start.jobId);
+    expect(jobJson.result.bytes).toBeGreaterThan(0);
+    const row = (await b.ledger.get(start.jobId))!;
+    expect(row.status).toBe('SUCCEEDED');
+    expect(row.parts?.[0]).toMatchObject({ status: 'OK', resultKey, attempts: 1, processingId: jobJson.processing.id });
+    expect(row.processingId).toBe(jobJson.processing.id);
+    expect(row.estimatedCost).toBeGreaterThan(0);
+    expect(row.executionArn).toContain(start.jobId);
+    expect(b.events.map((e) => e.detailType)).toEqual(expect.arrayContaining(['Job Received', 'Processing Submitted', 'Processing Started', 'Job Succeeded']));
+    expect(b.events.filter((e) => e.detailType === 'Job Succeeded')).toHaveLength(1);
+    expect(await tagsOf(aws.s3, start.input.key)).toEqual({ 'mapflow-bridge:job-id': start.jobId, 'mapflow-bridge:status': 'SUCCEEDED' });
+    expect(await readText(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toBeUndefined();
+    expect(JSON.stringify({ events: b.events, row, logs: b.logs })).not.toContain(TOKEN);
+  });
+
+  it('ends a job that is already final without doing anything again', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropInput(aws.s3, 'inbox/again.geojson', squareAoi());
+    await new Driver(b.ctx).runJob(start);
+    const created = b.sim.stats().processingsCreated;
+    // Act
+    const driver = new Driver(b.ctx);
+    const second = await driver.runJob(start);
+    // Assess
+    expect(second.job?.alreadyFinal).toBe(true);
+    expect(driver.calls.map((c) => c.state)).toEqual(['Register Job']);
+    expect(b.sim.stats().processingsCreated).toBe(created);
+    expect(b.events.filter((e) => e.detailType === 'Job Received')).toHaveLength(1);
+  });
+
+  it('rejects a job over the route budget before anything is created in Mapflow', async () => {
+    // Prepare: basel is about 554 km², far above a 5-credit budget
+    const b = await open({ routes: [{ name: 'default', prefix: '', creditBudget: 5 }] });
+    const start = await dropFile(aws.s3, 'inbox/basel.geojson', new URL('aoi/basel.geojson', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('REJECTED');
+    expect(final.finish?.error?.code).toBe('BUDGET_EXCEEDED');
+    expect(final.finish?.error?.message).toMatch(/estimated at \d+ credits, above the budget of 5 credits of route 'default'.*raise the route's creditBudget/);
+    expect(b.sim.stats().processingsCreated).toBe(0);
+    const report = (await readJsonObject<{ code: string; status: string }>(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
+    expect(report).toMatchObject({ code: 'BUDGET_EXCEEDED', status: 'REJECTED' });
+    expect((await b.ledger.get(start.jobId))?.status).toBe('REJECTED');
+    expect(b.events.at(-1)?.detailType).toBe('Job Rejected');
+    expect((await tagsOf(aws.s3, start.input.key))['mapflow-bridge:status']).toBe('REJECTED');
+  });
+
+  it('rejects an unknown model and names the models the account has', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Swimming pools' }] });
+    const start = await dropInput(aws.s3, 'inbox/pools.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('REJECTED');
+    expect(final.finish?.error?.code).toBe('UNKNOWN_MODEL');
+    expect(final.finish?.error?.message).toMatch(/'Swimming pools' is not available.*Available models: .*Buildings/);
+    expect(b.sim.stats().processingsCreated).toBe(0);
+  });
+
+  it('rejects a file without polygons with the AOI check code', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropFile(aws.s3, 'inbox/stations.geojson', new URL('aoi/caltrain-stations.geojson', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'NO_POLYGONS' } });
+  });
+
+  it('creates exactly one processing when the create response is lost', async () => {
+    // Prepare: every create takes effect but its response is dropped
+    const b = await open({ simulator: { dropAfterCommit: 1 } });
+    const start = await dropInput(aws.s3, 'inbox/lost.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(b.sim.stats().droppedResponses).toBeGreaterThanOrEqual(1);
+    expect(b.sim.stats().processingsCreated).toBe(1);
+    const processings = await b.client.listProjectProcessings(final.plan!.projectId);
+    expect(processings.filter((p) => p.name === final.plan!.parts[0]!.processingName)).toHaveLength(1);
+  });
+
+  it('finds the processing of an earlier attempt instead of creating a second one', async () => {
+    // Prepare: run the job, then pretend Create Processing runs again for the same part
+    const b = await open();
+    const start = await dropInput(aws.s3, 'inbox/retry.geojson', squareAoi());
+    const final = await new Driver(b.ctx).runJob(start);
+    const { createProcessing } = await import('../../functions/jobs/steps/create-processing.ts');
+    // Act
+    const again = await createProcessing({ job: final.job!, part: final.plan!.parts[0]! }, b.ctx);
+    // Assess
+    expect(again).toMatchObject({ reused: true, processingId: final.parts![0]!.processingId });
+    expect(b.sim.stats().processingsCreated).toBe(1);
+  });
+
+  it('restarts a processing once after a transient failure and succeeds', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', meta: { simulate: 'fail-once:dataloader.TileNotReadable' } }] });
+    const start = await dropInput(aws.s3, 'inbox/flaky.geojson', squareAoi());
+    // Act
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(driver.calls.filter((c) => c.state === 'Restart Processing')).toHaveLength(1);
+    const row = (await b.ledger.get(start.jobId))!;
+    expect(row.parts?.[0]).toMatchObject({ status: 'OK', attempts: 2 });
+    expect(row.statusHistory.some((h) => /dataloader\.TileNotReadable; restarted/.test(h.note ?? ''))).toBe(true);
+    expect(b.events.filter((e) => e.detailType === 'Processing Restarted')).toHaveLength(1);
+  });
+
+  it('fails a job whose processing fails for good, with Mapflow messages in the report', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', meta: { simulate: 'fail:source-validator.NoDataInAOI' } }] });
+    const start = await dropInput(aws.s3, 'inbox/nodata.geojson', squareAoi());
+    // Act
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('FAILED');
+    expect(driver.calls.some((c) => c.state === 'Restart Processing')).toBe(false);
+    const report = (await readJsonObject<{ code: string; message: string; mapflowMessages: { code: string }[] }>(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
+    expect(report.code).toBe('PROCESSING_FAILED');
+    expect(report.message).toContain('source-validator.NoDataInAOI');
+    expect(report.mapflowMessages[0]?.code).toBe('source-validator.NoDataInAOI');
+    expect(b.events.at(-1)?.detailType).toBe('Job Failed');
+    expect(await b.ctx.slots.holders()).toEqual([]);
+  });
+
+  it('runs one processing per feature with splitFeatures', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', splitFeatures: true }] });
+    const start = await dropFile(aws.s3, 'inbox/quarters.geojson', new URL('bern-old-town.geojson', SAMPLES));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    const parts = final.plan!.parts;
+    expect(parts.length).toBeGreaterThan(1);
+    expect(new Set(parts.map((p) => p.name)).size).toBe(parts.length);
+    expect(b.sim.stats().processingsCreated).toBe(parts.length);
+    for (const part of parts) {
+      expect(await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, part.name).resultKey)).toBeDefined();
+    }
+    expect((await b.ledger.get(start.jobId))?.parts).toHaveLength(parts.length);
+  });
+
+  it('times out a processing that runs past maxPolls', async () => {
+    // Prepare: processings take 60 s, the bridge polls at most twice
+    const b = await open({ simulator: { processingSeconds: 60 }, pollPolicy: { maxPolls: 2 } });
+    const start = await dropInput(aws.s3, 'inbox/slow.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('FAILED');
+    expect(final.finish?.error?.code).toBe('PROCESSING_TIMEOUT');
+  });
+});
+
+describe('concurrency slots', () => {
+  it('queues a part when every slot is taken, then gives up with QueueTimeout', async () => {
+    // Prepare: the only slot is held by another job
+    const b = await open({ maxConcurrentProcessings: 1, pollPolicy: { maxJobSeconds: 0.05 } });
+    await b.ctx.slots.acquire('other-job#0', 'arn:other');
+    const start = await dropInput(aws.s3, 'inbox/queued.geojson', squareAoi());
+    // Act
+    const driver = new Driver(b.ctx, { msPerSecond: 50 });
+    const final = await driver.runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('FAILED');
+    expect(final.finish?.error?.code).toBe('QUEUE_TIMEOUT');
+    expect(b.events.map((e) => e.detailType)).toContain('Job Queued');
+    expect(b.sim.stats().processingsCreated).toBe(0);
+    expect((await b.ctx.slots.holders()).map((h) => h.holder)).toEqual(['other-job#0']);
+  });
+});
+
+describe('GeoTIFF jobs', () => {
+  it('uploads an image into the route mosaic and succeeds without processing', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropFile(aws.s3, 'inbox/aerial/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(final.image).toMatchObject({ width: 1024, height: 1024, bands: 3 });
+    expect(final.upload).toMatchObject({ reused: false, filename: 'cogeo.tif', fileSize: start.input.size });
+    expect(final.upload?.footprint.type).toMatch(/Polygon/);
+    const images = await b.client.listMosaicImages(final.mosaic!.mosaicId);
+    expect(images.map((i) => i.id)).toEqual([final.upload!.imageId]);
+    const jobJson = (await readJsonObject<{ image: { id: string } }>(aws.s3, 'results/aerial/cogeo.tif/job.json'))!;
+    expect(jobJson.image.id).toBe(final.upload!.imageId);
+    const row = (await b.ledger.get(start.jobId))!;
+    expect(row).toMatchObject({ status: 'SUCCEEDED', mosaicId: final.mosaic!.mosaicId, imageId: final.upload!.imageId });
+    expect(b.events.map((e) => e.detailType)).toEqual(['Job Received', 'Image Uploading', 'Image Uploaded', 'Job Succeeded']);
+  });
+
+  it('reuses the image of an earlier attempt instead of uploading twice', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropFile(aws.s3, 'inbox/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const final = await new Driver(b.ctx).runJob(start);
+    const { uploadImage } = await import('../../functions/jobs/steps/upload-image.ts');
+    // Act
+    const again = await uploadImage(final, b.ctx);
+    // Assess
+    expect(again).toMatchObject({ reused: true, imageId: final.upload!.imageId });
+    expect(await b.client.listMosaicImages(final.mosaic!.mosaicId)).toHaveLength(1);
+  });
+
+  it('uploads and processes an image under a route with a model', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '' }, { name: 'buildings', prefix: 'buildings/', model: '🏠 Buildings', processImages: true }] });
+    const start = await dropFile(aws.s3, 'inbox/buildings/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
+    expect(request.params.sourceParams).toEqual({ myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } });
+    expect(await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, 'cogeo').resultKey)).toBeDefined();
+  });
+
+  it('rejects an image too coarse for the route model before uploading it', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true }] });
+    const start = await dropFile(aws.s3, 'inbox/coarse.tif', new URL('rasters/RGB.byte.tif', TESTDATA));
+    // Act
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
+    // Assess
+    expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'PIXEL_SIZE_TOO_COARSE' } });
+    expect(driver.calls.some((c) => c.state === 'Upload Image')).toBe(false);
+  });
+
+  it('rejects a GeoTIFF whose pixel data is damaged', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropFile(aws.s3, 'inbox/corrupt.tif', new URL('rasters/corrupt.tif', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('REJECTED');
+    expect(final.finish?.error?.code).toBe('TIFF_CORRUPT');
+  });
+});
+
+describe('Fail Job', () => {
+  it.each([
+    ['no error at all', undefined],
+    ['an empty object', {}],
+    ['a Cause that is not JSON', { Error: 'Lambda.Unknown', Cause: 'The Lambda runtime crashed' }],
+    ['a States error', { Error: 'States.Timeout', Cause: '' }],
+    ['a number', 42],
+  ])('ends the job FAILED on %s without throwing', async (_label, error) => {
+    // Prepare
+    const b = await open();
+    const start = await dropInput(aws.s3, `inbox/odd-${Math.random().toString(36).slice(2)}.geojson`, squareAoi());
+    const { failJob } = await import('../../functions/jobs/steps/fail-job.ts');
+    await b.ctx.slots.acquire(`${start.jobId}#0`, 'arn:x');
+    // Act
+    const finish = await failJob({ ...start, error: error as never }, b.ctx);
+    // Assess
+    expect(finish.status).toBe('FAILED');
+    expect(finish.error?.message.length).toBeGreaterThan(0);
+    expect((await b.ledger.get(start.jobId))?.status).toBe('FAILED');
+    expect(await readJsonObject(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toMatchObject({ status: 'FAILED' });
+    expect(await b.ctx.slots.holders()).toEqual([]);
+  });
+
+  it('ends the job REJECTED for an InputRejected and is idempotent', async () => {
+    // Prepare
+    const b = await open();
+    const start = await dropInput(aws.s3, 'inbox/rejected.geojson', squareAoi());
+    const { failJob } = await import('../../functions/jobs/steps/fail-job.ts');
+    const error = { Error: 'InputRejected', Cause: JSON.stringify({ errorType: 'InputRejected', errorMessage: 'NOT_JSON: the file is not JSON; save it as GeoJSON' }) };
+    // Act
+    const first = await failJob({ ...start, error }, b.ctx);
+    const second = await failJob({ ...start, error }, b.ctx);
+    // Assess
+    expect(first).toMatchObject({ status: 'REJECTED', error: { code: 'NOT_JSON', message: 'the file is not JSON; save it as GeoJSON' } });
+    expect(second.status).toBe('REJECTED');
+    expect(b.events.filter((e) => e.detailType === 'Job Rejected')).toHaveLength(1);
+  });
+});
