@@ -21,6 +21,6 @@ export type { MapflowErrorInit } from './errors.ts';
 export type { MapflowLogger } from './http/transport.ts';
 export { DEFAULT_RETRY, backoffDelayMs, parseRetryAfter } from './http/retry.ts';
 export type { RetryOptions } from './http/retry.ts';
-export { UploadSizeMismatch } from './multipart.ts';
+export { UploadSizeMismatch, UploadSourceError } from './multipart.ts';
 export { parseErrorBody, normaliseReviewStatus } from './normalise.ts';
 export * from './types.ts';

@@ -10,9 +10,23 @@ import { randomBytes } from 'node:crypto';
 import type { StreamedBody } from './http/transport.ts';
 import type { UploadSource } from './types.ts';
 
+/**
+ * Reading the upload's source stream failed (or gave the wrong number of
+ * bytes). The request was cut short, so the server received an incomplete
+ * body (its Content-Length was not met) and created nothing: this is not an
+ * unknown outcome. The upload cannot be resent from the same stream.
+ */
+export class UploadSourceError extends Error {
+  readonly code: string = 'UPLOAD_SOURCE_FAILED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UploadSourceError';
+  }
+}
+
 /** The source stream produced more or fewer bytes than its declared size. */
-export class UploadSizeMismatch extends Error {
-  readonly code = 'UPLOAD_SIZE_MISMATCH';
+export class UploadSizeMismatch extends UploadSourceError {
+  override readonly code = 'UPLOAD_SIZE_MISMATCH';
   constructor(declared: number, actual: number, tooMany: boolean) {
     super(
       tooMany
@@ -21,6 +35,16 @@ export class UploadSizeMismatch extends Error {
     );
     this.name = 'UploadSizeMismatch';
   }
+}
+
+/** Finds an UploadSourceError on an error or its causes. */
+export function findUploadSourceError(error: unknown): UploadSourceError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current instanceof UploadSourceError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 /** Quotes a filename for Content-Disposition the way browsers do (HTML form encoding). */
@@ -50,10 +74,22 @@ export function multipartFileBody(source: UploadSource, boundary = `----mapflow-
         yield head;
         let sent = 0;
         consumed = true;
-        for await (const chunk of source.stream) {
+        const chunks = source.stream[Symbol.asyncIterator]();
+        for (;;) {
+          let next: IteratorResult<unknown>;
+          try {
+            next = await chunks.next();
+          } catch (error) {
+            throw new UploadSourceError(`reading the upload source failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+          }
+          if (next.done) break;
+          const chunk = next.value as Buffer | Uint8Array | string;
           const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
           sent += buf.length;
-          if (sent > source.size) throw new UploadSizeMismatch(source.size, sent, true);
+          if (sent > source.size) {
+            await chunks.return?.();
+            throw new UploadSizeMismatch(source.size, sent, true);
+          }
           onProgress();
           yield buf;
         }

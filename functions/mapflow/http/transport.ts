@@ -29,6 +29,7 @@ import {
   type MapflowErrorInit,
   type Redactor,
 } from '../errors.ts';
+import { findUploadSourceError } from '../multipart.ts';
 import { parseErrorBody } from '../normalise.ts';
 import { backoffDelayMs, classifyNetworkError, parseRetryAfter, type ResolvedRetry } from './retry.ts';
 
@@ -185,6 +186,10 @@ export class Transport {
       const bodyText = await readBounded(res.body, ERROR_BODY_LIMIT);
       return { ok: false, status: res.statusCode, headers: res.headers, bodyText };
     } catch (error) {
+      // The upload's own source failed: a local problem, not Mapflow's, and
+      // the truncated body cannot have created anything. Surface it as is.
+      const sourceError = findUploadSourceError(error);
+      if (sourceError) throw sourceError;
       return { ok: false, error, timedOut };
     } finally {
       clearTimeout(timer);
