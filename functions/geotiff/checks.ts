@@ -1,0 +1,184 @@
+/**
+ * Checks of an inspected image against what Mapflow will accept: the model's
+ * input requirements, the account's upload limits, and the mosaic it joins.
+ * Each check throws InputRejected with every problem found in one message, so
+ * the user fixes the file once.
+ */
+import { InputRejected } from '../jobs/errors.ts';
+import type { GeoTiffInfo } from './inspect.ts';
+
+export interface ModelRequirements {
+  /** Band counts the model takes. */
+  bands: number[];
+  /** Data types the model takes ('uint8', ...). */
+  dtypes: string[];
+  /** Finest accepted pixel size, m/px. */
+  minPixelSizeM: number;
+  /** Coarsest accepted pixel size, m/px. */
+  maxPixelSizeM: number;
+}
+
+/** A model the bridge has no requirements for (a custom model): Mapflow's own validator decides. */
+export class UnknownModelRequirements extends Error {
+  constructor(readonly modelName: string) {
+    super(`no known image requirements for model '${modelName}'`);
+    this.name = 'UnknownModelRequirements';
+  }
+}
+
+/**
+ * Requirements of the default models (spec, "Default models"): Buildings,
+ * Forest, Roads and Construction work at 0.5 m/px on RGB; Buildings also takes
+ * 1 or 2 bands. The coarsest pixel size accepted for them is 1.2 m/px, the
+ * value the reference gives for PixelSizeTooHigh. Buildings (Aerial) works at
+ * 0.1 m/px and zoom 19-20; its coarsest is taken as 0.3 m/px, the ground size
+ * of a zoom-19 tile pixel. No finest pixel size is documented, so none is set.
+ * Images are 8-bit: the models take the same RGB imagery as the web providers.
+ */
+const DEFAULT_MODELS: { match: (name: string) => boolean; requirements: ModelRequirements }[] = [
+  { match: (n) => n.includes('buildings') && n.includes('aerial'), requirements: { bands: [1, 2, 3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 0.3 } },
+  { match: (n) => n.includes('buildings'), requirements: { bands: [1, 2, 3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
+  { match: (n) => n.includes('forest'), requirements: { bands: [3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
+  { match: (n) => n.includes('roads'), requirements: { bands: [3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
+  { match: (n) => n.includes('construction'), requirements: { bands: [3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
+];
+
+/**
+ * Requirements of a default model by name, matched leniently ('🏠 Buildings',
+ * 'buildings', 'Forest and trees' ...).
+ * @throws UnknownModelRequirements for any other model
+ */
+export function requirementsForModel(modelName: string): ModelRequirements {
+  const normalised = modelName
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9 ()]+/g, ' ')
+    .trim();
+  const entry = DEFAULT_MODELS.find((m) => m.match(normalised));
+  if (!entry) throw new UnknownModelRequirements(modelName);
+  return structuredClone(entry.requirements);
+}
+
+/** @throws InputRejected UNSUPPORTED_BANDS, UNSUPPORTED_DATA_TYPE, PIXEL_SIZE_TOO_COARSE, PIXEL_SIZE_TOO_FINE (first problem's code; all problems in the message) */
+export function checkImageForModel(info: Pick<GeoTiffInfo, 'bands' | 'dtypes' | 'pixelSizeM'>, req: ModelRequirements): void {
+  const problems: { code: string; text: string }[] = [];
+  if (req.bands.length > 0 && !req.bands.includes(info.bands)) {
+    problems.push({ code: 'UNSUPPORTED_BANDS', text: `it has ${info.bands} band(s), the model takes ${describeList(req.bands)}` });
+  }
+  const badTypes = [...new Set(info.dtypes.filter((t) => !req.dtypes.includes(t)))];
+  if (req.dtypes.length > 0 && badTypes.length > 0) {
+    problems.push({ code: 'UNSUPPORTED_DATA_TYPE', text: `its data type is ${badTypes.join('/')}, the model takes ${req.dtypes.join(' or ')}` });
+  }
+  const coarsest = Math.max(...info.pixelSizeM);
+  const finest = Math.min(...info.pixelSizeM);
+  if (coarsest > req.maxPixelSizeM) {
+    problems.push({ code: 'PIXEL_SIZE_TOO_COARSE', text: `its pixel size is ${m(coarsest)} m, coarser than the model's maximum of ${m(req.maxPixelSizeM)} m/px` });
+  } else if (finest < req.minPixelSizeM) {
+    problems.push({ code: 'PIXEL_SIZE_TOO_FINE', text: `its pixel size is ${m(finest)} m, finer than the model's minimum of ${m(req.minPixelSizeM)} m/px` });
+  }
+  if (problems.length === 0) return;
+
+  const fixes = problems.map((p) => FIXES[p.code]!);
+  throw new InputRejected(problems[0]!.code, `the image does not suit the model: ${problems.map((p) => p.text).join('; ')}. ${[...new Set(fixes)].join(' ')}`, {
+    details: { problems: problems.map((p) => p.code), bands: info.bands, dtypes: info.dtypes, pixelSizeM: info.pixelSizeM, requirements: req },
+  });
+}
+
+const FIXES: Record<string, string> = {
+  UNSUPPORTED_BANDS: 'Keep only the RGB bands (e.g. gdal_translate -b 1 -b 2 -b 3 in.tif out.tif).',
+  UNSUPPORTED_DATA_TYPE: 'Convert to 8-bit (e.g. gdal_translate -ot Byte -scale in.tif out.tif).',
+  PIXEL_SIZE_TOO_COARSE: 'Use sharper imagery, or a route whose model works at this resolution.',
+  PIXEL_SIZE_TOO_FINE: 'Resample the image to the model\'s resolution (e.g. gdalwarp -tr 0.5 0.5 in.tif out.tif).',
+};
+
+/** Defaults the public clients use when the account does not say (real-api-notes). */
+export const DEFAULT_MAX_UPLOAD_FILE_SIZE = 2 * 1024 ** 3;
+export const DEFAULT_MAX_PIXEL_COUNT = 30_000;
+
+/** @throws InputRejected FILE_TOO_LARGE, IMAGE_TOO_MANY_PIXELS, STORAGE_QUOTA_EXCEEDED */
+export function checkImageLimits(
+  info: Pick<GeoTiffInfo, 'width' | 'height'>,
+  fileSize: number,
+  limits: { maxUploadFileSize?: number; maxPixelCount?: number; freeBytes?: number },
+): void {
+  const maxFile = limits.maxUploadFileSize ?? DEFAULT_MAX_UPLOAD_FILE_SIZE;
+  const maxPixels = limits.maxPixelCount ?? DEFAULT_MAX_PIXEL_COUNT;
+  if (fileSize > maxFile) {
+    throw new InputRejected('FILE_TOO_LARGE', `the image is ${bytes(fileSize)}; Mapflow accepts uploads up to ${bytes(maxFile)}. Split it into tiles (e.g. gdal_retile.py) and drop them one by one`, {
+      details: { fileSize, maxUploadFileSize: maxFile },
+    });
+  }
+  if (info.width > maxPixels || info.height > maxPixels) {
+    throw new InputRejected(
+      'IMAGE_TOO_MANY_PIXELS',
+      `the image is ${info.width} x ${info.height} pixels; Mapflow accepts at most ${maxPixels} pixels in width and in height. Split it into tiles (e.g. gdal_retile.py)`,
+      { details: { width: info.width, height: info.height, maxPixelCount: maxPixels } },
+    );
+  }
+  if (limits.freeBytes !== undefined && fileSize > limits.freeBytes) {
+    throw new InputRejected(
+      'STORAGE_QUOTA_EXCEEDED',
+      `the image needs ${bytes(fileSize)} but the Mapflow account has ${bytes(Math.max(0, limits.freeBytes))} of storage free: delete old mosaics or images, or ask for more storage`,
+      { details: { fileSize, freeBytes: limits.freeBytes } },
+    );
+  }
+}
+
+/** Relative tolerance when comparing pixel sizes (the same source gives identical sizes; float noise aside). */
+const PIXEL_SIZE_TOLERANCE = 1e-3;
+
+/**
+ * All images of a mosaic must share CRS, band count and resolution. Compares
+ * the image with the metadata of the images already in the mosaic.
+ * @throws InputRejected MOSAIC_MISMATCH listing every difference
+ */
+export function checkImageAgainstMosaic(
+  info: Pick<GeoTiffInfo, 'crs' | 'bands' | 'pixelSizeM'> & { pixelSize?: [number, number] },
+  existing: { crs?: string; count?: number; pixel_size?: number[] }[],
+): void {
+  const reference = existing.find((e) => e.crs !== undefined || e.count !== undefined || e.pixel_size !== undefined);
+  if (!reference) return;
+  const differences: string[] = [];
+  const theirs = epsgOf(reference.crs);
+  const ours = epsgOf(info.crs);
+  if (theirs !== undefined && ours !== undefined && theirs !== ours) differences.push(`CRS ${info.crs} instead of EPSG:${theirs}`);
+  if (reference.count !== undefined && reference.count !== info.bands) differences.push(`${info.bands} band(s) instead of ${reference.count}`);
+  // Mapflow reports pixel_size in CRS units: compare like with like.
+  const size = info.pixelSize ?? info.pixelSizeM;
+  const ref = reference.pixel_size;
+  if (ref && ref.length >= 2 && (theirs === undefined || theirs === ours)) {
+    const differs = [0, 1].some((i) => Math.abs(Math.abs(ref[i]!) - size[i]!) > PIXEL_SIZE_TOLERANCE * Math.abs(ref[i]!));
+    if (differs) differences.push(`pixel size ${size.map(m).join(' x ')} instead of ${ref.map((v) => m(Math.abs(v))).join(' x ')}`);
+  }
+  if (differences.length === 0) return;
+  throw new InputRejected(
+    'MOSAIC_MISMATCH',
+    `the image does not match the images already in its mosaic: ${differences.join('; ')}. All images of a mosaic need the same CRS, band count and resolution: warp it to match, or drop it under a route with another mosaic`,
+    { details: { differences } },
+  );
+}
+
+/** EPSG code from 'EPSG:3857', 'epsg:3857', '+init=epsg:3857' or WKT with AUTHORITY["EPSG","3857"] (the last one, the CRS's own). */
+function epsgOf(crs: string | undefined): number | undefined {
+  if (!crs) return undefined;
+  const matches = [...crs.matchAll(/EPSG\D{0,4}(\d{4,6})/gi)];
+  const last = matches[matches.length - 1];
+  return last ? Number(last[1]) : undefined;
+}
+
+function describeList(values: number[]): string {
+  if (values.length === 1) return `${values[0]}`;
+  const sorted = [...values].sort((a, b) => a - b);
+  const contiguous = sorted.every((v, i) => i === 0 || v === sorted[i - 1]! + 1);
+  return contiguous ? `${sorted[0]} to ${sorted[sorted.length - 1]}` : sorted.join(', ');
+}
+
+function m(value: number): string {
+  return value >= 10 ? value.toFixed(0) : value >= 1 ? value.toFixed(2).replace(/0$/, '') : value.toFixed(3).replace(/0+$/, '').replace(/\.$/, '');
+}
+
+function bytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${n} bytes`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Coordinate reference systems the bridge can place on the map: from an EPSG
+ * code to a proj4 definition, and reprojection of image corners to WGS84.
+ *
+ * Covered: WGS84 (4326) and the geographic systems that match it within a
+ * metre (ETRS89 4258, NAD83 4269), Web Mercator (3857/900913), every UTM zone
+ * on WGS84 (326xx north, 327xx south), ETRS89 (258xx) and NAD83 (269xx), and a
+ * few national grids common in aerial imagery. Anything else is refused with a
+ * message asking for a reprojection, rather than guessed.
+ */
+import proj4 from 'proj4';
+
+const NATIONAL_GRIDS: Record<number, string> = {
+  // Swiss CH1903+ / LV95
+  2056: '+proj=somerc +lat_0=46.9524055555556 +lon_0=7.43958333333333 +k_0=1 +x_0=2600000 +y_0=1200000 +ellps=bessel +towgs84=674.374,15.056,405.346,0,0,0,0 +units=m +no_defs',
+  // Dutch Amersfoort / RD New
+  28992: '+proj=sterea +lat_0=52.1561605555556 +lon_0=5.38763888888889 +k=0.9999079 +x_0=155000 +y_0=463000 +ellps=bessel +towgs84=565.417,50.3319,465.552,-0.398957,0.343988,-1.8774,4.0725 +units=m +no_defs',
+  // British National Grid
+  27700: '+proj=tmerc +lat_0=49 +lon_0=-2 +k=0.9996012717 +x_0=400000 +y_0=-100000 +ellps=airy +towgs84=446.448,-125.157,542.06,0.15,0.247,0.842,-20.489 +units=m +no_defs',
+  // ETRS89 / LAEA Europe
+  3035: '+proj=laea +lat_0=52 +lon_0=10 +x_0=4321000 +y_0=3210000 +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs',
+  // French RGF93 / Lambert-93
+  2154: '+proj=lcc +lat_0=46.5 +lon_0=3 +lat_1=49 +lat_2=44 +x_0=700000 +y_0=6600000 +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs',
+};
+
+/** Geographic systems treated as WGS84 (they differ by about a metre at most). */
+const WGS84_LIKE_GEOGRAPHIC = new Set([4326, 4258, 4269]);
+
+export const SUPPORTED_CRS_TEXT =
+  'EPSG:4326 (also 4258, 4269), EPSG:3857, UTM zones EPSG:326xx/327xx (also ETRS89 258xx, NAD83 269xx), EPSG:2056, 28992, 27700, 3035, 2154';
+
+/** proj4 definition of an EPSG code, or undefined when the bridge does not know it. */
+export function projDefinition(epsg: number): string | undefined {
+  if (WGS84_LIKE_GEOGRAPHIC.has(epsg)) return '+proj=longlat +datum=WGS84 +no_defs';
+  if (epsg === 3857 || epsg === 900913 || epsg === 3785 || epsg === 102100) {
+    return '+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs';
+  }
+  const zone = epsg % 100;
+  const family = Math.floor(epsg / 100);
+  if ((family === 326 || family === 327) && zone >= 1 && zone <= 60) {
+    return `+proj=utm +zone=${zone}${family === 327 ? ' +south' : ''} +datum=WGS84 +units=m +no_defs`;
+  }
+  if (family === 258 && zone >= 28 && zone <= 38) return `+proj=utm +zone=${zone} +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs`;
+  if (family === 269 && zone >= 1 && zone <= 23) return `+proj=utm +zone=${zone} +datum=NAD83 +units=m +no_defs`;
+  return NATIONAL_GRIDS[epsg];
+}
+
+/** Whether an EPSG code is a geographic (degree) system the bridge knows. */
+export function isGeographic(epsg: number): boolean {
+  return WGS84_LIKE_GEOGRAPHIC.has(epsg);
+}
+
+/** Converts positions of an EPSG system to WGS84 [lon, lat]. */
+export function toWgs84(epsg: number): (position: [number, number]) => [number, number] {
+  const definition = projDefinition(epsg);
+  if (!definition) throw new Error(`EPSG:${epsg} is not supported`);
+  if (isGeographic(epsg)) return (p) => [p[0], p[1]];
+  const converter = proj4(definition, 'EPSG:4326');
+  return (p) => converter.forward(p) as [number, number];
+}
+
+/** Metres per degree of longitude and of latitude at a latitude, on the WGS84 ellipsoid. */
+export function metresPerDegree(latDeg: number): [number, number] {
+  const a = 6378137;
+  const e2 = 0.00669437999014;
+  const phi = (latDeg * Math.PI) / 180;
+  const w = Math.sqrt(1 - e2 * Math.sin(phi) ** 2);
+  const lon = ((Math.PI / 180) * a * Math.cos(phi)) / w;
+  const lat = ((Math.PI / 180) * a * (1 - e2)) / w ** 3;
+  return [lon, lat];
+}

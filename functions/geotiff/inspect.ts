@@ -1,0 +1,353 @@
+/**
+ * Reads what the bridge needs to know about a GeoTIFF from its header alone,
+ * through ranged reads: size, bands, data types, CRS, pixel size and where on
+ * Earth it lies. Optionally probes the pixel data so a damaged file is turned
+ * away before it is uploaded.
+ */
+import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
+import type { Polygon } from 'geojson';
+import { InputRejected } from '../jobs/errors.ts';
+import { isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
+import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
+
+export interface GeoTiffInfo {
+  width: number;
+  height: number;
+  bands: number;
+  /** One per band: 'uint8', 'uint16', 'int16', 'float32', ... */
+  dtypes: string[];
+  epsg?: number;
+  /** 'EPSG:<code>' */
+  crs: string;
+  /** Pixel size [x, y] in metres (projected CRS units, or converted from degrees at the image centre). */
+  pixelSizeM: [number, number];
+  /** Pixel size [x, y] in the units of the CRS (degrees for a geographic CRS), as Mapflow's image metadata reports it. */
+  pixelSize: [number, number];
+  /** GDAL nodata value (NaN when it is 'nan'), null when none is set. */
+  nodata: number | null;
+  tiled: boolean;
+  /** The pixel grid is rotated or sheared against the CRS axes. */
+  rotated: boolean;
+  /** [minx, miny, maxx, maxy] in the image's CRS. */
+  bbox: [number, number, number, number];
+  /** [minLon, minLat, maxLon, maxLat]. */
+  bbox4326: [number, number, number, number];
+  /** The image outline in EPSG:4326 (counter-clockwise, edges densified). */
+  footprint4326: Polygon;
+  /** Bytes read from the source to produce this (header, plus the probe if asked for). */
+  bytesRead: number;
+}
+
+export interface InspectOptions {
+  /** Also check that the image data is within the file and that its first and last blocks decode. */
+  probePixels?: boolean;
+}
+
+/** Blocks larger than this are range-checked but not decoded by the probe (a single-strip image can be the whole file). */
+export const PROBE_MAX_BLOCK_BYTES = 16 * 1024 * 1024;
+
+/** Pixel-to-CRS affine transform: x = a*col + b*row + c, y = d*col + e*row + f. */
+interface Affine {
+  a: number;
+  b: number;
+  c: number;
+  d: number;
+  e: number;
+  f: number;
+}
+
+/**
+ * Inspects a GeoTIFF with ranged reads only.
+ * @throws InputRejected EMPTY_FILE, NOT_GEOTIFF, TIFF_TRUNCATED, TIFF_CORRUPT, NOT_GEOREFERENCED
+ */
+export async function inspectGeoTiff(source: RangeSource, options: InspectOptions = {}): Promise<GeoTiffInfo> {
+  if (source.size === 0) throw new InputRejected('EMPTY_FILE', 'the file is empty: drop the GeoTIFF again once it is completely written');
+  const adapter = new RangeSourceAdapter(source);
+  const image = await openFirstImage(adapter);
+
+  const width = image.getWidth();
+  const height = image.getHeight();
+  const bands = image.getSamplesPerPixel();
+  const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
+  const transform = await readTransform(image);
+  const epsg = readEpsg(image, transform);
+  const geographic = isGeographic(epsg);
+  const units = geographic ? 1 : linearUnitInMetres(image, epsg);
+
+  const corners: [number, number][] = [
+    [0, 0],
+    [0, height],
+    [width, height],
+    [width, 0],
+  ].map(([col, row]) => apply(transform, col!, row!));
+  const xs = corners.map((p) => p[0]);
+  const ys = corners.map((p) => p[1]);
+  const bbox: [number, number, number, number] = [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+
+  const footprintRing = densifiedOutline(transform, width, height).map(toWgs84(epsg));
+  if (footprintRing.some(([lon, lat]) => !Number.isFinite(lon) || !Number.isFinite(lat) || Math.abs(lon) > 180 || Math.abs(lat) > 90)) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image's corners do not fall on Earth in its CRS EPSG:${epsg} (bounds ${bbox.map((v) => +v.toFixed(3)).join(', ')}): check the CRS and the geotransform`,
+    );
+  }
+  const lons = footprintRing.map((p) => p[0]);
+  const lats = footprintRing.map((p) => p[1]);
+  const bbox4326: [number, number, number, number] = [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)];
+
+  const pixelSize: [number, number] = [Math.hypot(transform.a, transform.d), Math.hypot(transform.b, transform.e)];
+  let pixelSizeM: [number, number];
+  if (geographic) {
+    const [mLon, mLat] = metresPerDegree((bbox4326[1] + bbox4326[3]) / 2);
+    pixelSizeM = [pixelSize[0] * mLon, pixelSize[1] * mLat];
+  } else {
+    pixelSizeM = [pixelSize[0] * units, pixelSize[1] * units];
+  }
+
+  if (options.probePixels) await probePixels(image, adapter);
+
+  return {
+    width,
+    height,
+    bands,
+    dtypes,
+    epsg,
+    crs: `EPSG:${epsg}`,
+    pixelSizeM,
+    pixelSize,
+    nodata: readNodata(image),
+    tiled: image.fileDirectory.hasTag('TileWidth'),
+    rotated: transform.b !== 0 || transform.d !== 0,
+    bbox,
+    bbox4326,
+    footprint4326: { type: 'Polygon', coordinates: [[...footprintRing, footprintRing[0]!]] },
+    bytesRead: adapter.bytesRead,
+  };
+}
+
+/** Opens the TIFF and parses its first image directory, naming what is wrong when it cannot. */
+async function openFirstImage(adapter: RangeSourceAdapter): Promise<GeoTIFFImage> {
+  let tiff: GeoTIFF;
+  try {
+    tiff = await GeoTIFF.fromSource(adapter.asGeoTiffSource());
+  } catch (cause) {
+    if (cause instanceof ShortReadError) throw truncated(cause);
+    const head = new Uint8Array((await adapter.fetch([{ offset: 0, length: 16 }]))[0]!);
+    throw new InputRejected('NOT_GEOTIFF', `the file is not a TIFF${sniff(head)}: drop a GeoTIFF (.tif) exported from a GIS`, { cause });
+  }
+  if (tiff.firstIFDOffset >= adapter.fileSize) {
+    throw new InputRejected('TIFF_TRUNCATED', `the file ends (${adapter.fileSize} bytes) before its image directory at byte ${tiff.firstIFDOffset}: it was cut short; upload it again`);
+  }
+  try {
+    const image = await tiff.getImage(0);
+    // Touch the fields every later step needs, so a damaged directory fails here.
+    if (!(image.getWidth() > 0 && image.getHeight() > 0 && image.getSamplesPerPixel() > 0)) throw new Error('image has no pixels');
+    return image;
+  } catch (cause) {
+    if (cause instanceof ShortReadError || adapter.readBeyondEnd) throw truncated(cause);
+    throw new InputRejected('TIFF_CORRUPT', `the TIFF's image directory cannot be read (${(cause as Error).message}): export the image again`, { cause });
+  }
+}
+
+function truncated(cause: unknown): InputRejected {
+  return new InputRejected('TIFF_TRUNCATED', 'the file ends before the data its header describes: it was cut short (an interrupted copy or upload); upload it again', {
+    cause,
+  });
+}
+
+/** What a non-TIFF file probably is, from its first bytes (for the message). */
+function sniff(head: Uint8Array): string {
+  const starts = (...bytes: number[]) => bytes.every((b, i) => head[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47)) return ' (it is a PNG image)';
+  if (starts(0xff, 0xd8, 0xff)) return ' (it is a JPEG image)';
+  if (starts(0x25, 0x50, 0x44, 0x46)) return ' (it is a PDF)';
+  if (starts(0x50, 0x4b, 0x03, 0x04)) return ' (it is a ZIP archive)';
+  const text = new TextDecoder().decode(head).trimStart();
+  if (text.startsWith('{') || text.startsWith('[')) return ' (it looks like JSON; name GeoJSON files .geojson)';
+  return '';
+}
+
+function dtypeOf(image: GeoTIFFImage, sample: number): string {
+  const bits = image.getBitsPerSample(sample);
+  const format = image.getSampleFormat(sample);
+  const kind = format === 2 ? 'int' : format === 3 ? 'float' : format === 1 || format === 4 ? 'uint' : `format${format}-`;
+  return `${kind}${bits}`;
+}
+
+async function numbers(image: GeoTIFFImage, tag: 'ModelTransformation' | 'ModelTiepoint' | 'ModelPixelScale'): Promise<number[] | undefined> {
+  if (!image.fileDirectory.hasTag(tag)) return undefined;
+  const value = (await image.fileDirectory.loadValue(tag)) as ArrayLike<number> | undefined;
+  return value ? Array.from(value, Number) : undefined;
+}
+
+/**
+ * The pixel-to-CRS transform from ModelTransformation, or from a tiepoint and
+ * a pixel scale. PixelIsPoint rasters are shifted half a pixel, as GDAL does.
+ */
+async function readTransform(image: GeoTIFFImage): Promise<Affine> {
+  const matrix = await numbers(image, 'ModelTransformation');
+  const tiepoints = await numbers(image, 'ModelTiepoint');
+  const scale = await numbers(image, 'ModelPixelScale');
+  let t: Affine;
+  if (matrix && matrix.length >= 8) {
+    t = { a: matrix[0]!, b: matrix[1]!, c: matrix[3]!, d: matrix[4]!, e: matrix[5]!, f: matrix[7]! };
+  } else if (tiepoints && tiepoints.length >= 6 && scale && scale.length >= 2) {
+    const [i, j, , x, y] = tiepoints as [number, number, number, number, number];
+    t = { a: scale[0]!, b: 0, c: x - i * scale[0]!, d: 0, e: -scale[1]!, f: y + j * scale[1]! };
+  } else if (tiepoints && tiepoints.length >= 6) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      'the image is placed by ground control points only, without a geotransform: warp it first (e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif)',
+    );
+  } else {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      'the TIFF has no georeferencing (no geotransform and no coordinate system): export it from a GIS as a GeoTIFF with its CRS',
+    );
+  }
+  if (![t.a, t.b, t.c, t.d, t.e, t.f].every(Number.isFinite) || t.a * t.e - t.b * t.d === 0) {
+    throw new InputRejected('NOT_GEOREFERENCED', 'the image\'s geotransform is degenerate (zero or invalid pixel size): export it again with its georeferencing');
+  }
+  const geoKeys = image.getGeoKeys();
+  if (geoKeys?.GTRasterTypeGeoKey === 2) {
+    t.c -= 0.5 * (t.a + t.b);
+    t.f -= 0.5 * (t.d + t.e);
+  }
+  return t;
+}
+
+/** The EPSG code from the GeoKeys (ProjectedCSTypeGeoKey or GeographicTypeGeoKey), which must be one the bridge can place. */
+function readEpsg(image: GeoTIFFImage, transform: Affine): number {
+  const keys = image.getGeoKeys();
+  const rotated = transform.b !== 0 || transform.d !== 0 ? ' The geotransform is also rotated; Mapflow expects north-up images (gdalwarp makes one).' : '';
+  if (!keys) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image has a geotransform but no coordinate reference system (no GeoKeys), so it cannot be placed on the map. Assign its CRS, e.g. gdal_edit.py -a_srs EPSG:32632 image.tif.${rotated}`,
+    );
+  }
+  const model = keys.GTModelTypeGeoKey as number | undefined;
+  const projected = keys.ProjectedCSTypeGeoKey as number | undefined;
+  const geographic = keys.GeographicTypeGeoKey as number | undefined;
+  const code = model === 2 ? geographic : (projected ?? (model === undefined ? geographic : undefined));
+  if (code === undefined || code === 32767 || code <= 0) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image's coordinate reference system has no EPSG code (${keys.GTCitationGeoKey ?? 'user-defined'}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
+    );
+  }
+  if (!projDefinition(code)) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image is in EPSG:${code}, which the bridge cannot place on the map (supported: ${SUPPORTED_CRS_TEXT}): reproject it, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif`,
+      { details: { epsg: code } },
+    );
+  }
+  return code;
+}
+
+/** Metres per CRS unit from ProjLinearUnitsGeoKey (metre when absent). */
+function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
+  const unit = image.getGeoKeys()?.ProjLinearUnitsGeoKey as number | undefined;
+  switch (unit) {
+    case undefined:
+    case 9001:
+      return 1;
+    case 9002:
+      return 0.3048;
+    case 9003:
+      return 1200 / 3937;
+    default:
+      throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of EPSG:${epsg} is not metres or feet: reproject it to a metric CRS`);
+  }
+}
+
+function apply(t: Affine, col: number, row: number): [number, number] {
+  return [t.a * col + t.b * row + t.c, t.d * col + t.e * row + t.f];
+}
+
+/** The outline of the image in CRS units, 8 points per edge (edges curve when reprojected). Not closed. */
+function densifiedOutline(t: Affine, width: number, height: number): [number, number][] {
+  const steps = 8;
+  const path: [number, number][] = [];
+  const edges: [number, number, number, number][] = [
+    [0, 0, 0, height], // left edge, downwards: with north up, the ring runs counter-clockwise
+    [0, height, width, height],
+    [width, height, width, 0],
+    [width, 0, 0, 0],
+  ];
+  for (const [c0, r0, c1, r1] of edges) {
+    for (let s = 0; s < steps; s++) path.push(apply(t, c0 + ((c1 - c0) * s) / steps, r0 + ((r1 - r0) * s) / steps));
+  }
+  return path;
+}
+
+function readNodata(image: GeoTIFFImage): number | null {
+  try {
+    return image.getGDALNoData();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Checks the pixel data without reading the whole image: every tile or strip
+ * of the full-resolution image must lie inside the file, and its first and
+ * last blocks must decode.
+ *   - a block that starts at or after the end of the file: TIFF_TRUNCATED
+ *   - a block that starts inside but runs past the end, or that fails to
+ *     decode: TIFF_CORRUPT (a damaged offset or damaged data)
+ */
+async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter): Promise<void> {
+  const directory = image.fileDirectory;
+  const tiled = directory.hasTag('TileOffsets');
+  let offsets: number[];
+  let counts: number[];
+  try {
+    offsets = Array.from((await directory.loadValue(tiled ? 'TileOffsets' : 'StripOffsets')) as ArrayLike<number>, Number);
+    counts = Array.from((await directory.loadValue(tiled ? 'TileByteCounts' : 'StripByteCounts')) as ArrayLike<number>, Number);
+  } catch (cause) {
+    if (cause instanceof ShortReadError || adapter.readBeyondEnd) throw truncated(cause);
+    throw new InputRejected('TIFF_CORRUPT', 'the TIFF does not say where its image data is (no tile or strip offsets): export the image again', { cause });
+  }
+  const size = adapter.fileSize;
+  const blocks = offsets.map((offset, i) => ({ index: i, offset, count: counts[i] ?? 0 })).filter((b) => b.count > 0);
+  const missing = blocks.filter((b) => b.offset >= size);
+  if (missing.length > 0) {
+    const needed = Math.max(...blocks.map((b) => b.offset + b.count));
+    throw new InputRejected(
+      'TIFF_TRUNCATED',
+      `the file is ${size} bytes but its header places image data up to byte ${needed} (${missing.length} of ${blocks.length} ${tiled ? 'tiles' : 'strips'} are missing): it was cut short; upload it again`,
+      { details: { size, needed } },
+    );
+  }
+  const overrun = blocks.find((b) => b.offset + b.count > size);
+  if (overrun) {
+    throw new InputRejected(
+      'TIFF_CORRUPT',
+      `${tiled ? 'tile' : 'strip'} ${overrun.index} is said to span bytes ${overrun.offset}-${overrun.offset + overrun.count} but the file ends at byte ${size}: the file is damaged (or was cut short); export or upload it again`,
+      { details: { size, block: overrun.index } },
+    );
+  }
+
+  const width = image.getWidth();
+  const height = image.getHeight();
+  const probes: [number, number][] = [
+    [0, 0],
+    [width - 1, height - 1],
+  ];
+  const largest = Math.max(0, ...blocks.map((b) => b.count));
+  if (largest > PROBE_MAX_BLOCK_BYTES) return; // range-checked above; too large to decode in a probe
+  for (const [x, y] of probes) {
+    try {
+      await image.readRasters({ window: [x, y, x + 1, y + 1] });
+    } catch (cause) {
+      if (cause instanceof ShortReadError) throw truncated(cause);
+      throw new InputRejected(
+        'TIFF_CORRUPT',
+        `the image data cannot be decoded (pixel ${x},${y}: ${(cause as Error).message}): the file is damaged; export it again`,
+        { cause, details: { x, y } },
+      );
+    }
+  }
+}
