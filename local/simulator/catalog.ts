@@ -1,0 +1,216 @@
+/**
+ * The imagery catalog (POST /catalog/meta): a deterministic synthetic set of
+ * Scenes and Mosaics around any AOI (seeded by the simulator seed and the AOI's
+ * bounding box), filtered, sorted and paged as the spec's search body asks.
+ */
+import type { MultiPolygon, Polygon, Position } from 'geojson';
+import { CATALOG_PROVIDERS } from './catalogue.ts';
+import { json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
+import { areaSqM, bboxOf, contains, MalformedGeometry, parseAoiGeometry, type AoiGeometry, type BBox } from './geometry.ts';
+import { badRequest, readJsonObject, SimHttpError } from './http.ts';
+import { between, integerBetween, pick, seededRandom, seedFrom } from './random.ts';
+
+export interface CatalogProduct {
+  id: string;
+  productType: string;
+  acquisitionDate: string;
+  sensor: string;
+  pixelResolution: number;
+  cloudCover: number;
+  offNadirAngle: number;
+  colorBandOrder: string;
+  providerName: string;
+  previewType: 'png' | 'xyz';
+  previewUrl: string;
+  footprint: Polygon | MultiPolygon;
+  /** Extras beyond the spec's fields (extra fields never break a client). */
+  available: boolean;
+  aoiIntersectionPercent: number;
+}
+
+const PRODUCTS_PER_AOI = 40;
+/** Acquisition dates lie before this fixed day so that results never depend on today's date. */
+const LATEST_ACQUISITION = Date.parse('2025-06-01T00:00:00Z');
+const DAY = 86_400_000;
+
+const rectangle = ([west, south, east, north]: BBox): Position[][] => [[[west, south], [east, south], [east, north], [west, north], [west, south]]];
+
+/** Percentage of the AOI covered by a rectangle, by sampling a grid of points of the AOI. */
+function coveragePercent(aoi: AoiGeometry, aoiBox: BBox, box: BBox): number {
+  const steps = 24;
+  let insideAoi = 0;
+  let covered = 0;
+  for (let i = 0; i < steps; i++) {
+    for (let j = 0; j < steps; j++) {
+      const point: Position = [aoiBox[0] + ((i + 0.5) / steps) * (aoiBox[2] - aoiBox[0]), aoiBox[1] + ((j + 0.5) / steps) * (aoiBox[3] - aoiBox[1])];
+      if (!contains(aoi, point)) continue;
+      insideAoi++;
+      if (point[0]! >= box[0] && point[0]! <= box[2] && point[1]! >= box[1] && point[1]! <= box[3]) covered++;
+    }
+  }
+  return insideAoi === 0 ? 100 : Math.round((covered / insideAoi) * 1000) / 10;
+}
+
+function hexId(random: () => number, length: number): string {
+  return Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('').toUpperCase();
+}
+
+/** The products the catalog holds around an AOI (before filters). */
+export function productsAround(aoi: AoiGeometry, seed: number, baseUrl: string): CatalogProduct[] {
+  const box = bboxOf(aoi);
+  const random = seededRandom(seedFrom(seed, 'catalog', ...box.map((v) => v.toFixed(4))));
+  const spanX = Math.max(box[2] - box[0], 0.01);
+  const spanY = Math.max(box[3] - box[1], 0.01);
+  const products: CatalogProduct[] = [];
+  for (let n = 0; n < PRODUCTS_PER_AOI; n++) {
+    const provider = pick(random, CATALOG_PROVIDERS);
+    const sensor = pick(random, provider.sensors);
+    const acquired = LATEST_ACQUISITION - integerBetween(random, 0, 1500) * DAY + integerBetween(random, 9, 12) * 3_600_000;
+    if (provider.productType === 'Mosaic') {
+      const margin = 0.1;
+      const cover: BBox = [box[0] - margin * spanX, box[1] - margin * spanY, box[2] + margin * spanX, box[3] + margin * spanY];
+      const id = `${provider.name}-${hexId(random, 12)}`;
+      products.push({
+        id,
+        productType: 'Mosaic',
+        acquisitionDate: new Date(acquired).toISOString(),
+        sensor,
+        pixelResolution: random() < 0.5 ? 0.0 : provider.resolution[1],
+        cloudCover: Math.round(between(random, 0, 5) * 10) / 10,
+        offNadirAngle: Math.round(between(random, 0, 15) * 10) / 10,
+        colorBandOrder: 'RGB',
+        providerName: provider.name,
+        previewType: 'xyz',
+        previewUrl: `${baseUrl}/catalog/preview/${id}/{z}/{x}/{-y}.png`,
+        footprint: { type: 'MultiPolygon', coordinates: [rectangle(cover)] },
+        available: true,
+        aoiIntersectionPercent: 100,
+      });
+      continue;
+    }
+    // A scene: a rectangle of 0.6-2 AOI spans, shifted so that it covers some or all of the AOI.
+    const width = spanX * between(random, 0.6, 2);
+    const height = spanY * between(random, 0.6, 2);
+    const centreX = (box[0] + box[2]) / 2 + spanX * between(random, -0.6, 0.6);
+    const centreY = (box[1] + box[3]) / 2 + spanY * between(random, -0.6, 0.6);
+    const footprint: BBox = [centreX - width / 2, centreY - height / 2, centreX + width / 2, centreY + height / 2];
+    const id = hexId(random, 16);
+    products.push({
+      id,
+      productType: 'Scene',
+      acquisitionDate: new Date(acquired).toISOString(),
+      sensor,
+      pixelResolution: Math.round(between(random, provider.resolution[0], provider.resolution[1]) * 100) / 100,
+      cloudCover: Math.round(between(random, 0, 80) * 10) / 10,
+      offNadirAngle: Math.round(between(random, -35, 35) * 10) / 10,
+      colorBandOrder: sensor.startsWith('WV') || sensor.startsWith('GE') ? 'Red,Green,Blue,NIR' : 'RGB',
+      providerName: provider.name,
+      previewType: 'png',
+      previewUrl: `${baseUrl}/catalog/preview/${id}.png`,
+      footprint: { type: 'Polygon', coordinates: rectangle(footprint) },
+      available: random() >= 0.2,
+      aoiIntersectionPercent: coveragePercent(aoi, box, footprint),
+    });
+  }
+  return products;
+}
+
+function optionalNumber(body: Record<string, unknown>, field: string, min?: number, max?: number): number | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${field} must be a number`);
+  if ((min !== undefined && value < min) || (max !== undefined && value > max)) throw badRequest(`${field} must be between ${min} and ${max}`);
+  return value;
+}
+
+function optionalDate(body: Record<string, unknown>, field: string): number | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  const time = typeof value === 'string' ? Date.parse(value) : NaN;
+  if (Number.isNaN(time)) throw badRequest(`${field} must be an ISO 8601 UTC datetime`);
+  return time;
+}
+
+function optionalList(body: Record<string, unknown>, field: string): string[] | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw badRequest(`${field} must be an array of strings`);
+  return (value as string[]).map((v) => v.toUpperCase());
+}
+
+const SORT_KEYS: Record<string, keyof CatalogProduct> = {
+  ACQUISITION_DATE: 'acquisitionDate',
+  CLOUD_COVER: 'cloudCover',
+  PIXEL_RESOLUTION: 'pixelResolution',
+  RESOLUTION: 'pixelResolution',
+  OFF_NADIR_ANGLE: 'offNadirAngle',
+  AOI_INTERSECTION_PERCENT: 'aoiIntersectionPercent',
+};
+
+async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Reply> {
+  const body = await readJsonObject(req);
+  let aoi: AoiGeometry;
+  try {
+    aoi = parseAoiGeometry(body.aoi);
+  } catch (error) {
+    if (error instanceof MalformedGeometry) throw new SimHttpError(400, 'geometry.Invalid', `aoi: ${error.message}`);
+    throw error;
+  }
+  const area = areaSqM(aoi);
+  if (area > ctx.limits.aoiAreaLimitSqM) {
+    throw new SimHttpError(400, 'TOO_LARGE_AOI', `The search area ${Math.round(area)} m² exceeds the AOI area limit`, {
+      area: Math.round(area),
+      aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
+    });
+  }
+  const from = optionalDate(body, 'acquisitionDateFrom');
+  const to = optionalDate(body, 'acquisitionDateTo');
+  const minResolution = optionalNumber(body, 'minResolution', 0);
+  const maxResolution = optionalNumber(body, 'maxResolution', 0);
+  const maxCloudCover = optionalNumber(body, 'maxCloudCover', 0, 100);
+  const minOffNadir = optionalNumber(body, 'minOffNadirAngle');
+  const maxOffNadir = optionalNumber(body, 'maxOffNadirAngle');
+  const minIntersection = optionalNumber(body, 'minAoiIntersectionPercent', 0, 100);
+  const limit = optionalNumber(body, 'limit', 0) ?? 100;
+  const offset = optionalNumber(body, 'offset', 0) ?? 0;
+  if (!Number.isInteger(limit) || !Number.isInteger(offset)) throw badRequest('limit and offset must be integers');
+  const providers = optionalList(body, 'dataProviders');
+  const productTypes = optionalList(body, 'productTypes');
+  const sortBy = typeof body.sortBy === 'string' ? body.sortBy.toUpperCase() : 'ACQUISITION_DATE';
+  const sortKey = SORT_KEYS[sortBy];
+  if (!sortKey) throw badRequest(`sortBy must be one of ${Object.keys(SORT_KEYS).join(', ')}`);
+  const sortOrder = typeof body.sortOrder === 'string' ? body.sortOrder.toUpperCase() : 'DESC';
+  if (sortOrder !== 'ASC' && sortOrder !== 'DESC') throw badRequest('sortOrder must be ASC or DESC');
+
+  const matches = productsAround(aoi, ctx.seed, ctx.baseUrl()).filter((p) => {
+    const time = Date.parse(p.acquisitionDate);
+    // Off-nadir bounds apply to the angle's size: a negative angle is the same tilt to the other side.
+    const offNadir = Math.abs(p.offNadirAngle);
+    const type = p.productType === 'Mosaic' ? 'MOSAIC' : 'IMAGE';
+    return (
+      (from === undefined || time >= from) &&
+      (to === undefined || time <= to) &&
+      (minResolution === undefined || p.pixelResolution >= minResolution) &&
+      (maxResolution === undefined || p.pixelResolution <= maxResolution) &&
+      (maxCloudCover === undefined || p.cloudCover <= maxCloudCover) &&
+      (minOffNadir === undefined || offNadir >= minOffNadir) &&
+      (maxOffNadir === undefined || offNadir <= maxOffNadir) &&
+      (minIntersection === undefined || p.aoiIntersectionPercent >= minIntersection) &&
+      (body.hideUnavailable !== true || p.available) &&
+      (providers === undefined || providers.includes(p.providerName.toUpperCase())) &&
+      (productTypes === undefined || productTypes.includes(type) || (type === 'IMAGE' && productTypes.includes('SCENE')))
+    );
+  });
+  const direction = sortOrder === 'ASC' ? 1 : -1;
+  matches.sort((a, b) => {
+    const x = a[sortKey] as string | number;
+    const y = b[sortKey] as string | number;
+    return (x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : 1) * direction;
+  });
+  const page = matches.slice(offset, offset + limit);
+  if (!ctx.realShapes) return json(page);
+  const images = page.map((p) => ({ ...p, productType: p.productType === 'Scene' ? 'Image' : p.productType }));
+  return json({ images, total: matches.length, limit, offset });
+}
+
+export const catalogRoutes: Route[] = [{ method: 'POST', pattern: /^\/catalog\/meta$/, family: 'api', handle: searchCatalog }];

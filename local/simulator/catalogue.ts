@@ -1,0 +1,176 @@
+/**
+ * What the simulated account has: the default models of the spec (with blocks,
+ * prices, zoom ranges and imagery requirements), the built-in data providers,
+ * the catalog providers, and the default account limits.
+ */
+
+export interface Block {
+  name: string;
+  displayName: string;
+  optional: boolean;
+  price: number;
+}
+
+/** What kind of features a model produces. */
+export type FeatureKind = 'building' | 'forest' | 'road' | 'construction';
+
+export interface Model {
+  id: string;
+  name: string;
+  description: string;
+  created: string;
+  updated: string;
+  pricePerSqKm: number;
+  blocks?: Block[];
+  /** Simulation details, never sent to clients. */
+  sim: {
+    kind: FeatureKind;
+    minZoom: number;
+    maxZoom: number;
+    /** Pixel size bounds of user imagery, metres per pixel. */
+    minPixelSize: number;
+    maxPixelSize: number;
+    allowedBandCounts: number[];
+    allowedDtypes: string[];
+  };
+}
+
+const CREATED = '2023-01-16T10:00:00Z';
+const UPDATED = '2024-06-03T08:30:00Z';
+
+/** Stable ids: clients may store them between runs. */
+export const MODELS: readonly Model[] = [
+  {
+    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000001',
+    name: '🏠 Buildings',
+    description: 'Building footprints from 0.5 m/px satellite imagery (zoom 17-18).',
+    created: CREATED, updated: UPDATED, pricePerSqKm: 5,
+    blocks: [
+      { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
+      { name: 'Simplification', displayName: 'Polygon simplification', optional: true, price: 1 },
+      { name: 'Classification', displayName: 'Building classification', optional: true, price: 2 },
+      { name: 'OSM', displayName: 'Merge with OSM', optional: true, price: 1 },
+    ],
+    sim: { kind: 'building', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [1, 3], allowedDtypes: ['uint8'] },
+  },
+  {
+    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000002',
+    name: '🌲 Forest and trees',
+    description: 'Forest and tree canopy from 0.5 m/px satellite imagery (zoom 17-18).',
+    created: CREATED, updated: UPDATED, pricePerSqKm: 4,
+    blocks: [
+      { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
+      { name: 'Heights', displayName: 'Tree heights', optional: true, price: 3 },
+    ],
+    sim: { kind: 'forest', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
+  },
+  {
+    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000003',
+    name: '🚗 Roads',
+    description: 'Road network from 0.5 m/px satellite imagery (zoom 17-18).',
+    created: CREATED, updated: UPDATED, pricePerSqKm: 5,
+    sim: { kind: 'road', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
+  },
+  {
+    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000004',
+    name: '🏗️ Construction sites',
+    description: 'Construction sites from 0.5 m/px satellite imagery (zoom 17-18).',
+    created: CREATED, updated: UPDATED, pricePerSqKm: 6,
+    sim: { kind: 'construction', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
+  },
+  {
+    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000005',
+    name: '🏠⭐️ Buildings (Aerial)',
+    description: 'Building footprints from 0.1 m/px aerial imagery (zoom 19-20).',
+    created: CREATED, updated: UPDATED, pricePerSqKm: 10,
+    blocks: [
+      { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
+      { name: 'Simplification', displayName: 'Polygon simplification', optional: true, price: 2 },
+    ],
+    sim: { kind: 'building', minZoom: 19, maxZoom: 20, minPixelSize: 0.03, maxPixelSize: 0.3, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
+  },
+];
+
+/** A model as clients see it (simulation details removed). */
+export function publicModel(model: Model): Omit<Model, 'sim'> {
+  const { sim: _sim, ...rest } = model;
+  return rest;
+}
+
+/** Reduces a model name to comparable words: emoji and punctuation dropped, lower case. */
+function plainName(name: string): string {
+  return name.normalize('NFKC').replace(/[^\p{L}\p{N}()\s]/gu, '').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
+/**
+ * Finds a model by id or by name. Names match with or without their emoji,
+ * case-insensitively; a first word ("Forest", "Construction") matches when it
+ * names exactly one model.
+ */
+export function findModel(idOrName: string): Model | undefined {
+  const byId = MODELS.find((m) => m.id === idOrName);
+  if (byId) return byId;
+  const wanted = plainName(idOrName);
+  if (!wanted) return undefined;
+  const exact = MODELS.find((m) => plainName(m.name) === wanted);
+  if (exact) return exact;
+  const prefixed = MODELS.filter((m) => plainName(m.name).startsWith(`${wanted} `));
+  return prefixed.length === 1 ? prefixed[0] : undefined;
+}
+
+export interface DataProvider {
+  /** The name sent in requests (matched case-insensitively). */
+  name: string;
+  displayName: string;
+}
+
+/** Built-in imagery providers of the account (`sourceParams.dataProvider.providerName`). */
+export const DATA_PROVIDERS: readonly DataProvider[] = [
+  { name: 'Mapbox', displayName: 'Mapbox Satellite' },
+  { name: 'arcgis_world_imagery', displayName: 'ArcGIS World Imagery' },
+  { name: 'sentinel_l2a', displayName: 'Sentinel-2 L2A' },
+];
+
+export function findDataProvider(name: string): DataProvider | undefined {
+  const wanted = name.trim().toLowerCase();
+  return DATA_PROVIDERS.find((p) => p.name.toLowerCase() === wanted);
+}
+
+/** Providers of the imagery catalog (`/catalog/meta`, `imagerySearch`). */
+export interface CatalogProvider {
+  name: string;
+  productType: 'Scene' | 'Mosaic';
+  sensors: string[];
+  resolution: [number, number];
+}
+
+export const CATALOG_PROVIDERS: readonly CatalogProvider[] = [
+  { name: 'maxar', productType: 'Scene', sensors: ['WV02', 'WV03', 'GE01'], resolution: [0.3, 0.5] },
+  { name: 'orbview', productType: 'Scene', sensors: ['OrbView-3'], resolution: [1.0, 1.0] },
+  { name: 'pleiades', productType: 'Scene', sensors: ['PHR1A', 'PHR1B', 'PNEO3'], resolution: [0.3, 0.5] },
+  { name: 'maxar_vivid', productType: 'Mosaic', sensors: ['Vivid'], resolution: [0.0, 0.5] },
+];
+
+export function findCatalogProvider(name: string): CatalogProvider | undefined {
+  const wanted = name.trim().toLowerCase();
+  return CATALOG_PROVIDERS.find((p) => p.name.toLowerCase() === wanted);
+}
+
+/** Account limits; areas in square metres (real-api-notes.md). */
+export interface Limits {
+  aoiAreaLimitSqM: number;
+  areaLimitSqM: number;
+  credits: number;
+  storageLimitBytes: number;
+  maxUploadFileSize: number;
+  maxPixelCount: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  aoiAreaLimitSqM: 1e9, // 1,000 km²
+  areaLimitSqM: 1e11, // 100,000 km²
+  credits: 100_000,
+  storageLimitBytes: 10 * 1024 ** 3,
+  maxUploadFileSize: 2 * 1024 ** 3,
+  maxPixelCount: 30_000,
+};

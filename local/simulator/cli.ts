@@ -1,0 +1,117 @@
+/**
+ * `mapflow-bridge sim`: runs the simulator until SIGINT/SIGTERM. Prints its
+ * base URL on one line once it accepts requests (scripts wait for that line).
+ */
+import { parseArgs } from 'node:util';
+import { startSimulator, SimulatorOptionsError, type SimulatorOptions } from './index.ts';
+
+const USAGE = `Usage: mapflow-bridge sim --port <port> --token <token> --email <email> [options]
+
+Runs the Mapflow simulator on 127.0.0.1 and prints its base URL (http://127.0.0.1:<port>/rest).
+
+Options:
+  --port <port>                 port to listen on (0: any free port)            required
+  --token <token>               the API token the simulator accepts             required
+  --email <email>               the account e-mail (for Basic authentication)   required
+  --processing-seconds <n>      how long a processing runs                      default 20
+  --fault-rate <0..1>           fraction of requests failing (5xx, 429, reset)  default 0
+  --drop-after-commit <0..1>    fraction of creates whose response is lost      default 0
+  --seed <n>                    seed of every random choice                     default 1
+  --latency-ms <n>              added latency per request                       default 0
+  --real-shapes                 answer with the live service's shapes (real-api-notes.md)
+  --data-dir <dir>              keep state and uploads here across restarts     default: a temp dir
+  -h, --help                    show this help`;
+
+class UsageError extends Error {}
+
+function number(name: string, text: string | undefined, check: (n: number) => boolean, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || !check(value)) throw new UsageError(`--${name} must be ${what}, got '${text}'`);
+  return value;
+}
+
+export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        token: { type: 'string' },
+        email: { type: 'string' },
+        'processing-seconds': { type: 'string' },
+        'fault-rate': { type: 'string' },
+        'drop-after-commit': { type: 'string' },
+        seed: { type: 'string' },
+        'latency-ms': { type: 'string' },
+        'real-shapes': { type: 'boolean' },
+        'data-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return 'help';
+  if (values.port === undefined) throw new UsageError('--port is required');
+  if (!values.token) throw new UsageError('--token is required');
+  if (!values.email) throw new UsageError('--email is required');
+  if (!values.email.includes('@')) throw new UsageError(`--email must be an e-mail address, got '${values.email}'`);
+  const fraction = (n: number) => n >= 0 && n <= 1;
+  return {
+    port: number('port', values.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
+    token: values.token,
+    email: values.email,
+    processingSeconds: number('processing-seconds', values['processing-seconds'], (n) => n >= 0, 'a number of seconds, 0 or more'),
+    faultRate: number('fault-rate', values['fault-rate'], fraction, 'a number from 0 to 1'),
+    dropAfterCommit: number('drop-after-commit', values['drop-after-commit'], fraction, 'a number from 0 to 1'),
+    seed: number('seed', values.seed, Number.isInteger, 'an integer'),
+    latencyMs: number('latency-ms', values['latency-ms'], (n) => n >= 0, 'a number of milliseconds, 0 or more'),
+    realShapes: values['real-shapes'] ?? false,
+    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
+  };
+}
+
+export async function runSimCommand(args: string[]): Promise<number> {
+  let options: SimulatorOptions | 'help';
+  try {
+    options = parseSimArgs(args);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`mapflow-bridge sim: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  let simulator;
+  try {
+    simulator = await startSimulator(options);
+  } catch (error) {
+    if (error instanceof SimulatorOptionsError) {
+      console.error(`mapflow-bridge sim: ${error.message}`);
+      return 2;
+    }
+    console.error(`mapflow-bridge sim: cannot start: ${(error as Error).message}`);
+    return 1;
+  }
+  console.log(simulator.url);
+  const running = simulator;
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await running.close();
+  return 0;
+}

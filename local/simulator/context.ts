@@ -1,0 +1,53 @@
+/**
+ * What every handler works with: the state store, the account and its limits,
+ * the options that shape answers, and the route/reply types of the router.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Account } from './auth.ts';
+import type { Limits } from './catalogue.ts';
+import type { ErrorFamily } from './http.ts';
+import type { ImageLookup } from './sources.ts';
+import type { StateStore } from './store.ts';
+
+export interface SimContext {
+  readonly store: StateStore;
+  readonly account: Account;
+  readonly limits: Limits;
+  readonly seed: number;
+  readonly realShapes: boolean;
+  readonly processingMs: number;
+  /** Base URL of the API, e.g. http://127.0.0.1:PORT/rest. */
+  baseUrl(): string;
+  now(): number;
+  images: ImageLookup;
+}
+
+/** What a handler answers; the router writes it (or drops it, see dropAfterCommit). */
+export type Reply =
+  | { kind: 'json'; status?: number; body: unknown }
+  | { kind: 'text'; status?: number; body: string }
+  | { kind: 'empty'; status?: number }
+  | { kind: 'binary'; contentType: string; body: Buffer }
+  | { kind: 'stream'; contentType: string; body: Readable };
+
+export const json = (body: unknown, status = 200): Reply => ({ kind: 'json', status, body });
+export const empty = (): Reply => ({ kind: 'empty' });
+
+export interface RouteRequest {
+  req: IncomingMessage;
+  url: URL;
+  /** Path parameters in pattern order. */
+  params: string[];
+}
+
+export interface Route {
+  method: string;
+  pattern: RegExp;
+  family: ErrorFamily;
+  /** A create whose response dropAfterCommit may lose. */
+  create?: boolean;
+  handle(ctx: SimContext, request: RouteRequest): Promise<Reply>;
+}
+
+export const isoTime = (ms: number) => new Date(ms).toISOString();

@@ -1,0 +1,44 @@
+/**
+ * Cost in credits: area in km² (1 km² at least) times the model's price per
+ * km² plus the prices of its enabled blocks, rounded up to whole credits.
+ */
+import { badRequest } from './http.ts';
+import type { Model } from './catalogue.ts';
+
+export interface BlockChoice {
+  name: string;
+  enabled: boolean;
+}
+
+/**
+ * The model's blocks with their enabled state: mandatory blocks are always on,
+ * optional ones only when the request enables them.
+ */
+export function resolveBlocks(model: Model, requested: unknown): BlockChoice[] {
+  const blocks = model.blocks ?? [];
+  const choices = new Map<string, boolean>(blocks.map((b) => [b.name, !b.optional]));
+  if (requested === undefined || requested === null) return blocks.map((b) => ({ name: b.name, enabled: choices.get(b.name)! }));
+  if (!Array.isArray(requested)) throw badRequest('blocks must be an array of {name, enabled}');
+  for (const item of requested) {
+    if (typeof item !== 'object' || item === null || typeof (item as { name?: unknown }).name !== 'string') {
+      throw badRequest('each block must be {name: string, enabled: boolean}');
+    }
+    const { name, enabled } = item as { name: string; enabled?: unknown };
+    const block = blocks.find((b) => b.name.toLowerCase() === name.toLowerCase() || b.displayName.toLowerCase() === name.toLowerCase());
+    if (!block) throw badRequest(`Model '${model.name}' has no block '${name}'`, { block: name, blocks: blocks.map((b) => b.name) });
+    const on = enabled === undefined ? true : enabled === true || enabled === 'true';
+    if (!on && !block.optional) throw badRequest(`Block '${block.name}' of model '${model.name}' cannot be disabled`, { block: block.name });
+    choices.set(block.name, on);
+  }
+  return blocks.map((b) => ({ name: b.name, enabled: choices.get(b.name)! }));
+}
+
+export function costOf(model: Model, areaSqM: number, blocks: BlockChoice[]): number {
+  const billedKm2 = Math.max(1, areaSqM / 1e6);
+  const blockPrice = blocks
+    .filter((choice) => choice.enabled)
+    .reduce((sum, choice) => sum + (model.blocks?.find((b) => b.name === choice.name)?.price ?? 0), 0);
+  const exact = billedKm2 * (model.pricePerSqKm + blockPrice);
+  // Round away floating-point noise (5.0000000001) before rounding up.
+  return Math.ceil(Math.round(exact * 1e6) / 1e6);
+}

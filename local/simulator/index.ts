@@ -1,0 +1,139 @@
+/**
+ * The Mapflow simulator: an HTTP server on 127.0.0.1 that serves every
+ * endpoint of the Mapflow API spec (docs/simulator.md) for one account, so the
+ * bridge and its tests run without the live service.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_LIMITS, type Limits } from './catalogue.ts';
+import type { SimContext } from './context.ts';
+import { FaultInjector } from './faults.ts';
+import { BASE_PATH, createSimServer, type Counters } from './server.ts';
+import type { ImageLookup } from './sources.ts';
+import { StateStore, type SimState } from './store.ts';
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  token: string;
+  email: string;
+  processingSeconds?: number;
+  faultRate?: number;
+  dropAfterCommit?: number;
+  seed?: number;
+  latencyMs?: number;
+  realShapes?: boolean;
+  dataDir?: string;
+  limits?: { aoiAreaLimitSqM?: number; areaLimitSqM?: number; credits?: number; storageLimitBytes?: number; maxUploadFileSize?: number; maxPixelCount?: number };
+}
+
+export interface RunningSimulator {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+  stats(): { requests: number; faults: number; droppedResponses: number; processingsCreated: number };
+}
+
+/** Options that cannot work fail here, before anything starts. */
+export class SimulatorOptionsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SimulatorOptionsError';
+  }
+}
+
+function checkFraction(name: string, value: number | undefined): number {
+  const v = value ?? 0;
+  if (!Number.isFinite(v) || v < 0 || v > 1) throw new SimulatorOptionsError(`${name} must be a number from 0 to 1`);
+  return v;
+}
+
+function checkOptions(options: SimulatorOptions): void {
+  if (!options.token) throw new SimulatorOptionsError('token is required');
+  if (!options.email || !options.email.includes('@')) throw new SimulatorOptionsError('email must be an e-mail address');
+  const seconds = options.processingSeconds ?? 20;
+  if (!Number.isFinite(seconds) || seconds < 0) throw new SimulatorOptionsError('processingSeconds must be a number of seconds, 0 or more');
+  const latency = options.latencyMs ?? 0;
+  if (!Number.isFinite(latency) || latency < 0) throw new SimulatorOptionsError('latencyMs must be 0 or more');
+  if (options.port !== undefined && (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535)) {
+    throw new SimulatorOptionsError('port must be an integer from 0 to 65535');
+  }
+  for (const [name, value] of Object.entries(options.limits ?? {})) {
+    if (value !== undefined && (!Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`limits.${name} must be 0 or more`);
+  }
+}
+
+function initialState(now: string): SimState {
+  return {
+    version: 1,
+    userId: randomUUID(),
+    processedAreaSqM: 0,
+    creditsUsed: 0,
+    projects: [{ id: randomUUID(), name: 'Default', description: 'Default project', isDefault: true, created: now, updated: now }],
+    processings: [],
+    mosaics: [],
+    images: [],
+  };
+}
+
+export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
+  checkOptions(options);
+  const host = options.host ?? '127.0.0.1';
+  const seed = options.seed ?? 1;
+  const temporaryDir = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'mapflow-sim-'));
+  const dataDir = options.dataDir ?? temporaryDir!;
+  const store = StateStore.open(dataDir, () => initialState(new Date().toISOString()));
+  const limits: Limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) };
+
+  let baseUrl = '';
+  const images: ImageLookup = {
+    image: (id) => store.state.images.find((i) => i.id === id),
+    imageByUrl: (url) => store.state.images.find((i) => i.image_url === url || i.cog_link === url),
+    imagesOfMosaic: (mosaicId) => store.state.images.filter((i) => i.mosaicId === mosaicId),
+    mosaicExists: (mosaicId) => store.state.mosaics.some((m) => m.id === mosaicId),
+  };
+  const ctx: SimContext = {
+    store,
+    account: { email: options.email, token: options.token },
+    limits,
+    seed,
+    realShapes: options.realShapes ?? false,
+    processingMs: (options.processingSeconds ?? 20) * 1000,
+    baseUrl: () => baseUrl,
+    now: () => Date.now(),
+    images,
+  };
+  const counters: Counters = { requests: 0, faults: 0, droppedResponses: 0, processingsCreated: 0 };
+  const faults = new FaultInjector(seed, checkFraction('faultRate', options.faultRate), checkFraction('dropAfterCommit', options.dropAfterCommit));
+  const server = createSimServer(ctx, faults, options.latencyMs ?? 0, counters);
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}${BASE_PATH}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    port,
+    stats: () => ({ ...counters }),
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }).then(() => {
+        if (temporaryDir) rmSync(temporaryDir, { recursive: true, force: true });
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,415 @@
+/**
+ * The processing interface: projects, processings (v2 and v1), cost
+ * estimates, AOIs, results, user status and processing history.
+ */
+import { randomUUID } from 'node:crypto';
+import { CATALOG_PROVIDERS, DATA_PROVIDERS, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
+import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
+import { costOf, resolveBlocks } from './cost.ts';
+import {
+  areaSqM, bboxAreaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, selfIntersects, splitPolygons, type AoiGeometry,
+} from './geometry.ts';
+import { badRequest, notFound, readJsonObject, SimHttpError } from './http.ts';
+import { parseTrigger } from './lifecycle.ts';
+import { resultStream } from './results.ts';
+import { imagesOfSource, message, sourceFromV1, sourceFromV2, sourceMessages } from './sources.ts';
+import type { Message, ProcessingRecord, ProjectRecord } from './store.ts';
+import {
+  aoiViews, createdV1, createdV2, fullProcessing, listItemV2, isPremium, processingV2, projectView, stateOf,
+} from './views.ts';
+
+// ---------------------------------------------------------------- helpers
+
+function readGeometry(value: unknown): AoiGeometry {
+  try {
+    return parseAoiGeometry(value);
+  } catch (error) {
+    if (error instanceof MalformedGeometry) throw new SimHttpError(400, 'geometry.Invalid', error.message);
+    throw error;
+  }
+}
+
+function modelFrom(body: Record<string, unknown>): Model {
+  const wanted = typeof body.wdId === 'string' && body.wdId ? body.wdId : typeof body.wdName === 'string' && body.wdName ? body.wdName : undefined;
+  if (!wanted) throw badRequest('wdId or wdName is required');
+  const model = findModel(wanted);
+  if (!model) {
+    throw new SimHttpError(400, 'WORKFLOW_DEF_NOT_FOUND', `Model '${wanted}' is not linked to this account`, {
+      model: wanted,
+      available: MODELS.map((m) => m.name),
+    });
+  }
+  return model;
+}
+
+function projectOr404(ctx: SimContext, id: string): ProjectRecord {
+  const project = ctx.store.state.projects.find((p) => p.id === id);
+  if (!project) throw notFound('Project', id);
+  return project;
+}
+
+function processingOr404(ctx: SimContext, id: string): ProcessingRecord {
+  const record = ctx.store.state.processings.find((p) => p.id === id);
+  if (!record) throw notFound('Processing', id);
+  return record;
+}
+
+function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw badRequest(`${field} must be a string`);
+  return value;
+}
+
+function stringMap(value: unknown, field: string): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`${field} must be an object`);
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
+/** The account's limits on one processing's area (real-api-notes.md: total and each AOI's bbox). */
+function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number): void {
+  const limit = ctx.limits.aoiAreaLimitSqM;
+  const tooLarge = (area: number) =>
+    new SimHttpError(400, 'TOO_LARGE_PROCESSING', `The processing area ${Math.round(area)} m² exceeds the AOI area limit ${limit} m²`, {
+      area: Math.round(area),
+      aoiAreaLimit: limit,
+    });
+  if (total > limit) throw tooLarge(total);
+  for (const polygon of splitPolygons(geometry)) {
+    const boxArea = bboxAreaSqM(bboxOf(polygon));
+    if (boxArea > limit) throw tooLarge(boxArea);
+  }
+  const { processedAreaSqM } = ctx.store.state;
+  if (processedAreaSqM + total > ctx.limits.areaLimitSqM) {
+    throw new SimHttpError(400, 'AREA_LIMIT_EXCEEDED', 'The account area limit would be exceeded', {
+      area: Math.round(total),
+      remainingArea: Math.max(0, Math.round(ctx.limits.areaLimitSqM - processedAreaSqM)),
+    });
+  }
+}
+
+// ---------------------------------------------------------------- processings
+
+async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersion: 'v1' | 'v2'): Promise<ProcessingRecord> {
+  const body = await readJsonObject(request.req);
+  const name = optionalString(body, 'name');
+  if (apiVersion === 'v2' && !name) throw badRequest('name is required');
+  const projectId = optionalString(body, 'projectId') ?? ctx.store.defaultProject().id;
+  projectOr404(ctx, projectId);
+  const model = modelFrom(body);
+  if (body.geometry === undefined) throw badRequest('geometry is required');
+  const geometry = readGeometry(body.geometry);
+  const blocks = resolveBlocks(model, body.blocks);
+  const meta = stringMap(body.meta, 'meta');
+  const source = apiVersion === 'v2' ? sourceFromV2(body.params) : sourceFromV1(body.params);
+  const images = imagesOfSource(source, ctx.images);
+
+  const total = areaSqM(geometry);
+  checkAreaLimits(ctx, geometry, total);
+  const cost = costOf(model, total, blocks);
+  const { state } = ctx.store;
+  const remaining = ctx.limits.credits - state.creditsUsed;
+  if (cost > remaining) {
+    throw new SimHttpError(400, 'NOT_ENOUGH_CREDITS', `The processing costs ${cost} credits; ${remaining} remain`, { cost, remainingCredits: remaining });
+  }
+
+  const validationMessages: Message[] = selfIntersects(geometry)
+    ? [message('geometry.Invalid')]
+    : sourceMessages(source, model, bboxOf(geometry), ctx.images, images);
+
+  const now = ctx.now();
+  const id = randomUUID();
+  const params = apiVersion === 'v2' ? ((body.params as Record<string, unknown>) ?? {}) : ((body.params as Record<string, unknown> | undefined) ?? {});
+  const record: ProcessingRecord = {
+    id,
+    name: name ?? id,
+    description: optionalString(body, 'description') ?? null,
+    projectId,
+    wdId: model.id,
+    apiVersion,
+    geometry,
+    aois: splitPolygons(geometry).map((polygon) => ({ id: randomUUID(), geometry: polygon, areaSqM: areaSqM(polygon) })),
+    areaSqM: total,
+    cost,
+    params,
+    blocks,
+    meta,
+    source,
+    validationMessages,
+    ...(parseTrigger(meta) ? { simulate: parseTrigger(meta) } : {}),
+    attempt: 1,
+    runStartedAt: now,
+    durationMs: ctx.processingMs,
+    vectorLayerId: randomUUID(),
+    rasterLayerId: randomUUID(),
+    created: isoTime(now),
+    updated: isoTime(now),
+  };
+  state.processings.push(record);
+  state.creditsUsed += cost;
+  state.processedAreaSqM += total;
+  ctx.store.save();
+  return record;
+}
+
+function ownProcessings(ctx: SimContext, projectId?: string): ProcessingRecord[] {
+  return ctx.store.state.processings.filter((p) => projectId === undefined || p.projectId === projectId);
+}
+
+async function updateProcessing(ctx: SimContext, request: RouteRequest, allowMove: boolean): Promise<Reply> {
+  const record = processingOr404(ctx, request.params[0]!);
+  const body = await readJsonObject(request.req);
+  const name = optionalString(body, 'name');
+  const description = optionalString(body, 'description');
+  const projectId = allowMove ? optionalString(body, 'projectId') : undefined;
+  if (projectId !== undefined) projectOr404(ctx, projectId);
+  if (name !== undefined) record.name = name;
+  if (description !== undefined) record.description = description;
+  if (projectId !== undefined) record.projectId = projectId;
+  record.updated = isoTime(ctx.now());
+  ctx.store.save();
+  return empty();
+}
+
+async function restartProcessing(ctx: SimContext, request: RouteRequest): Promise<Reply> {
+  const record = processingOr404(ctx, request.params[0]!);
+  const state = stateOf(ctx, record);
+  if (state.status !== 'FAILED') {
+    throw new SimHttpError(400, 'BAD_REQUEST', `Only a FAILED processing can be restarted; this one is ${state.status}`, { status: state.status });
+  }
+  record.attempt += 1;
+  record.runStartedAt = ctx.now();
+  record.durationMs = ctx.processingMs;
+  record.updated = isoTime(record.runStartedAt);
+  ctx.store.save();
+  return empty();
+}
+
+async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<Reply> {
+  const record = processingOr404(ctx, request.params[0]!);
+  const state = stateOf(ctx, record);
+  if (state.status !== 'OK') {
+    throw new SimHttpError(409, 'PROCESSING_NOT_COMPLETED', `Results are available once the processing is OK; it is ${state.status}`, { status: state.status });
+  }
+  const aoiId = request.url.searchParams.get('aoiId');
+  let indexes = record.aois.map((_, i) => i);
+  if (aoiId) {
+    const index = record.aois.findIndex((a) => a.id === aoiId);
+    if (index < 0) throw notFound('AOI', aoiId);
+    indexes = [index];
+  }
+  const model = findModel(record.wdId)!;
+  const stream = resultStream(
+    {
+      processingId: record.id,
+      name: record.name,
+      seed: ctx.seed,
+      kind: model.sim.kind,
+      aois: record.aois,
+      aoiCount: record.aois.length,
+      enabledBlocks: record.blocks.filter((b) => b.enabled).map((b) => b.name),
+    },
+    indexes,
+  );
+  return { kind: 'stream', contentType: 'application/octet-stream', body: stream };
+}
+
+async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 'v1' | 'v2'): Promise<Reply> {
+  const body = await readJsonObject(request.req);
+  const model = modelFrom(body);
+  let area: number;
+  if (body.geometry !== undefined && body.geometry !== null) {
+    area = areaSqM(readGeometry(body.geometry));
+  } else if (apiVersion === 'v2' && typeof body.areaSqKm === 'number' && body.areaSqKm >= 0) {
+    area = body.areaSqKm * 1e6;
+  } else {
+    throw badRequest(apiVersion === 'v2' ? 'geometry or areaSqKm is required' : 'geometry is required');
+  }
+  return { kind: 'text', body: String(costOf(model, area, resolveBlocks(model, body.blocks))) };
+}
+
+// ---------------------------------------------------------------- account
+
+function userStatus(ctx: SimContext): unknown {
+  const { state } = ctx.store;
+  const credits = ctx.limits.credits - state.creditsUsed;
+  // Both spec shapes (A and B) in one body: a client of either finds its fields.
+  return {
+    id: state.userId,
+    email: ctx.account.email,
+    login: ctx.account.email,
+    processedArea: Math.round(state.processedAreaSqM),
+    remainingArea: Math.max(0, Math.round(ctx.limits.areaLimitSqM - state.processedAreaSqM)),
+    areaLimit: ctx.limits.areaLimitSqM,
+    aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
+    memoryLimit: ctx.limits.storageLimitBytes,
+    remainingCredits: credits,
+    isPremium: isPremium(ctx),
+    models: MODELS.map(publicModel),
+    dataProviders: [
+      ...DATA_PROVIDERS.map((p) => ({ name: p.name, displayName: p.displayName, type: 'dataProvider' })),
+      ...CATALOG_PROVIDERS.map((p) => ({ name: p.name, displayName: p.name, type: 'catalog' })),
+    ],
+    teams: [],
+    user: { id: state.userId, email: ctx.account.email, credits },
+  };
+}
+
+const STATS_FIELDS = ['id', 'name', 'projectId', 'projectName', 'workflowDefName', 'status', 'percentCompleted', 'area', 'cost', 'created', 'updated'] as const;
+
+async function processingStats(ctx: SimContext, request: RouteRequest): Promise<Reply> {
+  const body = await readJsonObject(request.req);
+  const format = (request.url.searchParams.get('type') ?? 'JSON').toUpperCase();
+  if (format !== 'JSON' && format !== 'CSV') throw badRequest(`type must be JSON or CSV, not ${format}`);
+  const page = body.page === undefined ? 1 : Number(body.page);
+  const perPage = body.perPage === undefined ? 20 : Number(body.perPage);
+  if (!Number.isInteger(page) || page < 0) throw badRequest('page must be a non-negative integer');
+  if (!Number.isInteger(perPage) || perPage < 1) throw badRequest('perPage must be a positive integer');
+
+  let rows = ctx.store.state.processings.map((record) => {
+    const state = stateOf(ctx, record);
+    const project = ctx.store.state.projects.find((p) => p.id === record.projectId);
+    return {
+      id: record.id,
+      name: record.name,
+      projectId: record.projectId,
+      projectName: project?.name ?? '',
+      workflowDefName: findModel(record.wdId)?.name ?? '',
+      status: state.status,
+      percentCompleted: state.percentCompleted,
+      area: Math.round(record.areaSqM),
+      cost: record.cost,
+      created: record.created,
+      updated: isoTime(Math.max(Date.parse(record.updated), state.since)),
+    };
+  });
+
+  // filter "<field>=<value>", several joined by ';' or '&'
+  if (typeof body.filter === 'string' && body.filter.trim()) {
+    for (const clause of body.filter.split(/[;&]/)) {
+      const match = /^\s*(\w+)\s*=\s*(.*?)\s*$/.exec(clause);
+      if (!match) throw badRequest(`filter must be <field>=<value>, not '${clause}'`);
+      const [, field, value] = match as unknown as [string, string, string];
+      if (!(STATS_FIELDS as readonly string[]).includes(field)) throw badRequest(`Unknown filter field '${field}'`);
+      rows = rows.filter((row) => String(row[field as keyof typeof row]).toLowerCase() === value.toLowerCase());
+    }
+  }
+  // sort "<field>:<asc|desc>" or "<field>,<asc|desc>"
+  const sort = typeof body.sort === 'string' && body.sort.trim() ? body.sort : 'created:desc';
+  const sortMatch = /^\s*(\w+)\s*(?:[:,]\s*(asc|desc))?\s*$/i.exec(sort);
+  if (!sortMatch || !(STATS_FIELDS as readonly string[]).includes(sortMatch[1]!)) throw badRequest(`sort must be <field>:<asc|desc>, not '${sort}'`);
+  const sortField = sortMatch[1] as keyof (typeof rows)[number];
+  const direction = (sortMatch[2] ?? 'asc').toLowerCase() === 'desc' ? -1 : 1;
+  rows.sort((a, b) => (a[sortField] < b[sortField] ? -1 : a[sortField] > b[sortField] ? 1 : 0) * direction);
+
+  const total = rows.length;
+  const totalCost = rows.reduce((sum, r) => sum + r.cost, 0);
+  const totalArea = rows.reduce((sum, r) => sum + r.area, 0);
+  const start = (Math.max(1, page) - 1) * perPage;
+  const results = rows.slice(start, start + perPage);
+
+  if (format === 'CSV') {
+    const escape = (value: unknown) => {
+      const text = String(value);
+      return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+    };
+    const lines = [STATS_FIELDS.join(','), ...results.map((row) => STATS_FIELDS.map((f) => escape(row[f])).join(','))];
+    return { kind: 'text', body: `${lines.join('\n')}\n` };
+  }
+  return json({ results, total, count: results.length, totalCost, totalArea });
+}
+
+// ---------------------------------------------------------------- projects
+
+async function createProject(ctx: SimContext, request: RouteRequest): Promise<Reply> {
+  const body = await readJsonObject(request.req);
+  const name = optionalString(body, 'name');
+  if (!name) throw badRequest('name is required');
+  const now = isoTime(ctx.now());
+  const project: ProjectRecord = { id: randomUUID(), name, description: optionalString(body, 'description') ?? null, isDefault: false, created: now, updated: now };
+  ctx.store.state.projects.push(project);
+  ctx.store.save();
+  return json(projectView(ctx, project));
+}
+
+async function updateProject(ctx: SimContext, request: RouteRequest): Promise<Reply> {
+  const project = projectOr404(ctx, request.params[0]!);
+  const body = await readJsonObject(request.req);
+  const name = optionalString(body, 'name');
+  const description = optionalString(body, 'description');
+  if (name !== undefined) {
+    if (!name) throw badRequest('name must not be empty');
+    project.name = name;
+  }
+  if (description !== undefined) project.description = description;
+  project.updated = isoTime(ctx.now());
+  ctx.store.save();
+  return empty();
+}
+
+async function deleteProject(ctx: SimContext, request: RouteRequest): Promise<Reply> {
+  const project = projectOr404(ctx, request.params[0]!);
+  if (project.isDefault) throw badRequest('The default project cannot be deleted');
+  const { state } = ctx.store;
+  state.projects = state.projects.filter((p) => p.id !== project.id);
+  state.processings = state.processings.filter((p) => p.projectId !== project.id);
+  ctx.store.save();
+  return empty();
+}
+
+// ---------------------------------------------------------------- routes
+
+const ID = '([^/]+)';
+const r = (path: string) => new RegExp(`^${path}$`);
+
+export const processingRoutes: Route[] = [
+  // projects
+  { method: 'POST', pattern: r('/projects'), family: 'api', create: true, handle: createProject },
+  { method: 'GET', pattern: r('/projects'), family: 'api', handle: async (ctx) => json(ctx.store.state.projects.map((p) => projectView(ctx, p))) },
+  { method: 'GET', pattern: r('/projects/default'), family: 'api', handle: async (ctx) => json(projectView(ctx, ctx.store.defaultProject())) },
+  { method: 'GET', pattern: r(`/projects/${ID}`), family: 'api', handle: async (ctx, { params }) => json(projectView(ctx, projectOr404(ctx, params[0]!))) },
+  { method: 'PUT', pattern: r(`/projects/${ID}`), family: 'api', handle: updateProject },
+  { method: 'DELETE', pattern: r(`/projects/${ID}`), family: 'api', handle: deleteProject },
+  // processings v2
+  {
+    method: 'POST', pattern: r('/processings/v2'), family: 'api', create: true,
+    handle: async (ctx, request) => json(createdV2(ctx, await createProcessing(ctx, request, 'v2'))),
+  },
+  { method: 'GET', pattern: r('/processings/v2'), family: 'api', handle: async (ctx) => json(ownProcessings(ctx).map((p) => listItemV2(ctx, p))) },
+  { method: 'GET', pattern: r(`/processings/${ID}/v2`), family: 'api', handle: async (ctx, { params }) => json(processingV2(ctx, processingOr404(ctx, params[0]!))) },
+  {
+    method: 'GET', pattern: r(`/projects/${ID}/processings/v2`), family: 'api',
+    handle: async (ctx, { params }) => json(ownProcessings(ctx, projectOr404(ctx, params[0]!).id).map((p) => listItemV2(ctx, p))),
+  },
+  { method: 'POST', pattern: r('/processing/cost/v2'), family: 'api', handle: (ctx, request) => estimateCost(ctx, request, 'v2') },
+  // account and history (before /processings/{id})
+  { method: 'GET', pattern: r('/user/status'), family: 'api', handle: async (ctx) => json(userStatus(ctx)) },
+  { method: 'POST', pattern: r('/processings/stats'), family: 'api', handle: processingStats },
+  // processings v1
+  { method: 'GET', pattern: r('/processings'), family: 'api', handle: async (ctx) => json(ownProcessings(ctx, ctx.store.defaultProject().id).map((p) => fullProcessing(ctx, p))) },
+  {
+    method: 'GET', pattern: r(`/projects/${ID}/processings`), family: 'api',
+    handle: async (ctx, { params }) => json(ownProcessings(ctx, projectOr404(ctx, params[0]!).id).map((p) => fullProcessing(ctx, p))),
+  },
+  { method: 'GET', pattern: r(`/processings/${ID}`), family: 'api', handle: async (ctx, { params }) => json(fullProcessing(ctx, processingOr404(ctx, params[0]!))) },
+  { method: 'POST', pattern: r('/processing/cost'), family: 'api', handle: (ctx, request) => estimateCost(ctx, request, 'v1') },
+  {
+    method: 'POST', pattern: r('/processings'), family: 'api', create: true,
+    handle: async (ctx, request) => json(createdV1(ctx, await createProcessing(ctx, request, 'v1'))),
+  },
+  { method: 'PUT', pattern: r(`/processing/${ID}`), family: 'api', handle: (ctx, request) => updateProcessing(ctx, request, false) },
+  { method: 'PUT', pattern: r(`/processings/${ID}`), family: 'api', handle: (ctx, request) => updateProcessing(ctx, request, true) },
+  { method: 'POST', pattern: r(`/processings/${ID}/restart`), family: 'api', handle: restartProcessing },
+  {
+    method: 'DELETE', pattern: r(`/processings/${ID}`), family: 'api',
+    handle: async (ctx, { params }) => {
+      const record = processingOr404(ctx, params[0]!);
+      ctx.store.state.processings = ctx.store.state.processings.filter((p) => p.id !== record.id);
+      ctx.store.save();
+      return empty();
+    },
+  },
+  { method: 'GET', pattern: r(`/processings/${ID}/aois`), family: 'api', handle: async (ctx, { params }) => json(aoiViews(ctx, processingOr404(ctx, params[0]!))) },
+  { method: 'GET', pattern: r(`/processings/${ID}/result`), family: 'api', handle: downloadResult },
+];

@@ -1,0 +1,147 @@
+/**
+ * The HTTP server: faults and latency first (as a gateway would add them),
+ * then authentication, routing under the base path `/rest`, and writing (or,
+ * for dropAfterCommit, losing) the handler's reply.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isAuthorized } from './auth.ts';
+import { catalogRoutes } from './catalog.ts';
+import type { Reply, Route, SimContext } from './context.ts';
+import type { FaultInjector } from './faults.ts';
+import { errorBody, SimHttpError, sendEmpty, sendJson, sendText, type ErrorFamily } from './http.ts';
+import { processingRoutes } from './processings.ts';
+import { rasterRoutes } from './rasters.ts';
+
+export const BASE_PATH = '/rest';
+
+const ROUTES: Route[] = [...processingRoutes, ...rasterRoutes, ...catalogRoutes];
+
+export interface Counters {
+  requests: number;
+  faults: number;
+  droppedResponses: number;
+  processingsCreated: number;
+}
+
+const isProcessingCreate = (route: Route) => route.method === 'POST' && (route.pattern.source === '^/processings/v2$' || route.pattern.source === '^/processings$');
+
+function familyOf(path: string): ErrorFamily {
+  return path.startsWith('/rasters') ? 'data' : 'api';
+}
+
+function sendError(res: ServerResponse, error: SimHttpError, family: ErrorFamily): void {
+  const headers = { ...error.headers };
+  if (error.status === 413 || error.status === 422) headers.connection = 'close';
+  sendJson(res, error.status, errorBody(error, family), headers);
+}
+
+async function writeReply(res: ServerResponse, reply: Reply): Promise<void> {
+  switch (reply.kind) {
+    case 'json':
+      sendJson(res, reply.status ?? 200, reply.body);
+      return;
+    case 'text':
+      sendText(res, reply.status ?? 200, reply.body);
+      return;
+    case 'empty':
+      sendEmpty(res, reply.status ?? 200);
+      return;
+    case 'binary':
+      res.writeHead(200, { 'content-type': reply.contentType, 'content-length': reply.body.length });
+      res.end(reply.body);
+      return;
+    case 'stream':
+      res.writeHead(200, { 'content-type': reply.contentType });
+      await pipeline(reply.body, res);
+      return;
+  }
+}
+
+function injectFault(req: IncomingMessage, res: ServerResponse, faults: FaultInjector): boolean {
+  const fault = faults.nextFault();
+  if (!fault) return false;
+  switch (fault.kind) {
+    case 'reset':
+      req.socket.destroy();
+      break;
+    case 'rate-limited':
+      req.resume();
+      sendJson(res, 429, { code: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded, retry later', params: {} }, { 'retry-after': '1' });
+      break;
+    case 'status':
+      req.resume();
+      if (fault.status === 502) sendText(res, 502, '<html><body><h1>502 Bad Gateway</h1></body></html>', 'text/html');
+      else sendJson(res, fault.status, { code: 'INTERNAL_ERROR', message: 'The service is temporarily unavailable', params: {} });
+      break;
+  }
+  return true;
+}
+
+export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyMs: number, counters: Counters): Server {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    counters.requests++;
+    if (latencyMs > 0) await sleep(latencyMs);
+    if (injectFault(req, res, faults)) {
+      counters.faults++;
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const path = url.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length).replace(/\/+$/, '') : undefined;
+    const family = familyOf(path ?? '');
+    if (path === undefined) {
+      req.resume();
+      sendError(res, new SimHttpError(404, 'NOT_FOUND', `Every path is under ${BASE_PATH}`), family);
+      return;
+    }
+    if (!isAuthorized(req.headers.authorization, ctx.account)) {
+      req.resume();
+      const error = family === 'data'
+        ? new SimHttpError(401, 'AccessDenied', 'Missing or invalid credentials')
+        : new SimHttpError(401, 'UNAUTHORIZED', 'Missing or invalid credentials');
+      sendError(res, error, family);
+      return;
+    }
+    let matchedPath = false;
+    for (const route of ROUTES) {
+      const match = route.pattern.exec(path);
+      if (!match) continue;
+      matchedPath = true;
+      if (route.method !== req.method) continue;
+      const params = match.slice(1).map((p) => decodeURIComponent(p));
+      let reply: Reply;
+      try {
+        reply = await route.handle(ctx, { req, url, params });
+      } catch (error) {
+        if (error instanceof SimHttpError) {
+          req.resume();
+          sendError(res, error, route.family);
+          return;
+        }
+        throw error;
+      }
+      if (isProcessingCreate(route)) counters.processingsCreated++;
+      if (route.create && faults.dropResponse()) {
+        // The create took effect; its answer is lost on the way back.
+        counters.droppedResponses++;
+        req.socket.destroy();
+        return;
+      }
+      await writeReply(res, reply);
+      return;
+    }
+    req.resume();
+    if (matchedPath) sendError(res, new SimHttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`), family);
+    else sendError(res, new SimHttpError(404, 'NOT_FOUND', `No endpoint ${req.method} ${path}`), family);
+  };
+
+  return createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // An unexpected failure: report it without details (never echo the request).
+      console.error(`mapflow simulator: ${req.method} ${req.url?.split('?')[0]} failed: ${(error as Error)?.stack ?? String(error)}`);
+      if (!res.headersSent) sendJson(res, 500, { code: 'INTERNAL_ERROR', message: 'Internal simulator error', params: {} });
+      else res.destroy();
+    });
+  });
+}
