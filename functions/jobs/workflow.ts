@@ -42,6 +42,8 @@ export interface InspectResult {
   crs: string;
   epsg?: number;
   pixelSizeM: [number, number];
+  /** Pixel size in CRS units, as Mapflow's image metadata reports it. */
+  pixelSize: [number, number];
   nodata: number | null;
   tiled: boolean;
   rotated: boolean;

@@ -6,7 +6,7 @@
  */
 import { EVENT_DETAIL_TYPES } from '../model.ts';
 import type { MosaicResult, WorkflowState } from '../workflow.ts';
-import { checkImageAgainstMosaic, type GeoTiffInfo } from '../../geotiff/index.ts';
+import { checkImageAgainstMosaic } from '../../geotiff/index.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
 import { defaultMosaicName } from '../../routing/index.ts';
 import { isNotFound, publishRow, routeOf, topJob } from './common.ts';
@@ -23,7 +23,7 @@ export async function ensureMosaic(state: WorkflowState, ctx: StepContext): Prom
   const images = await client.listMosaicImages(mosaicId);
   if (state.image) {
     const existing = images.map((image) => image.meta_data).filter((meta) => meta !== undefined && meta !== null);
-    checkImageAgainstMosaic(state.image as unknown as GeoTiffInfo, existing);
+    checkImageAgainstMosaic(state.image, existing);
   }
 
   const { changed, row } = await ctx.ledger.transition(job.jobId, 'UPLOADING', { mosaicId }, `mosaic ${name}`);

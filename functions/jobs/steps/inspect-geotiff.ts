@@ -7,15 +7,20 @@
  */
 import { InputRejected } from '../errors.ts';
 import type { InspectResult, WorkflowState } from '../workflow.ts';
-import { checkImageForModel, checkImageLimits, inspectGeoTiff, requirementsForModel, s3RangeSource } from '../../geotiff/index.ts';
+import {
+  DEFAULT_MAX_PIXEL_COUNT,
+  DEFAULT_MAX_UPLOAD_FILE_SIZE,
+  UnknownModelRequirements,
+  checkImageForModel,
+  checkImageLimits,
+  inspectGeoTiff,
+  requirementsForModel,
+  s3RangeSource,
+} from '../../geotiff/index.ts';
 import { DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
 import { routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { resolveModel } from './models.ts';
-
-/** What the public clients assume when the account does not say (real-api-notes). */
-export const DEFAULT_MAX_UPLOAD_FILE_SIZE = 2 * 1024 ** 3;
-export const DEFAULT_MAX_PIXEL_COUNT = 30_000;
 
 export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
   const job = topJob(state);
@@ -34,7 +39,7 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
     try {
       requirements = requirementsForModel(model.name);
     } catch (err) {
-      if (err instanceof InputRejected) throw err;
+      if (!(err instanceof UnknownModelRequirements)) throw err;
       // A custom model without a known table entry: Mapflow's own validator decides.
       ctx.logger.info('no local requirements for model; Mapflow will validate the image', { model: model.name });
     }
@@ -56,6 +61,7 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
     crs: info.crs,
     ...(info.epsg !== undefined && { epsg: info.epsg }),
     pixelSizeM: info.pixelSizeM,
+    pixelSize: info.pixelSize,
     nodata: info.nodata,
     tiled: info.tiled,
     rotated: info.rotated,
