@@ -98,7 +98,7 @@ async function credentialsFromSecret(config: BridgeConfig, secretArn: string, re
     raw = await provider.get(secretArn, { maxAge: SECRET_MAX_AGE_SECONDS, forceFetch: refresh });
   } catch (error) {
     throw new ConfigurationError(
-      `Cannot read the Mapflow secret ${secretArn}: ${(error as Error).name}. ` +
+      `Cannot read the Mapflow secret ${secretArn}: ${rootCauseName(error)}. ` +
         'Check that it exists and that the function may call secretsmanager:GetSecretValue on it.',
       { cause: error },
     );
@@ -129,4 +129,11 @@ export function parseSecret(raw: unknown, secretArn: string): MapflowCredentials
   }
   const trimmedEmail = typeof email === 'string' ? email.trim() : '';
   return { token: token.trim(), ...(trimmedEmail ? { email: trimmedEmail } : {}) };
+}
+
+/** Powertools wraps SDK errors (GetParameterError); the SDK's name says what went wrong. */
+function rootCauseName(error: unknown): string {
+  let current = error as { name?: string; cause?: unknown } | undefined;
+  while (current?.cause && typeof current.cause === 'object') current = current.cause as typeof current;
+  return current?.name ?? 'unknown error';
 }
