@@ -38,7 +38,7 @@ export function bridgeNagAcknowledgements(prefixes: readonly string[]): NagAckno
       finding: /^Resource::\*$/,
       paths: /^([A-Za-z]+Function\/Role|Workflow\/StateMachine\/Role)\/DefaultPolicy\//,
       reason:
-        'Only the X-Ray tracing actions (xray:PutTraceSegments, xray:PutTelemetryRecords) use Resource "*": they support no resource-level permissions.',
+        'Only actions without resource-level permissions use Resource "*": X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) and, on the state machine role, the CloudWatch Logs log-delivery actions Step Functions logging requires.',
     },
     {
       rule: 'AwsSolutions-IAM5',
