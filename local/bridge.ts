@@ -22,8 +22,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFo
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { InputObject, LedgerRow } from '../functions/jobs/model.ts';
-import { isFinalStatus } from '../functions/jobs/model.ts';
+import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/jobs/model.ts';
 import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
 import { jobIdFor } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
@@ -84,6 +83,12 @@ export interface LocalBridgeOptions {
   onEvent?: (event: LocalEvent) => void;
   /** Every execution that stops. */
   onExecutionStopped?: (execution: ExecutionRecord) => void;
+  /**
+   * Start again the executions of jobs the ledger shows unfinished (they were
+   * in flight when the bridge stopped; executions live in memory). Default:
+   * true with a stateDir. Every task is safe to run again.
+   */
+  resumeUnfinished?: boolean;
 }
 
 export interface LocalBridge {
@@ -198,7 +203,10 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint);
 
-    const { definition } = synthLocalDefinition();
+    const { definition } = synthLocalDefinition({
+      pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
+      ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+    });
     const engine = new LocalEngine({
       definition: definition as Record<string, unknown>,
       taskResources: await loadTaskResources(),
@@ -263,6 +271,11 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         clearInterval(timer);
         await reconciling;
       } });
+    }
+
+    if (options.resumeUnfinished ?? persistent) {
+      const resumed = await resumeUnfinishedJobs(ledger, engine);
+      if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} unfinished job(s): ${resumed.join(', ')}`);
     }
 
     let drop: DropFolder | undefined;
@@ -342,6 +355,18 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     if (!persistent) await rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
     throw error;
   }
+}
+
+/** Restarts the execution of every job whose ledger row is not final. */
+async function resumeUnfinishedJobs(ledger: Ledger, engine: LocalEngine): Promise<string[]> {
+  const resumed: string[] = [];
+  for (const status of JOB_STATUSES.filter((s) => !isFinalStatus(s))) {
+    for (const row of await ledger.listByStatus(status, { limit: 1_000 })) {
+      const input: ExecutionInput = { jobId: row.jobId, input: row.input };
+      if ((await engine.start(row.jobId, input)) === 'started') resumed.push(row.jobId);
+    }
+  }
+  return resumed;
 }
 
 /** Creates the ledger table when missing (and waits until it is active). */

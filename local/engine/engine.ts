@@ -230,6 +230,18 @@ function describeError(error: unknown): { Error: string; Cause: string } {
 }
 
 /**
+ * `ResultPath: "$"` means "the result replaces the input" (the ASL default),
+ * but aws-local-stepfunctions 3.0 stores the result under a key named "$"
+ * instead. Dropping the field gives the specified behaviour.
+ */
+function normaliseResultPaths(state: Record<string, unknown>): void {
+  if (state.ResultPath === '$') delete state.ResultPath;
+  for (const catcher of (state.Catch as Record<string, unknown>[] | undefined) ?? []) {
+    if (catcher.ResultPath === '$') delete catcher.ResultPath;
+  }
+}
+
+/**
  * Task and Wait state names anywhere in the definition (Map iterators
  * included). Gives Task states without a timeout the Lambda's limit.
  */
@@ -240,6 +252,7 @@ function collectStates(definition: Record<string, unknown>, taskTimeoutSeconds: 
     const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
     if (!states) return;
     for (const [name, state] of Object.entries(states)) {
+      normaliseResultPaths(state);
       if (state.Type === 'Task') {
         tasks.push(name);
         if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = taskTimeoutSeconds;

@@ -1,0 +1,35 @@
+/**
+ * Text formatting shared by the local commands: one line per job state, a
+ * progress bar, a summary table. No colours or cursor tricks, so the output
+ * reads the same in a terminal, a CI log or a file.
+ */
+import type { JobError, LedgerRow } from '../../functions/jobs/model.ts';
+
+export function progressBar(percent: number, width = 20): string {
+  const clamped = Math.max(0, Math.min(100, Math.round(percent)));
+  const filled = Math.round((clamped / 100) * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(clamped).padStart(3)}%`;
+}
+
+export function formatCost(cost: number | undefined): string {
+  return cost === undefined ? '' : `${Number(cost.toFixed(2))} credits`;
+}
+
+export function formatError(error: JobError | undefined): string {
+  return error ? `${error.code}: ${error.message.replace(/^[A-Z][A-Z0-9_.]+: /, '')}` : '';
+}
+
+/** The file a job was made from, relative to the inbox. */
+export function inputName(row: Pick<LedgerRow, 'input'>): string {
+  return row.input.key.replace(/^inbox\//, '');
+}
+
+export function costOf(row: LedgerRow): number | undefined {
+  return row.actualCost ?? row.estimatedCost;
+}
+
+/** Columns padded to the widest cell. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n');
+}

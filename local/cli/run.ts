@@ -1,0 +1,342 @@
+/**
+ * `mapflow-bridge local run [options] FILE...`: one shot through the whole
+ * local pipeline. Starts what it needs with throw-away state, drops every FILE
+ * into the inbox under its base name, waits until every job is final, copies
+ * the results to the output folder and prints a summary.
+ *
+ * Exit codes: 0 every job SUCCEEDED, 1 any job did not, 2 usage error.
+ * With --json, stdout carries exactly one JSON document; every log goes to stderr.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { JobKind, LedgerRow } from '../../functions/jobs/model.ts';
+import { inputKind, parseRoutes } from '../../functions/routing/index.ts';
+import { startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
+import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
+import { costOf, formatCost, formatError, table } from './format.ts';
+import { checkJava } from './java.ts';
+
+export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
+
+Runs every FILE (GeoJSON .geojson/.json, GeoTIFF .tif/.tiff) through the local
+pipeline once, on throw-away state, and prints a summary.
+
+Options:
+  --json                      print only a JSON document on stdout (logs go to stderr)
+  --out <dir>                 where result copies are written (default ./${DEFAULT_OUTPUT_DIR})
+  --processing-seconds <n>    how long a simulated processing takes (default 5)
+  --mapflow-url <url>         use this Mapflow API (real, or a simulator) instead of the embedded simulator
+  --token <token>             its token (required with --mapflow-url)
+  --email <email>             its account e-mail (for Basic authentication)
+  --routes <file>             routes JSON (default: the built-in routes)
+  --timeout <seconds>         give up waiting after this long (default 900)
+  --verbose                   show the handlers' logs (on stderr)
+  -h, --help                  show this help
+
+Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.`;
+
+export type FinalStatus = 'SUCCEEDED' | 'FAILED' | 'REJECTED';
+
+/** One entry of the JSON output. */
+export interface RunJobSummary {
+  file: string;
+  jobId: string | null;
+  kind: JobKind | null;
+  status: FinalStatus;
+  processingId: string | null;
+  mosaicId: string | null;
+  imageId: string | null;
+  cost: number | null;
+  results: string[];
+  report: string | null;
+  error: { code: string; message: string } | null;
+}
+
+class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+interface RunOptions {
+  files: string[];
+  json: boolean;
+  outDir: string;
+  processingSeconds?: number;
+  mapflow?: MapflowTarget;
+  routes?: string;
+  timeoutMs: number;
+  verbose: boolean;
+}
+
+export async function runLocalCommand(args: string[]): Promise<number> {
+  const [subcommand, ...rest] = args;
+  if (subcommand === '--help' || subcommand === '-h' || subcommand === 'help') {
+    console.log(LOCAL_RUN_USAGE);
+    return 0;
+  }
+  if (subcommand !== 'run') {
+    console.error(`mapflow-bridge local: unknown subcommand '${subcommand ?? ''}'\n\n${LOCAL_RUN_USAGE}`);
+    return 2;
+  }
+  let options: RunOptions;
+  try {
+    options = await parseRunArguments(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`mapflow-bridge local run: ${error.message}\n\nRun 'mapflow-bridge local run --help' for the options.`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options.files.length === 0) {
+    console.log(LOCAL_RUN_USAGE);
+    return rest.includes('--help') || rest.includes('-h') ? 0 : 2;
+  }
+  const java = checkJava();
+  if (!java.ok) {
+    console.error(java.message);
+    return 1;
+  }
+  return runFiles(options);
+}
+
+async function parseRunArguments(args: string[]): Promise<RunOptions> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        out: { type: 'string' },
+        'processing-seconds': { type: 'string' },
+        'mapflow-url': { type: 'string' },
+        token: { type: 'string' },
+        email: { type: 'string' },
+        routes: { type: 'string' },
+        timeout: { type: 'string' },
+        verbose: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { files: [], json: false, outDir: '', timeoutMs: 0, verbose: false };
+
+  const processingSeconds = values['processing-seconds'] === undefined ? undefined : positiveNumber(values['processing-seconds'], '--processing-seconds');
+  const timeoutMs = (values.timeout === undefined ? 900 : positiveNumber(values.timeout, '--timeout')) * 1000;
+
+  let mapflow: MapflowTarget | undefined;
+  if (values['mapflow-url'] !== undefined) {
+    if (!values.token) throw new UsageError('--mapflow-url needs --token.');
+    try {
+      new URL(values['mapflow-url']);
+    } catch {
+      throw new UsageError(`--mapflow-url '${values['mapflow-url']}' is not a URL.`);
+    }
+    mapflow = { url: values['mapflow-url'], token: values.token, ...(values.email ? { email: values.email } : {}) };
+  } else if (values.token !== undefined || values.email !== undefined) {
+    throw new UsageError('--token and --email go with --mapflow-url.');
+  }
+
+  let routes: string | undefined;
+  if (values.routes !== undefined) {
+    routes = await readFile(values.routes, 'utf8').catch(() => {
+      throw new UsageError(`cannot read the routes file '${values.routes}'.`);
+    });
+    try {
+      parseRoutes(routes);
+    } catch (error) {
+      throw new UsageError(`${values.routes}: ${(error as Error).message}`);
+    }
+  }
+
+  const files = positionals.map((file) => path.resolve(file));
+  const names = new Map<string, string>();
+  for (const [index, file] of files.entries()) {
+    const info = await stat(file).catch(() => undefined);
+    if (!info) throw new UsageError(`no such file: ${positionals[index]}`);
+    if (!info.isFile()) throw new UsageError(`not a file: ${positionals[index]}`);
+    const name = path.basename(file);
+    const other = names.get(name);
+    if (other) throw new UsageError(`two files have the name '${name}' (${other} and ${file}); each lands in the inbox under its base name.`);
+    names.set(name, file);
+  }
+
+  return {
+    files,
+    json: values.json ?? false,
+    outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
+    ...(processingSeconds !== undefined ? { processingSeconds } : {}),
+    ...(mapflow ? { mapflow } : {}),
+    ...(routes !== undefined ? { routes } : {}),
+    timeoutMs,
+    verbose: values.verbose ?? false,
+  };
+}
+
+function positiveNumber(text: string, option: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${option} must be a positive number, not '${text}'.`);
+  return value;
+}
+
+async function runFiles(options: RunOptions): Promise<number> {
+  const log = (message: string) => process.stderr.write(`${message}\n`);
+  // stdout is reserved for the result: whatever else writes there (the
+  // handlers' structured logs) goes to stderr while the pipeline runs.
+  const restoreStdout = redirectStdoutToStderr();
+  const restoreLogLevel = options.verbose ? () => undefined : quietHandlerLogs();
+  let bridge: LocalBridge | undefined;
+  let summaries: RunJobSummary[];
+  try {
+    bridge = await startLocalBridge({
+      ...(options.mapflow ? { mapflow: options.mapflow } : {}),
+      simulator: { processingSeconds: options.processingSeconds ?? 5 },
+      ...(options.routes !== undefined ? { routes: options.routes } : {}),
+      dropFolder: false,
+      reconcileIntervalMs: 0,
+      log,
+    });
+    log(`local bridge: S3 ${bridge.endpoints.s3} bucket ${bridge.bucket}, Mapflow ${options.mapflow ? options.mapflow.url : 'simulator'}`);
+    summaries = await runJobs(bridge, options, log);
+  } finally {
+    await bridge?.close();
+    restoreLogLevel();
+    restoreStdout();
+  }
+
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ jobs: summaries }, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${formatSummary(summaries, options.outDir)}\n`);
+  }
+  return summaries.every((job) => job.status === 'SUCCEEDED') ? 0 : 1;
+}
+
+async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: string) => void): Promise<RunJobSummary[]> {
+  const dropped: { file: string; jobId: string | null; kind: JobKind | null }[] = [];
+  for (const file of options.files) {
+    const name = path.basename(file);
+    const { object, jobId } = await bridge.putInbox(file, name);
+    const kind = inputKind(object.key) ?? null;
+    log(`dropped ${name} -> s3://${bridge.bucket}/${object.key}${kind ? ` (job ${jobId})` : ''}`);
+    dropped.push({ file, jobId: kind ? jobId : null, kind });
+  }
+  const deadline = Date.now() + options.timeoutMs;
+  const summaries: RunJobSummary[] = [];
+  for (const job of dropped) {
+    if (!job.jobId || !job.kind) {
+      // Dispatch skips what the bridge cannot read; say so instead of leaving the file out.
+      summaries.push(unsupported(job.file));
+      continue;
+    }
+    const row = await bridge.waitForJob(job.jobId, { timeoutMs: Math.max(1, deadline - Date.now()) }).catch((error: unknown) => {
+      log(`${path.basename(job.file)}: ${(error as Error).message}`);
+      return undefined;
+    });
+    const execution = bridge.engine.describe(job.jobId);
+    const outputs = row ? await copyJobOutputs(bridge.s3, bridge.bucket, row, options.outDir) : { results: [] };
+    summaries.push(summarise(job.file, job.jobId, job.kind, row, outputs, execution?.error));
+    log(`${path.basename(job.file)}: ${summaries.at(-1)?.status}`);
+  }
+  return summaries;
+}
+
+function unsupported(file: string): RunJobSummary {
+  return {
+    file,
+    jobId: null,
+    kind: null,
+    status: 'REJECTED',
+    processingId: null,
+    mosaicId: null,
+    imageId: null,
+    cost: null,
+    results: [],
+    report: null,
+    error: {
+      code: 'UNSUPPORTED_FILE_TYPE',
+      message: `The bridge takes GeoJSON (.geojson, .json) and GeoTIFF (.tif, .tiff) files; '${path.basename(file)}' is neither, so no job was started.`,
+    },
+  };
+}
+
+/** A job's line of the summary, from its final ledger row. */
+export function summarise(
+  file: string,
+  jobId: string,
+  kind: JobKind,
+  row: LedgerRow | undefined,
+  outputs: { results: string[]; report?: string },
+  executionError?: { Error: string; Cause: string },
+): RunJobSummary {
+  const final = row && (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'REJECTED');
+  const status: FinalStatus = final ? (row.status as FinalStatus) : 'FAILED';
+  let error: RunJobSummary['error'] = row?.error ? { code: row.error.code, message: row.error.message } : null;
+  if (!final) {
+    error = {
+      code: 'NOT_FINISHED',
+      message: row
+        ? `The job stopped at ${row.status}${executionError ? ` (${executionError.Error}: ${executionError.Cause})` : ''}.`
+        : `No ledger row was written for this job${executionError ? ` (${executionError.Error}: ${executionError.Cause})` : ''}.`,
+    };
+  }
+  const cost = row ? costOf(row) : undefined;
+  return {
+    file,
+    jobId,
+    kind,
+    status,
+    processingId: row?.processingId ?? row?.parts?.find((part) => part.processingId)?.processingId ?? null,
+    mosaicId: row?.mosaicId ?? null,
+    imageId: row?.imageId ?? null,
+    cost: cost ?? null,
+    results: outputs.results,
+    report: outputs.report ?? null,
+    error,
+  };
+}
+
+function formatSummary(jobs: RunJobSummary[], outDir: string): string {
+  const rows = [['FILE', 'STATUS', 'COST', 'DETAIL']];
+  for (const job of jobs) {
+    const detail = job.error
+      ? formatError(job.error)
+      : [job.processingId && `processing ${job.processingId}`, job.imageId && `image ${job.imageId}`].filter(Boolean).join(', ');
+    rows.push([path.basename(job.file), job.status, formatCost(job.cost ?? undefined), detail]);
+  }
+  const files = jobs.flatMap((job) => [...job.results, ...(job.report ? [job.report] : [])]);
+  const succeeded = jobs.filter((job) => job.status === 'SUCCEEDED').length;
+  return [
+    table(rows),
+    '',
+    `${succeeded} of ${jobs.length} job(s) succeeded.`,
+    ...(files.length > 0 ? [`Outputs (copied to ${outDir}):`, ...files.map((file) => `  ${file}`)] : []),
+  ].join('\n');
+}
+
+/** Sends stdout writes to stderr until the returned function is called. */
+function redirectStdoutToStderr(): () => void {
+  const original = process.stdout.write;
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  return () => {
+    process.stdout.write = original;
+  };
+}
+
+/** Handlers log every step at INFO; a one-shot command shows warnings and errors only. */
+function quietHandlerLogs(): () => void {
+  const previous = process.env.POWERTOOLS_LOG_LEVEL;
+  process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+  return () => {
+    if (previous === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
+    else process.env.POWERTOOLS_LOG_LEVEL = previous;
+  };
+}
