@@ -61,8 +61,13 @@ export interface MapflowClientOptions {
   email?: string;
   /** auto (default): Basic when the token already decodes to "x:y" or an email is given, else Bearer. */
   authScheme?: AuthScheme;
-  /** Per request (until the answer is read; for uploads, without progress), default 30 000. */
+  /** Per request, until the answer is read. Default 30 000. */
   timeoutMs?: number;
+  /**
+   * Uploads: longest time without progress, including the wait for the answer
+   * once the file is sent (the service checks the file first). Default 300 000.
+   */
+  uploadTimeoutMs?: number;
   retry?: RetryOptions;
   /** For tests (MockAgent) and keep-alive pools. */
   dispatcher?: Dispatcher;
@@ -105,11 +110,13 @@ export class MapflowClient {
   readonly #transport: Transport;
   readonly #clientName: string;
   readonly #clientVersion: string;
+  readonly #uploadTimeoutMs: number;
 
   constructor(options: MapflowClientOptions) {
     const auth = resolveAuth(options);
     this.#clientName = options.clientName ?? DEFAULT_CLIENT_NAME;
     this.#clientVersion = options.clientVersion ?? DEFAULT_CLIENT_VERSION;
+    this.#uploadTimeoutMs = options.uploadTimeoutMs ?? 300_000;
     this.#transport = new Transport({
       baseUrl: options.baseUrl || DEFAULT_BASE_URL,
       authorization: auth.header,
@@ -317,7 +324,13 @@ export class MapflowClient {
   /** Streams the file as multipart part `file`; memory use does not grow with the file. */
   async uploadImage(mosaicId: string, file: UploadSource): Promise<ImageRecord> {
     return this.#json(
-      { method: 'POST', path: `rasters/mosaic/${seg(mosaicId)}/image`, stream: multipartFileBody(file), kind: 'create' },
+      {
+        method: 'POST',
+        path: `rasters/mosaic/${seg(mosaicId)}/image`,
+        stream: multipartFileBody(file),
+        kind: 'create',
+        timeoutMs: this.#uploadTimeoutMs,
+      },
       normaliseImage,
     );
   }
@@ -331,6 +344,7 @@ export class MapflowClient {
         query: { name: query.name, tags: query.tags },
         stream: multipartFileBody(file),
         kind: 'create',
+        timeoutMs: this.#uploadTimeoutMs,
       },
       normaliseImage,
     );

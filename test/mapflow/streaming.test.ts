@@ -68,6 +68,7 @@ async function readMultipart(req: IncomingMessage): Promise<ReceivedUpload> {
 
 let server: Server | undefined;
 afterEach(async () => {
+  server?.closeAllConnections();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
 });
@@ -179,6 +180,45 @@ describe('streamed upload', () => {
     expect(error.name).toBe('MapflowOutcomeUnknown');
     expect(error.path).toBe('/rasters/mosaic/image?name=m&tags=a&tags=b');
     expect(requests).toBe(1);
+  });
+});
+
+describe('upload timeout', () => {
+  it('restarts the timeout with every chunk, so a slow but moving upload completes', async () => {
+    // Prepare: 8 chunks 40 ms apart (about 320 ms in all) against a 150 ms idle limit.
+    const baseUrl = await startServer(async (req, res) => {
+      const upload = await readMultipart(req);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ id: 'img', file_size: upload.fileBytes }));
+    });
+    const client = new MapflowClient({ baseUrl, token: TOKEN, authScheme: 'bearer', uploadTimeoutMs: 150 });
+    async function* slow() {
+      for (let i = 0; i < 8; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        yield Buffer.alloc(1024, i);
+      }
+    }
+
+    // Act
+    const image = await client.uploadImage('m', { stream: Readable.from(slow(), { objectMode: false }), size: 8 * 1024, filename: 'slow.tif' });
+
+    // Assess
+    expect(image.fileSize).toBe(8 * 1024);
+  });
+
+  it('gives up on an answer that does not come after the file was sent, as an unknown outcome', async () => {
+    // Prepare: the server reads the file and never answers.
+    const baseUrl = await startServer(async (req) => {
+      for await (const _ of req) void _;
+    });
+    const client = new MapflowClient({ baseUrl, token: TOKEN, authScheme: 'bearer', uploadTimeoutMs: 100, timeoutMs: 5_000 });
+
+    // Act
+    const error = await rejectionOf(client.uploadImage('m', { stream: Readable.from([Buffer.alloc(100)]), size: 100, filename: 'a.tif' }));
+
+    // Assess
+    expect(error.name).toBe('MapflowOutcomeUnknown');
+    expect(error.message).toMatch(/timed out after 100 ms/);
   });
 });
 

@@ -77,6 +77,8 @@ export interface RequestSpec {
   stream?: StreamedBody;
   kind: RequestKind;
   accept?: string;
+  /** Overrides the client's timeout for this request (uploads wait longer for the server's check of the file). */
+  timeoutMs?: number;
 }
 
 export type ResponseData = Dispatcher.ResponseData;
@@ -139,7 +141,7 @@ export class Transport {
   }
 
   async #attempt<T>(spec: RequestSpec, read: (res: ResponseData) => Promise<T>, streamOut: boolean): Promise<AttemptResult<T>> {
-    const { timeoutMs } = this.#options;
+    const timeoutMs = spec.timeoutMs ?? this.#options.timeoutMs;
     const controller = new AbortController();
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
@@ -255,7 +257,7 @@ export class Transport {
       ? { failure: 'maybe-sent' as const, transient: true }
       : classifyNetworkError(error);
     const what = timedOut
-      ? `timed out after ${this.#options.timeoutMs} ms`
+      ? `timed out after ${spec.timeoutMs ?? this.#options.timeoutMs} ms`
       : `failed: ${redactor.text(error instanceof Error ? error.message : String(error))}`;
     const message = `Mapflow ${base.method} ${base.path} ${what}`;
     const init: MapflowErrorInit = { ...base, cause };
