@@ -25,6 +25,8 @@ export interface DynamoDbLocalOptions {
   inMemory?: boolean;
   /** How long to wait for the first answer, default 60 s (a cold JVM on a small machine is slow). */
   startTimeoutMs?: number;
+  /** The java executable; default `java` on the PATH. */
+  javaPath?: string;
 }
 
 export interface DynamoDbLocal {
@@ -60,7 +62,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     args.push('-dbPath', dbPath);
   }
 
-  const child = spawn('java', args, {
+  const child = spawn(options.javaPath ?? 'java', args, {
     cwd: jarDir,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
@@ -88,7 +90,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     const exit = await Promise.race([exited, Promise.resolve(undefined)]);
     const spawnError = exit?.error as NodeJS.ErrnoException | undefined;
     if (spawnError?.code === 'ENOENT') {
-      throw new DynamoDbLocalError(`Cannot start DynamoDB Local: \`java\` was not found. ${JAVA_HINT}`, { cause: spawnError });
+      throw new DynamoDbLocalError(`Cannot start DynamoDB Local: \`${options.javaPath ?? 'java'}\` was not found. ${JAVA_HINT}`, { cause: spawnError });
     }
     const log = output().trim();
     const javaTooOld = /UnsupportedClassVersionError|has been compiled by a more recent version/.test(log);

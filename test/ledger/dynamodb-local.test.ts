@@ -1,0 +1,39 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ledgerTableSchema } from '../../functions/ledger/ledger.ts';
+import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
+import { startDynamoDbLocal } from '../../local/dynamodb/index.ts';
+
+describe('startDynamoDbLocal', () => {
+  it('explains a missing Java and points at scripts/check-java.sh', async () => {
+    // Act
+    const attempt = startDynamoDbLocal({ javaPath: '/nonexistent/bin/java' });
+    // Assess
+    await expect(attempt).rejects.toMatchObject({
+      name: 'DynamoDbLocalError',
+      message: expect.stringMatching(/was not found.*scripts\/check-java\.sh/),
+    });
+  });
+
+  it('persists tables in dbPath across restarts', async () => {
+    // Prepare
+    const dbPath = await mkdtemp(join(tmpdir(), 'ddb-'));
+    const first = await startDynamoDbLocal({ dbPath });
+    const client1 = new DynamoDBClient({ endpoint: first.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    await client1.send(new CreateTableCommand(ledgerTableSchema('kept')));
+    client1.destroy();
+    await first.close();
+    // Act
+    const second = await startDynamoDbLocal({ dbPath });
+    const client2 = new DynamoDBClient({ endpoint: second.endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'other', secretAccessKey: 'other' } });
+    const { TableNames } = await client2.send(new ListTablesCommand({}));
+    client2.destroy();
+    await second.close();
+    // Assess
+    expect(second.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(TableNames).toEqual(['kept']);
+  });
+});
