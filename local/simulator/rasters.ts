@@ -323,7 +323,7 @@ function memory(ctx: SimContext): Reply {
     return json({ memoryLimit: limit, memoryUsed: used, memoryFree: Math.max(0, limit - used), maxUploadFileSize: ctx.limits.maxUploadFileSize, maxPixelCount: ctx.limits.maxPixelCount });
   }
   const gb = (bytes: number) => Math.round((bytes / 1024 ** 3) * 1e6) / 1e6;
-  return json({ used_bytes: used, limit_bytes: limit, used_gb: gb(used), limit_gb: gb(limit), usage_percent: Math.round((used / limit) * 1e4) / 100 });
+  return json({ used_bytes: used, limit_bytes: limit, used_gb: gb(used), limit_gb: gb(limit), usage_percent: limit > 0 ? Math.round((used / limit) * 1e8) / 1e6 : 0 });
 }
 
 const ID = '([^/]+)';
