@@ -13,7 +13,9 @@ import { BridgeError } from '../errors.ts';
 import { EVENT_DETAIL_TYPES } from '../model.ts';
 import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
 import { nextPollSeconds, pollBudgetExhausted, shouldRestart } from '../poll-policy.ts';
+import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow } from './common.ts';
+import type { MapflowMessage } from './outcome.ts';
 import type { StepContext } from './context.ts';
 
 const FAILED_STATUSES = new Set(['FAILED', 'CANCELLED', 'REFUNDED']);
@@ -30,7 +32,7 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
   const restarts = Math.max(state.restart?.restarts ?? 0, previous?.restarts ?? 0);
   const status = String(processing.status);
   const percent = processing.percentCompleted ?? previous?.percentCompleted ?? 0;
-  const messages = (processing.messages ?? []).map((m) => ({ code: m.code, ...(m.parameters && { parameters: m.parameters }) }));
+  const messages = FAILED_STATUSES.has(status) ? await failureMessages(client, processing) : [];
   const policy = ctx.config.pollPolicy;
 
   let outcome: PollOutcome;
@@ -91,6 +93,25 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     ...(messages.length > 0 && { messages }),
     ...(previous?.percentCompleted !== undefined && { previousPercent: previous.percentCompleted }),
   };
+}
+
+/**
+ * The messages of a failed processing. The v2 record may carry none (the
+ * spec's short v2 shape), so the full v1 record, then the AOIs, are asked.
+ */
+async function failureMessages(client: MapflowClient, processing: Processing): Promise<MapflowMessage[]> {
+  const pick = (list: { code: string; parameters?: Record<string, string> }[] | undefined) =>
+    (list ?? []).filter((m) => typeof m?.code === 'string').map((m) => ({ code: m.code, ...(m.parameters && { parameters: m.parameters }) }));
+  let messages = pick(processing.messages);
+  if (messages.length === 0) messages = pick((await client.getProcessingV1(processing.id)).messages);
+  if (messages.length === 0) {
+    const seen = new Set<string>();
+    messages = pick((await client.getProcessingAois(processing.id)).flatMap((aoi) => aoi.messages ?? [])).filter((m) => {
+      const key = JSON.stringify(m);
+      return seen.has(key) ? false : (seen.add(key), true);
+    });
+  }
+  return messages;
 }
 
 /** True when the processing was last updated before the restart was asked for. */
