@@ -91,7 +91,7 @@ export function validatePolygon(coordinates: unknown, place: PolygonPlace): Poly
 
   // After the crossing test: a figure-eight's two lobes cancel out in the signed area.
   cleaned.forEach((ring, r) => {
-    if (planarArea(ring) === 0) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
+    if (hasNoArea(ring)) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
   });
 
   const outer: Polygon = { type: 'Polygon', coordinates: [cleaned[0]!] };
@@ -131,6 +131,19 @@ function rangeHint(lon: number, lat: number): string {
   }
   if (Math.abs(lat) > 90 && Math.abs(lon) <= 90) return 'Longitude and latitude look swapped: GeoJSON positions are [longitude, latitude]';
   return 'GeoJSON positions must be [longitude, latitude] in WGS84 (EPSG:4326)';
+}
+
+/** All positions on one line: the area is nothing against the ring's box (rounding keeps it from being exactly 0). */
+function hasNoArea(ring: Position[]): boolean {
+  let [minX, minY, maxX, maxY] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const [x, y] of ring) {
+    minX = Math.min(minX, x!);
+    maxX = Math.max(maxX, x!);
+    minY = Math.min(minY, y!);
+    maxY = Math.max(maxY, y!);
+  }
+  const box = (maxX - minX) * (maxY - minY);
+  return Math.abs(planarArea(ring)) <= 1e-10 * box;
 }
 
 /** Shoelace area in degrees², only to detect rings without any area. */

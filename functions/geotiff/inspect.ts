@@ -135,9 +135,11 @@ async function openFirstImage(adapter: RangeSourceAdapter): Promise<GeoTIFFImage
     const head = new Uint8Array((await adapter.fetch([{ offset: 0, length: 16 }]))[0]!);
     throw new InputRejected('NOT_GEOTIFF', `the file is not a TIFF${sniff(head)}: drop a GeoTIFF (.tif) exported from a GIS`, { cause });
   }
+  if (adapter.fileSize < (tiff.bigTiff ? 16 : 8)) throw truncated(undefined);
   if (tiff.firstIFDOffset >= adapter.fileSize) {
     throw new InputRejected('TIFF_TRUNCATED', `the file ends (${adapter.fileSize} bytes) before its image directory at byte ${tiff.firstIFDOffset}: it was cut short; upload it again`);
   }
+  await assertDirectoryWithinFile(adapter, tiff);
   try {
     const image = await tiff.getImage(0);
     // Touch the fields every later step needs, so a damaged directory fails here.
@@ -145,8 +147,50 @@ async function openFirstImage(adapter: RangeSourceAdapter): Promise<GeoTIFFImage
     return image;
   } catch (cause) {
     if (cause instanceof ShortReadError || adapter.readBeyondEnd) throw truncated(cause);
-    throw new InputRejected('TIFF_CORRUPT', `the TIFF's image directory cannot be read (${(cause as Error).message}): export the image again`, { cause });
+    throw new InputRejected('TIFF_CORRUPT', `the TIFF's image directory cannot be read (${errorText(cause)}): export the image again`, { cause });
   }
+}
+
+const FIELD_TYPE_SIZES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8 };
+
+/**
+ * geotiff.js reads a cut-off directory as zeros (sources are padded), which
+ * would surface later as a misleading "not georeferenced". So the first
+ * directory, and every tag value stored outside it, is checked to lie within
+ * the file first.
+ */
+async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoTIFF): Promise<void> {
+  const size = adapter.fileSize;
+  const at = tiff.firstIFDOffset;
+  const big = tiff.bigTiff;
+  const countBytes = big ? 8 : 2;
+  const entrySize = big ? 20 : 12;
+  const inline = big ? 8 : 4;
+  const read = async (offset: number, length: number) => new DataView((await adapter.fetch([{ offset, length }]))[0]!);
+  const header = await read(at, countBytes);
+  const entries = big ? Number(header.getBigUint64(0, tiff.littleEndian)) : header.getUint16(0, tiff.littleEndian);
+  const end = at + countBytes + entries * entrySize + (big ? 8 : 4);
+  if (at + countBytes > size || end > size) {
+    throw new InputRejected('TIFF_TRUNCATED', `the file ends (${size} bytes) inside its image directory (bytes ${at}-${end}): it was cut short; upload it again`);
+  }
+  const table = await read(at + countBytes, entries * entrySize);
+  for (let i = 0; i < entries; i++) {
+    const base = i * entrySize;
+    const type = table.getUint16(base + 2, tiff.littleEndian);
+    const count = big ? Number(table.getBigUint64(base + 4, tiff.littleEndian)) : table.getUint32(base + 4, tiff.littleEndian);
+    const bytes = (FIELD_TYPE_SIZES[type] ?? 1) * count;
+    if (bytes <= inline) continue;
+    const valueAt = big ? Number(table.getBigUint64(base + 12, tiff.littleEndian)) : table.getUint32(base + 8, tiff.littleEndian);
+    if (valueAt + bytes > size) {
+      const tag = table.getUint16(base, tiff.littleEndian);
+      throw new InputRejected('TIFF_TRUNCATED', `the file ends (${size} bytes) before the value of TIFF tag ${tag} (bytes ${valueAt}-${valueAt + bytes}): it was cut short; upload it again`);
+    }
+  }
+}
+
+/** Decoders throw strings as well as Errors (pako does). */
+function errorText(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
 }
 
 function truncated(cause: unknown): InputRejected {
@@ -314,7 +358,7 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter): Pr
   const blocks = offsets.map((offset, i) => ({ index: i, offset, count: counts[i] ?? 0 })).filter((b) => b.count > 0);
   const missing = blocks.filter((b) => b.offset >= size);
   if (missing.length > 0) {
-    const needed = Math.max(...blocks.map((b) => b.offset + b.count));
+    const needed = blocks.reduce((max, b) => Math.max(max, b.offset + b.count), 0);
     throw new InputRejected(
       'TIFF_TRUNCATED',
       `the file is ${size} bytes but its header places image data up to byte ${needed} (${missing.length} of ${blocks.length} ${tiled ? 'tiles' : 'strips'} are missing): it was cut short; upload it again`,
@@ -336,7 +380,7 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter): Pr
     [0, 0],
     [width - 1, height - 1],
   ];
-  const largest = Math.max(0, ...blocks.map((b) => b.count));
+  const largest = blocks.reduce((max, b) => Math.max(max, b.count), 0);
   if (largest > PROBE_MAX_BLOCK_BYTES) return; // range-checked above; too large to decode in a probe
   for (const [x, y] of probes) {
     try {
@@ -345,7 +389,7 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter): Pr
       if (cause instanceof ShortReadError) throw truncated(cause);
       throw new InputRejected(
         'TIFF_CORRUPT',
-        `the image data cannot be decoded (pixel ${x},${y}: ${(cause as Error).message}): the file is damaged; export it again`,
+        `the image data cannot be decoded (pixel ${x},${y}: ${errorText(cause)}): the file is damaged; export it again`,
         { cause, details: { x, y } },
       );
     }
