@@ -74,6 +74,9 @@ const NOT_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/** TLS handshake failures (bad certificate, ...) also happen before any request byte is sent. */
+const isNotSent = (code: string) => NOT_SENT_CODES.has(code) || /^ERR_TLS|CERT|SIGNATURE/.test(code);
+
 /** Error codes worth retrying for an idempotent request. */
 const TRANSIENT_CODES = new Set([
   ...NOT_SENT_CODES,
@@ -113,7 +116,7 @@ export type NetworkFailure =
 
 export function classifyNetworkError(error: unknown): { failure: NetworkFailure; transient: boolean } {
   const codes = errorCodes(error);
-  const notSent = codes.length > 0 && codes.every((c) => NOT_SENT_CODES.has(c));
+  const notSent = codes.length > 0 && codes.every(isNotSent);
   return {
     failure: notSent ? 'not-sent' : 'maybe-sent',
     // Unknown failures (no code) are treated as transient: a network stack
