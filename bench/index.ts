@@ -1,0 +1,104 @@
+/**
+ * `npm run bench`: speed and memory of the bridge's data paths, each printed as
+ * a ratio against a naive baseline measured in the same run on the same file.
+ *
+ *   upload:   streamed multipart upload vs reading the whole file first
+ *   inspect:  GeoTIFF header through ranged reads vs downloading the whole file
+ *
+ * Options: --size-mb <n> (synthetic GeoTIFF size, default 256), --keep (keep temp files).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MapflowClient } from '../functions/mapflow/index.ts';
+import { startSimulator } from '../local/simulator/index.ts';
+import { writeSyntheticGeoTiff } from './synthetic-geotiff.ts';
+
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MB = 1024 * 1024;
+
+interface ScenarioResult {
+  ms: number;
+  peakRssBytes: number;
+  startRssBytes: number;
+  bytes?: number;
+  bytesRead?: number;
+  fileBytes?: number;
+}
+
+function runScenario(name: string, args: Record<string, unknown>): Promise<ScenarioResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bench/scenario.ts'), name, JSON.stringify(args)], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`scenario ${name} exited with ${code}`));
+      const last = out.trim().split('\n').pop() ?? '';
+      resolve(JSON.parse(last) as ScenarioResult);
+    });
+  });
+}
+
+const mb = (bytes: number) => (bytes / MB).toFixed(1);
+const growth = (r: ScenarioResult) => Math.max(r.peakRssBytes - r.startRssBytes, 1);
+
+export async function runBenchCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { 'size-mb': { type: 'string', default: '256' }, keep: { type: 'boolean', default: false } } });
+  const sizeMb = Number(values['size-mb']);
+  if (!Number.isFinite(sizeMb) || sizeMb < 1) {
+    console.error('bench: --size-mb takes a number of MiB >= 1');
+    return 2;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'mapflow-bench-'));
+  const token = 'bench-token';
+  const email = 'bench@example.com';
+  const sim = await startSimulator({
+    token,
+    email,
+    dataDir: join(dir, 'sim'),
+    limits: { storageLimitBytes: 64 * 1024 * MB, maxUploadFileSize: 16 * 1024 * MB },
+  });
+  try {
+    // A square-ish RGB image of the requested size.
+    const side = Math.floor(Math.sqrt((sizeMb * MB) / 3));
+    const file = join(dir, 'synthetic.tif');
+    const bytes = await writeSyntheticGeoTiff(file, { width: side, height: side });
+    console.log(`synthetic GeoTIFF: ${side}x${side} RGB uint8, ${mb(bytes)} MiB (node ${process.version})\n`);
+
+    const mosaic = await new MapflowClient({ baseUrl: sim.url, token, email }).createMosaic({ name: 'bench' });
+    const common = { file, url: sim.url, token, email, mosaicId: mosaic.id };
+
+    const uploadBase = await runScenario('upload-buffered', common);
+    const uploadStream = await runScenario('upload-streamed', common);
+    const inspectBase = await runScenario('inspect-whole', common);
+    const inspectRanged = await runScenario('inspect-ranged', common);
+
+    const rows = [
+      ['upload, whole file in memory (baseline)', uploadBase, bytes],
+      ['upload, streamed (bridge)', uploadStream, bytes],
+      ['inspect, whole file read (baseline)', inspectBase, inspectBase.bytesRead ?? bytes],
+      ['inspect, ranged reads (bridge)', inspectRanged, inspectRanged.bytesRead ?? 0],
+    ] as const;
+    console.log('scenario'.padEnd(44) + 'time ms'.padStart(10) + 'RSS growth MiB'.padStart(16) + 'bytes read MiB'.padStart(16));
+    for (const [label, r, read] of rows) {
+      console.log(label.padEnd(44) + r.ms.toFixed(0).padStart(10) + mb(growth(r)).padStart(16) + mb(read).padStart(16));
+    }
+    console.log('\nratios (bridge / baseline, lower is better):');
+    console.log(`  upload memory growth  ${(growth(uploadStream) / growth(uploadBase)).toFixed(3)}`);
+    console.log(`  upload time           ${(uploadStream.ms / uploadBase.ms).toFixed(3)}`);
+    console.log(`  inspect bytes read    ${((inspectRanged.bytesRead ?? 0) / (inspectBase.bytesRead ?? bytes)).toExponential(2)}`);
+    console.log(`  inspect time          ${(inspectRanged.ms / inspectBase.ms).toFixed(3)}`);
+    console.log(`  inspect memory growth ${(growth(inspectRanged) / growth(inspectBase)).toFixed(3)}`);
+    return 0;
+  } finally {
+    await sim.close();
+    if (!values.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
