@@ -35,5 +35,5 @@ describe('startDynamoDbLocal', () => {
     // Assess
     expect(second.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(TableNames).toEqual(['kept']);
-  });
+  }, 120_000); // DynamoDB Local starts slowly (5-20 s) with a database file
 });
