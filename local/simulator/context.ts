@@ -47,6 +47,8 @@ export interface Route {
   family: ErrorFamily;
   /** A create whose response dropAfterCommit may lose. */
   create?: boolean;
+  /** Counted in stats().processingsCreated. */
+  createsProcessing?: boolean;
   handle(ctx: SimContext, request: RouteRequest): Promise<Reply>;
 }
 

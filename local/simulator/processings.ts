@@ -373,7 +373,7 @@ export const processingRoutes: Route[] = [
   { method: 'DELETE', pattern: r(`/projects/${ID}`), family: 'api', handle: deleteProject },
   // processings v2
   {
-    method: 'POST', pattern: r('/processings/v2'), family: 'api', create: true,
+    method: 'POST', pattern: r('/processings/v2'), family: 'api', create: true, createsProcessing: true,
     handle: async (ctx, request) => json(createdV2(ctx, await createProcessing(ctx, request, 'v2'))),
   },
   { method: 'GET', pattern: r('/processings/v2'), family: 'api', handle: async (ctx) => json(ownProcessings(ctx).map((p) => listItemV2(ctx, p))) },
@@ -395,7 +395,7 @@ export const processingRoutes: Route[] = [
   { method: 'GET', pattern: r(`/processings/${ID}`), family: 'api', handle: async (ctx, { params }) => json(fullProcessing(ctx, processingOr404(ctx, params[0]!))) },
   { method: 'POST', pattern: r('/processing/cost'), family: 'api', handle: (ctx, request) => estimateCost(ctx, request, 'v1') },
   {
-    method: 'POST', pattern: r('/processings'), family: 'api', create: true,
+    method: 'POST', pattern: r('/processings'), family: 'api', create: true, createsProcessing: true,
     handle: async (ctx, request) => json(createdV1(ctx, await createProcessing(ctx, request, 'v1'))),
   },
   { method: 'PUT', pattern: r(`/processing/${ID}`), family: 'api', handle: (ctx, request) => updateProcessing(ctx, request, false) },

@@ -25,8 +25,6 @@ export interface Counters {
   processingsCreated: number;
 }
 
-const isProcessingCreate = (route: Route) => route.method === 'POST' && (route.pattern.source === '^/processings/v2$' || route.pattern.source === '^/processings$');
-
 function familyOf(path: string): ErrorFamily {
   return path.startsWith('/rasters') ? 'data' : 'api';
 }
@@ -121,7 +119,7 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
         }
         throw error;
       }
-      if (isProcessingCreate(route)) counters.processingsCreated++;
+      if (route.createsProcessing) counters.processingsCreated++;
       if (route.create && faults.dropResponse()) {
         // The create took effect; its answer is lost on the way back.
         counters.droppedResponses++;

@@ -43,7 +43,7 @@ export interface Answer {
 export async function call(sim: { url: string }, method: string, path: string, body?: unknown, auth: string | null = BEARER): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (auth) headers.authorization = auth;
-  let payload: BodyInit | undefined;
+  let payload: FormData | string | undefined;
   if (body instanceof FormData) payload = body;
   else if (body !== undefined) {
     headers['content-type'] = 'application/json';
