@@ -1,0 +1,78 @@
+/**
+ * `mapflow-bridge local run` as a user runs it: a child process, exit codes,
+ * and the --json document on stdout (logs on stderr only).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ROOT, SAMPLES, SHARED_TESTDATA, tempFile } from './helpers.ts';
+
+const run = promisify(execFile);
+const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+
+async function localRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'local', 'run', ...args], { cwd: ROOT, timeout: 150_000, maxBuffer: 20 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+const JOB_KEYS = ['file', 'jobId', 'kind', 'status', 'processingId', 'mosaicId', 'imageId', 'cost', 'results', 'error'];
+
+describe('mapflow-bridge local run', () => {
+  it('exits 0 with a JSON document of SUCCEEDED jobs and local copies of their results', { timeout: 180_000 }, async () => {
+    // Prepare
+    const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
+    // Act
+    const result = await localRun(['--json', '--processing-seconds', '1', '--out', out, path.join(SAMPLES, 'bern-quarters.geojson')]);
+    // Assess
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const document = JSON.parse(result.stdout) as { jobs: Record<string, unknown>[] };
+    expect(Object.keys(document)).toEqual(['jobs']);
+    const [job] = document.jobs;
+    for (const key of JOB_KEYS) expect(job).toHaveProperty(key);
+    expect(job).toMatchObject({ kind: 'geojson', status: 'SUCCEEDED', error: null });
+    expect(job?.processingId).toBeTruthy();
+    const results = job?.results as string[];
+    expect(results.some((file) => file.endsWith('result.geojson'))).toBe(true);
+    for (const file of results) {
+      expect(file.startsWith(out)).toBe(true);
+      expect(existsSync(file)).toBe(true);
+    }
+    expect((JSON.parse(readFileSync(results.find((f) => f.endsWith('result.geojson')) as string, 'utf8')) as { type: string }).type).toBe('FeatureCollection');
+  });
+
+  it('exits 1 when a job is REJECTED, and lists an unsupported file as REJECTED instead of skipping it', { timeout: 180_000 }, async () => {
+    // Prepare
+    const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
+    const text = await tempFile('readme.txt', 'not an input');
+    // Act
+    const result = await localRun(['--json', '--out', out, path.join(SHARED_TESTDATA, 'aoi/caltrain-stations.geojson'), text]);
+    // Assess
+    expect(result.code, result.stderr.slice(-3000)).toBe(1);
+    const { jobs } = JSON.parse(result.stdout) as { jobs: { file: string; status: string; error: { code: string; message: string } | null; jobId: string | null }[] };
+    expect(jobs.map((job) => [path.basename(job.file), job.status, job.error?.code])).toEqual([
+      ['caltrain-stations.geojson', 'REJECTED', 'NO_POLYGONS'],
+      ['readme.txt', 'REJECTED', 'UNSUPPORTED_FILE_TYPE'],
+    ]);
+    expect(jobs[0]?.jobId).toBeTruthy();
+    expect(jobs[1]?.error?.message).toContain('.geojson');
+  });
+
+  it('exits 2 on a usage error (a file that does not exist) before starting anything', async () => {
+    // Act
+    const result = await localRun(['--json', path.join(ROOT, 'no-such-file.geojson')]);
+    // Assess
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('no such file');
+  });
+});

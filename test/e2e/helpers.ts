@@ -1,0 +1,74 @@
+/**
+ * Shared pieces of the end-to-end suites: a local bridge tuned for tests
+ * (fast simulated processings, short waits, no drop folder), object readers
+ * and small GeoJSON builders.
+ */
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SHARED_TESTDATA = path.resolve(ROOT, '../shared/testdata');
+export const SAMPLES = path.join(ROOT, 'local/samples');
+
+/** Routes used by the suites: upload-only at the root, Buildings under buildings/, Aerial under aerial/. */
+export const TEST_ROUTES = JSON.stringify({
+  routes: [
+    { name: 'default', prefix: '' },
+    { name: 'buildings', prefix: 'buildings/', model: '🏠 Buildings', processImages: true },
+    { name: 'aerial', prefix: 'aerial/', model: '🏠⭐️ Buildings (Aerial)', processImages: true },
+  ],
+});
+
+export function startTestBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
+  return startLocalBridge({
+    simulator: { processingSeconds: 2, seed: 7 },
+    routes: TEST_ROUTES,
+    dropFolder: false,
+    reconcileIntervalMs: 0,
+    retryIntervalMs: 50,
+    waitOverridesMs: { 'Wait For Slot': 200 },
+    log: () => undefined,
+    ...options,
+  });
+}
+
+export async function readText(s3: S3Client, bucket: string, key: string): Promise<string> {
+  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return (await object.Body?.transformToString('utf8')) ?? '';
+}
+
+export async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (page.Contents ?? []).map((object) => object.Key as string).sort();
+}
+
+/** A square AOI of `sizeDeg` degrees in Bern, optionally with a `mapflow` member. */
+export function squareAoi(options: { west?: number; south?: number; sizeDeg?: number; mapflow?: unknown } = {}): string {
+  const west = options.west ?? 7.44;
+  const south = options.south ?? 46.94;
+  const size = options.sizeDeg ?? 0.005;
+  const ring = [
+    [west, south],
+    [west + size, south],
+    [west + size, south + size],
+    [west, south + size],
+    [west, south],
+  ];
+  return JSON.stringify({
+    type: 'FeatureCollection',
+    features: [{ type: 'Feature', properties: { name: 'square' }, geometry: { type: 'Polygon', coordinates: [ring] } }],
+    ...(options.mapflow ? { mapflow: options.mapflow } : {}),
+  });
+}
+
+/** Writes text to a fresh temporary file with that name. */
+export async function tempFile(name: string, content: string | Buffer): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mfb-e2e-'));
+  const file = path.join(dir, name);
+  await writeFile(file, content);
+  return file;
+}

@@ -1,0 +1,158 @@
+/**
+ * End to end through the full local engine: the synthesized state machine,
+ * the real handlers, s3rver, DynamoDB Local and the Mapflow simulator.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { GetObjectTaggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import bbox from '@turf/bbox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalBridge } from '../../local/bridge.ts';
+import { readEvents } from '../../local/events/file.ts';
+import { listKeys, readText, SAMPLES, SHARED_TESTDATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+
+describe('local pipeline, end to end', () => {
+  let bridge: LocalBridge;
+
+  beforeAll(async () => {
+    bridge = await startTestBridge();
+  });
+  afterAll(async () => {
+    await bridge?.close();
+  });
+
+  const processingsCreated = () => bridge.simulator?.stats().processingsCreated ?? 0;
+  const eventsOf = async (jobId: string) => (await readEvents(bridge.eventsFile)).filter((e) => e.detail.jobId === jobId);
+
+  it('takes a GeoJSON to SUCCEEDED: results inside the AOI, ledger row, events, input tags', async () => {
+    // Prepare
+    const file = path.join(SAMPLES, 'bern-quarters.geojson');
+    const aoiBox = bbox(JSON.parse(await readFile(file, 'utf8')));
+    const before = processingsCreated();
+    // Act
+    const { jobId } = await bridge.putInbox(file, 'bern-quarters.geojson');
+    const row = await bridge.waitForJob(jobId);
+    // Assess: the ledger
+    expect(row?.status).toBe('SUCCEEDED');
+    const statuses = row?.statusHistory.map((step) => step.status) ?? [];
+    expect(statuses[0]).toBe('RECEIVED');
+    expect(statuses).toContain('SUBMITTED');
+    expect(statuses).toContain('IN_PROGRESS');
+    expect(statuses.at(-1)).toBe('SUCCEEDED');
+    expect(row?.processingId).toMatch(/[0-9a-f-]{36}/);
+    expect(row?.actualCost ?? 0).toBeGreaterThan(0);
+    expect(processingsCreated()).toBe(before + 1);
+    // Assess: the results, every feature inside the AOI's box
+    const keys = await listKeys(bridge.s3, bridge.bucket, row?.resultPrefix as string);
+    const resultKey = keys.find((key) => key.endsWith('/result.geojson')) as string;
+    expect(keys.some((key) => key.endsWith('/job.json'))).toBe(true);
+    const result = JSON.parse(await readText(bridge.s3, bridge.bucket, resultKey)) as { features: unknown[] };
+    expect(result.features.length).toBeGreaterThan(0);
+    for (const feature of result.features) {
+      const [w, s, e, n] = bbox(feature as Parameters<typeof bbox>[0]);
+      expect(w).toBeGreaterThanOrEqual(aoiBox[0] - 1e-9);
+      expect(s).toBeGreaterThanOrEqual(aoiBox[1] - 1e-9);
+      expect(e).toBeLessThanOrEqual(aoiBox[2] + 1e-9);
+      expect(n).toBeLessThanOrEqual(aoiBox[3] + 1e-9);
+    }
+    // Assess: the events, in order
+    const events = (await eventsOf(jobId)).map((event) => event.detailType);
+    expect(events[0]).toBe('Job Received');
+    expect(events).toContain('Processing Submitted');
+    expect(events.at(-1)).toBe('Job Succeeded');
+    // Assess: the input is tagged, not changed
+    const tags = await bridge.s3.send(new GetObjectTaggingCommand({ Bucket: bridge.bucket, Key: 'inbox/bern-quarters.geojson' }));
+    expect(tags.TagSet).toContainEqual({ Key: 'mapflow-bridge:status', Value: 'SUCCEEDED' });
+  });
+
+  it('uploads a GeoTIFF into a mosaic (upload-only route) without processing it', async () => {
+    // Prepare
+    const before = processingsCreated();
+    // Act
+    const { jobId } = await bridge.putInbox(path.join(SHARED_TESTDATA, 'rasters/cogeo.tif'), 'cogeo.tif');
+    const row = await bridge.waitForJob(jobId);
+    // Assess
+    expect(row?.status).toBe('SUCCEEDED');
+    expect(row?.kind).toBe('geotiff');
+    expect(row?.mosaicId).toBeTruthy();
+    expect(row?.imageId).toBeTruthy();
+    expect(row?.processingId).toBeUndefined();
+    expect(processingsCreated()).toBe(before);
+    expect(row?.statusHistory.map((step) => step.status)).toContain('UPLOADED');
+  });
+
+  it('uploads a GeoTIFF and runs Buildings on it (route with processImages)', async () => {
+    // Prepare
+    const before = processingsCreated();
+    // Act
+    const { jobId } = await bridge.putInbox(path.join(SHARED_TESTDATA, 'rasters/cogeo.tif'), 'buildings/cogeo.tif');
+    const row = await bridge.waitForJob(jobId);
+    // Assess
+    expect(row?.status).toBe('SUCCEEDED');
+    expect(row?.routeName).toBe('buildings');
+    expect(row?.imageId).toBeTruthy();
+    expect(row?.processingId).toBeTruthy();
+    expect(processingsCreated()).toBe(before + 1);
+    const keys = await listKeys(bridge.s3, bridge.bucket, 'results/buildings/cogeo.tif/');
+    expect(keys.some((key) => key.endsWith('/result.geojson'))).toBe(true);
+  });
+
+  it('records a processing that FAILS with its Mapflow messages and a report', async () => {
+    // Prepare
+    const file = await tempFile('will-fail.geojson', squareAoi({ mapflow: { meta: { simulate: 'fail:dataloader.TileNotReadable' } } }));
+    // Act
+    const { jobId } = await bridge.putInbox(file, 'will-fail.geojson');
+    const row = await bridge.waitForJob(jobId);
+    // Assess
+    expect(row?.status).toBe('FAILED');
+    expect(row?.processingId).toBeTruthy();
+    const messageCodes = [
+      ...(row?.error?.mapflowMessages ?? []),
+      ...(row?.parts ?? []).flatMap((part) => part.error?.mapflowMessages ?? []),
+    ].map((message) => message.code);
+    expect(messageCodes).toContain('dataloader.TileNotReadable');
+    const report = await readText(bridge.s3, bridge.bucket, row?.reportKey as string);
+    expect(report).toContain('dataloader.TileNotReadable');
+    expect((await eventsOf(jobId)).at(-1)?.detailType).toBe('Job Failed');
+  });
+
+  it('REJECTS bad inputs with a code and a message, and creates no processing', async () => {
+    // Prepare
+    const before = processingsCreated();
+    const notJson = await tempFile('notes.geojson', 'id,name\n1,not json\n');
+    const inputs = [
+      { file: path.join(SHARED_TESTDATA, 'aoi/caltrain-stations.geojson'), key: 'caltrain-stations.geojson', code: 'NO_POLYGONS' },
+      { file: notJson, key: 'notes.geojson', code: 'NOT_JSON' },
+      { file: path.join(SHARED_TESTDATA, 'rasters/RGB.byte.tif'), key: 'buildings/RGB.byte.tif', code: 'PIXEL_SIZE_TOO_COARSE' },
+    ];
+    // Act
+    const rows = await Promise.all(
+      inputs.map(async (input) => bridge.waitForJob((await bridge.putInbox(input.file, input.key)).jobId)),
+    );
+    // Assess
+    for (const [index, row] of rows.entries()) {
+      expect(row?.status, inputs[index]?.key).toBe('REJECTED');
+      expect(row?.error?.code, inputs[index]?.key).toBe(inputs[index]?.code);
+      expect(row?.error?.message.length ?? 0).toBeGreaterThan(10);
+      expect(await readText(bridge.s3, bridge.bucket, row?.reportKey as string)).toContain(inputs[index]?.code as string);
+    }
+    expect(processingsCreated()).toBe(before);
+  });
+
+  it('makes one job and one processing of duplicate events for one object', async () => {
+    // Prepare
+    const body = squareAoi({ west: 7.43 });
+    const before = processingsCreated();
+    // Act: the same object written twice (two notifications), and the event delivered again by hand
+    await bridge.s3.send(new PutObjectCommand({ Bucket: bridge.bucket, Key: 'inbox/twice.geojson', Body: body }));
+    const { object, jobId } = await bridge.putInbox(await tempFile('twice.geojson', body), 'twice.geojson');
+    const redelivered = await bridge.engine.start(jobId, { jobId, input: object });
+    await bridge.waitForJobs();
+    const row = await bridge.ledger.get(jobId);
+    // Assess
+    expect(redelivered).toBe('duplicate');
+    expect(row?.status).toBe('SUCCEEDED');
+    expect(processingsCreated()).toBe(before + 1);
+    expect((await eventsOf(jobId)).filter((event) => event.detailType === 'Job Received')).toHaveLength(1);
+  });
+});
