@@ -174,7 +174,7 @@ function describeList(values: number[]): string {
 }
 
 function m(value: number): string {
-  return value >= 10 ? value.toFixed(0) : value >= 1 ? value.toFixed(2).replace(/0$/, '') : value.toFixed(3).replace(/0+$/, '').replace(/\.$/, '');
+  return value >= 10 ? value.toFixed(0) : String(Number(value.toFixed(value >= 1 ? 2 : 3)));
 }
 
 function bytes(n: number): string {

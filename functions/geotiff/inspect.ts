@@ -63,6 +63,26 @@ interface Affine {
 export async function inspectGeoTiff(source: RangeSource, options: InspectOptions = {}): Promise<GeoTiffInfo> {
   if (source.size === 0) throw new InputRejected('EMPTY_FILE', 'the file is empty: drop the GeoTIFF again once it is completely written');
   const adapter = new RangeSourceAdapter(source);
+  try {
+    return await inspectWith(adapter, options);
+  } catch (error) {
+    throw classify(error, adapter);
+  }
+}
+
+/**
+ * What an error while reading means. A failing source (S3 throttling, network)
+ * is passed on unchanged so the caller can retry; a short read means the file
+ * was cut; any other error from parsing means the file is damaged.
+ */
+function classify(error: unknown, adapter: RangeSourceAdapter): unknown {
+  if (adapter.readFailure !== undefined) return adapter.readFailure;
+  if (error instanceof InputRejected) return error;
+  if (error instanceof ShortReadError) return truncated(error);
+  return new InputRejected('TIFF_CORRUPT', `the TIFF cannot be read (${errorText(error)}): export the image again`, { cause: error });
+}
+
+async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions): Promise<GeoTiffInfo> {
   const image = await openFirstImage(adapter);
 
   const width = image.getWidth();

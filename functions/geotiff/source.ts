@@ -83,6 +83,8 @@ export class RangeSourceAdapter {
   requests = 0;
   /** A slice started at or after the end of the file (a pointer into missing data). */
   readBeyondEnd = false;
+  /** The first error of the underlying source (storage, network): not the file's fault. */
+  readFailure: unknown;
   private readonly blocks = new Map<number, Promise<Uint8Array>>();
 
   constructor(
@@ -153,7 +155,13 @@ export class RangeSourceAdapter {
     const start = from * this.blockSize;
     const length = Math.min((to + 1) * this.blockSize, this.source.size) - start;
     this.requests++;
-    const data = new Uint8Array(await this.source.read(start, length));
+    let data: Uint8Array;
+    try {
+      data = new Uint8Array(await this.source.read(start, length));
+    } catch (error) {
+      this.readFailure ??= error;
+      throw error;
+    }
     this.bytesRead += data.byteLength;
     if (data.byteLength < length) throw new ShortReadError(start, length, data.byteLength);
     return data;
