@@ -13,7 +13,8 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 
 export interface DynamoDbLocalOptions {
@@ -171,4 +172,21 @@ function captureOutput(child: ChildProcess): () => string {
 function onceAsync(fn: () => Promise<void>): () => Promise<void> {
   let running: Promise<void> | undefined;
   return () => (running ??= fn());
+}
+
+/**
+ * Creates the ledger table (keys and GSIs of `ledgerTableSchema`) unless it
+ * exists, e.g. in a persisted local database. Returns true when it was created.
+ */
+export async function ensureLedgerTable(endpoint: string, tableName: string): Promise<boolean> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  try {
+    await client.send(new CreateTableCommand(ledgerTableSchema(tableName)));
+    return true;
+  } catch (error) {
+    if (error instanceof ResourceInUseException) return false;
+    throw error;
+  } finally {
+    client.destroy();
+  }
 }

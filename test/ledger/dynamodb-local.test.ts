@@ -2,10 +2,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { ledgerTableSchema } from '../../functions/ledger/ledger.ts';
-import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
-import { startDynamoDbLocal } from '../../local/dynamodb/index.ts';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ensureLedgerTable, startDynamoDbLocal } from '../../local/dynamodb/index.ts';
 
 describe('startDynamoDbLocal', () => {
   it('explains a missing Java and points at scripts/check-java.sh', async () => {
@@ -22,9 +20,8 @@ describe('startDynamoDbLocal', () => {
     // Prepare
     const dbPath = await mkdtemp(join(tmpdir(), 'ddb-'));
     const first = await startDynamoDbLocal({ dbPath });
-    const client1 = new DynamoDBClient({ endpoint: first.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-    await client1.send(new CreateTableCommand(ledgerTableSchema('kept')));
-    client1.destroy();
+    const created = await ensureLedgerTable(first.endpoint, 'kept');
+    const createdAgain = await ensureLedgerTable(first.endpoint, 'kept');
     await first.close();
     // Act
     const second = await startDynamoDbLocal({ dbPath });
@@ -34,6 +31,7 @@ describe('startDynamoDbLocal', () => {
     await second.close();
     // Assess
     expect(second.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect([created, createdAgain]).toEqual([true, false]);
     expect(TableNames).toEqual(['kept']);
   }, 120_000); // DynamoDB Local starts slowly (5-20 s) with a database file
 });
