@@ -80,8 +80,10 @@ let tableCounter = 0;
 /** Everything one test needs: a simulator, a fresh ledger table, the step context, the events published. */
 export interface Bench {
   ctx: StepContext;
-  sim: RunningSimulator;
-  client: MapflowClient;
+  readonly sim: RunningSimulator;
+  readonly client: MapflowClient;
+  /** Restarts the simulator on the same data (dataDir) with other options, e.g. faults. */
+  restartSimulator(options: Partial<SimulatorOptions>): Promise<void>;
   ledger: Ledger;
   events: { detailType: EventDetailType; detail: JobEventDetail }[];
   logs: { level: string; message: string; extra?: Record<string, unknown> }[];
@@ -98,8 +100,11 @@ export interface BenchOptions {
 export async function startBench(aws: AwsServices, options: BenchOptions = {}): Promise<Bench> {
   const tableName = `ledger-${process.pid}-${++tableCounter}-${Date.now()}`;
   await aws.doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
-  const sim = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 1, seed: 7, ...options.simulator });
-  const client = new MapflowClient({ baseUrl: sim.url, token: TOKEN, email: EMAIL, retry: { baseDelayMs: 5, maxDelayMs: 20 }, timeoutMs: 10_000 });
+  const dataDir = await mkdtemp(join(tmpdir(), 'handlers-sim-'));
+  const base = { token: TOKEN, email: EMAIL, processingSeconds: 1, seed: 7, dataDir };
+  const connect = (url: string) => new MapflowClient({ baseUrl: url, token: TOKEN, email: EMAIL, retry: { baseDelayMs: 5, maxDelayMs: 20 }, timeoutMs: 10_000 });
+  let sim = await startSimulator({ ...base, ...options.simulator });
+  let client = connect(sim.url);
   const ledger = new Ledger(aws.doc, tableName);
   const max = options.maxConcurrentProcessings ?? 3;
   const events: Bench['events'] = [];
@@ -129,7 +134,27 @@ export async function startBench(aws: AwsServices, options: BenchOptions = {}): 
     mapflow: async () => client,
     logger,
   });
-  return { ctx, sim, client, ledger, events, logs, close: () => sim.close() };
+  return {
+    ctx,
+    get sim() {
+      return sim;
+    },
+    get client() {
+      return client;
+    },
+    async restartSimulator(next) {
+      await sim.close();
+      sim = await startSimulator({ ...base, ...next });
+      client = connect(sim.url);
+    },
+    ledger,
+    events,
+    logs,
+    async close() {
+      await sim.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Puts an input object under the inbox and returns what dispatch would pass. */

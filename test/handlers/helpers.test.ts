@@ -5,6 +5,10 @@ import { checkBlocks, normaliseModelName, resolveModel } from '../../functions/j
 import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
 import { processingNameFor, shortJobId } from '../../functions/jobs/steps/common.ts';
 import { isLonLat, parseWktPolygon } from '../../functions/jobs/steps/wkt.ts';
+import { rejectionForUploadError } from '../../functions/jobs/steps/upload-image.ts';
+import { rejectionForCreateError } from '../../functions/jobs/steps/create-processing.ts';
+import { MapflowAuthError, MapflowRequestError, MapflowUnavailable } from '../../functions/mapflow/index.ts';
+import type { PlanPart } from '../../functions/jobs/workflow.ts';
 
 const MODELS = [
   { id: 'a1', name: '🏠 Buildings', blocks: [{ name: 'Classification', displayName: 'Building classes', optional: true, price: 1 }] },
@@ -99,5 +103,42 @@ describe('names and WKT', () => {
     expect(parseWktPolygon('POINT (1 2)')).toBeUndefined();
     expect(parseWktPolygon('POLYGON ((1 2, 3')).toBeUndefined();
     expect(isLonLat({ type: 'Polygon', coordinates: [[[500000, 4000000]]] })).toBe(false);
+  });
+});
+
+describe('Mapflow refusals as rejections', () => {
+  const at = { method: 'POST', path: '/x' };
+  const part = { name: 'city' } as PlanPart;
+
+  it.each([
+    ['FileTooBig', 400, 'FILE_TOO_LARGE'],
+    ['MemoryLimitExceeded', 400, 'STORAGE_QUOTA_EXCEEDED'],
+    ['FileValidationFailed', 400, 'NOT_GEOTIFF'],
+    ['ImageOutOfBounds', 422, 'MOSAIC_MISMATCH'],
+    [undefined, 413, 'MOSAIC_MISMATCH'],
+  ])('maps the upload error %s (%i) to %s', (code, status, expected) => {
+    const rejection = rejectionForUploadError(new MapflowRequestError('refused', { ...at, status, ...(code && { code }) }), 'a.tif');
+    expect(rejection?.code).toBe(expected);
+    expect(rejection?.message).toMatch(new RegExp(`^${expected}: .*a\\.tif`));
+  });
+
+  it('leaves transient and unknown upload errors alone', () => {
+    expect(rejectionForUploadError(new MapflowUnavailable('503', { ...at, status: 503 }), 'a.tif')).toBeUndefined();
+    expect(rejectionForUploadError(new MapflowRequestError('conflict', { ...at, status: 409 }), 'a.tif')).toBeUndefined();
+  });
+
+  it.each([
+    [new MapflowRequestError('too large', { ...at, status: 400, code: 'TOO_LARGE_PROCESSING', params: { area: '5', aoiAreaLimit: '1' } }), 'AREA_TOO_LARGE'],
+    [new MapflowRequestError('small', { ...at, status: 400, code: 'ProviderMinAreaError' }), 'AREA_TOO_SMALL'],
+    [new MapflowRequestError('credits', { ...at, status: 400, code: 'NOT_ENOUGH_CREDITS' }), 'INSUFFICIENT_CREDITS'],
+    [new MapflowAuthError('forbidden', { ...at, status: 403 }), 'UNKNOWN_PROVIDER'],
+    [new MapflowRequestError('bad', { ...at, status: 400, code: 'BAD_REQUEST' }), 'PROCESSING_REJECTED'],
+  ])('maps a create refusal to a rejection (%#)', (error, expected) => {
+    expect(rejectionForCreateError(error, part)?.code).toBe(expected);
+  });
+
+  it('does not reject on a bad token or an unavailable service', () => {
+    expect(rejectionForCreateError(new MapflowAuthError('bad token', { ...at, status: 401 }), part)).toBeUndefined();
+    expect(rejectionForCreateError(new MapflowUnavailable('down', { ...at, status: 503 }), part)).toBeUndefined();
   });
 });

@@ -5,7 +5,11 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resultKeys, reportKey } from '../../functions/routing/index.ts';
-import type { ProcessingRequest } from '../../functions/jobs/workflow.ts';
+import type { ProcessingRequest, WorkflowState } from '../../functions/jobs/workflow.ts';
+import { registerJob } from '../../functions/jobs/steps/register-job.ts';
+import { inspectGeotiff } from '../../functions/jobs/steps/inspect-geotiff.ts';
+import { ensureMosaic } from '../../functions/jobs/steps/ensure-mosaic.ts';
+import { uploadImage } from '../../functions/jobs/steps/upload-image.ts';
 import {
   Driver,
   TESTDATA,
@@ -209,6 +213,7 @@ describe('GeoJSON jobs', () => {
     expect(report.code).toBe('PROCESSING_FAILED');
     expect(report.message).toContain('source-validator.NoDataInAOI');
     expect(report.mapflowMessages[0]?.code).toBe('source-validator.NoDataInAOI');
+    expect(JSON.stringify({ report, events: b.events, row: await b.ledger.get(start.jobId) })).not.toContain(TOKEN);
     expect(b.events.at(-1)?.detailType).toBe('Job Failed');
     expect(await b.ctx.slots.holders()).toEqual([]);
   });
@@ -287,12 +292,30 @@ describe('GeoTIFF jobs', () => {
     const b = await open();
     const start = await dropFile(aws.s3, 'inbox/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
     const final = await new Driver(b.ctx).runJob(start);
-    const { uploadImage } = await import('../../functions/jobs/steps/upload-image.ts');
     // Act
     const again = await uploadImage(final, b.ctx);
     // Assess
     expect(again).toMatchObject({ reused: true, imageId: final.upload!.imageId });
     expect(await b.client.listMosaicImages(final.mosaic!.mosaicId)).toHaveLength(1);
+  });
+
+  it('reuses the image when the upload went through but its response was lost', async () => {
+    // Prepare: mosaic made on a healthy service, then every create response is lost
+    const b = await open();
+    const start = await dropFile(aws.s3, 'inbox/lost-upload.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const driver = new Driver(b.ctx);
+    const state = { ...start, job: await driver.task('Register Job', registerJob, start) } as WorkflowState;
+    state.image = await driver.task('Inspect GeoTIFF', inspectGeotiff, state);
+    state.mosaic = await driver.task('Ensure Mosaic', ensureMosaic, state);
+    await b.restartSimulator({ dropAfterCommit: 1 });
+    // Act
+    const upload = await uploadImage(state, b.ctx);
+    // Assess
+    expect(b.sim.stats().droppedResponses).toBe(1);
+    expect(upload.reused).toBe(false);
+    const images = await b.client.listMosaicImages(state.mosaic.mosaicId);
+    expect(images.map((i) => i.id)).toEqual([upload.imageId]);
+    expect((await b.ledger.get(start.jobId))).toMatchObject({ status: 'UPLOADED', imageId: upload.imageId });
   });
 
   it('uploads and processes an image under a route with a model', async () => {

@@ -103,6 +103,9 @@ export function rejectionForCreateError(err: unknown, part: PlanPart): InputReje
   if (code === 'TOO_LARGE_PROCESSING') {
     return new InputRejected('AREA_TOO_LARGE', `Mapflow refused part '${part.name}' as too large${detail}; split the area into smaller polygons (or set "splitFeatures": true).`, options);
   }
+  if (code === 'NOT_ENOUGH_CREDITS' || code === 'INSUFFICIENT_CREDITS') {
+    return new InputRejected('INSUFFICIENT_CREDITS', `the Mapflow account has too few credits for part '${part.name}'${detail}; top up the account or drop a smaller area.`, options);
+  }
   if (code === 'ProviderMinAreaError') {
     return new InputRejected('AREA_TOO_SMALL', `the imagery provider needs a larger area than part '${part.name}'${detail}; draw a larger polygon or use another source.`, options);
   }

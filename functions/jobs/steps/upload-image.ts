@@ -65,7 +65,7 @@ export function rejectionForUploadError(err: unknown, filename: string): InputRe
     case 'ImageExtentTooBig':
       return new InputRejected('FILE_TOO_LARGE', `Mapflow refused '${filename}' as too big${detail}; split the image into smaller tiles.`, options);
     case 'MemoryLimitExceeded':
-      return new InputRejected('STORAGE_QUOTA_EXCEEDED', `the Mapflow storage of this account is full${detail}; delete images in Mapflow or raise the quota.`, options);
+      return new InputRejected('STORAGE_QUOTA_EXCEEDED', `the Mapflow storage of this account has no room for '${filename}'${detail}; delete old mosaics or images in Mapflow, or ask for more storage.`, options);
     case 'FileValidationFailed':
     case 'FileOpenError':
       return new InputRejected('NOT_GEOTIFF', `Mapflow could not read '${filename}' as a GeoTIFF${detail}; export it again as a georeferenced GeoTIFF.`, options);
