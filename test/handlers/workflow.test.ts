@@ -73,10 +73,14 @@ describe('GeoJSON jobs', () => {
     const b = await open();
     const start = await dropInput(aws.s3, 'inbox/bern/two-squares.geojson', squareAoi({}, 2));
     // Act
-    const final = await new Driver(b.ctx).runJob(start);
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
     // Assess
     expect(final.finish?.status).toBe('SUCCEEDED');
     expect(final.plan?.parts).toHaveLength(1);
+    const polls = driver.calls.filter((c) => c.state === 'Poll Processing').length;
+    expect(polls).toBeGreaterThan(2);
+    expect(b.events.filter((e) => e.detailType === 'Processing Started')).toHaveLength(1); // per status change, not per percent
     expect(await processingCount(b)).toBe(1);
     const { resultKey, jobJsonKey } = resultKeys(b.ctx.config.prefixes, start.input.key, 'two-squares');
     const result = JSON.parse((await readText(aws.s3, resultKey))!) as { type: string; features: unknown[] };
@@ -144,6 +148,19 @@ describe('GeoJSON jobs', () => {
     expect(final.finish?.error?.code).toBe('UNKNOWN_MODEL');
     expect(final.finish?.error?.message).toMatch(/'Swimming pools' is not available.*Available models: .*Buildings/);
     expect(await processingCount(b)).toBe(0);
+  });
+
+  it('rejects a file no route takes, and says which folders have routes', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'buildings', prefix: 'buildings/' }] });
+    const start = await dropInput(aws.s3, 'inbox/elsewhere/a.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('REJECTED');
+    expect(final.finish?.error?.code).toBe('NO_ROUTE');
+    expect(final.finish?.error?.message).toContain("'buildings/'");
+    expect((await b.ledger.get(start.jobId))?.status).toBe('REJECTED');
   });
 
   it('rejects a file without polygons with the AOI check code', async () => {
