@@ -142,37 +142,61 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   };
 
   try {
-    // Mapflow: the embedded simulator unless a target is given.
-    let simulator: RunningSimulator | undefined;
-    let mapflow: Required<MapflowTarget>;
-    if (options.mapflow) {
-      mapflow = { email: '', ...options.mapflow };
-    } else {
-      // A fresh token per start: it only guards the loopback simulator, and is never shown.
-      const token = randomBytes(24).toString('hex');
-      simulator = await startSimulator({
-        processingSeconds: 5,
-        ...options.simulator,
-        token,
-        email: LOCAL_EMAIL,
-        ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
+    // The three services start side by side (DynamoDB Local's JVM is the slowest);
+    // each registers its stop as soon as it is up, so a failed start stops the others.
+    const started = <T extends { close(): Promise<void> }>(name: string, service: Promise<T>): Promise<T> =>
+      service.then((running) => {
+        stops.push({ name, stop: () => running.close() });
+        return running;
       });
-      stops.push({ name: 'the Mapflow simulator', stop: () => (simulator as RunningSimulator).close() });
-      mapflow = { url: simulator.url, token, email: LOCAL_EMAIL };
-    }
 
-    const dynamodb: DynamoDbLocal = await startDynamoDbLocal(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true });
-    stops.push({ name: 'DynamoDB Local', stop: () => dynamodb.close() });
-
-    // The trigger: notifications queue up here until the environment is ready.
+    // Mapflow: the embedded simulator unless a target is given.
+    // A fresh token per start: it only guards the loopback simulator, and is never shown.
+    const simulatorToken = randomBytes(24).toString('hex');
+    const simulatorStart = options.mapflow
+      ? Promise.resolve(undefined)
+      : started(
+          'the Mapflow simulator',
+          startSimulator({
+            processingSeconds: 5,
+            ...options.simulator,
+            token: simulatorToken,
+            email: LOCAL_EMAIL,
+            ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
+          }),
+        );
+    const dynamodbStart = started(
+      'DynamoDB Local',
+      startDynamoDbLocal(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
+    );
+    // The trigger: notifications queue up here until the dispatcher is ready.
     const notifications: S3NotificationRecord[] = [];
     let onRecord: (record: S3NotificationRecord) => void = (record) => notifications.push(record);
-    const s3rver: LocalS3 = await startLocalS3({
-      directory: path.join(stateDir, 's3'),
-      buckets: [bucket],
-      onRecord: (record) => onRecord(record),
-    });
-    stops.push({ name: 's3rver', stop: () => s3rver.close() });
+    const s3Start = started(
+      's3rver',
+      startLocalS3({ directory: path.join(stateDir, 's3'), buckets: [bucket], onRecord: (record) => onRecord(record) }),
+    );
+    // Meanwhile (CPU-bound, in this process): the definition CDK synthesizes for AWS.
+    let definition: Record<string, unknown> | undefined;
+    let synthError: unknown;
+    try {
+      definition = synthLocalDefinition({
+        pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
+        ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+      }).definition;
+    } catch (error) {
+      synthError = error;
+    }
+    const services = await Promise.allSettled([simulatorStart, dynamodbStart, s3Start]);
+    const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    if (synthError || !definition) throw synthError;
+    const simulator = await simulatorStart;
+    const dynamodb: DynamoDbLocal = await dynamodbStart;
+    const s3rver: LocalS3 = await s3Start;
+    const mapflow: Required<MapflowTarget> = options.mapflow
+      ? { email: '', ...options.mapflow }
+      : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
 
     // The handlers' environment, as the CDK construct sets it on AWS.
     const restoreEnv = setEnvironment({
@@ -203,12 +227,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint);
 
-    const { definition } = synthLocalDefinition({
-      pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
-      ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-    });
     const engine = new LocalEngine({
-      definition: definition as Record<string, unknown>,
+      definition,
       taskResources: await loadTaskResources(),
       ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
