@@ -7,7 +7,7 @@
  * Anything that would make Mapflow fail later, after credits are reserved, is
  * rejected here with a message that says what to fix.
  */
-import { area } from '@turf/area';
+import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../jobs/errors.ts';
 import { describePlace, validatePolygon, type PolygonPlace } from './geometry.ts';
@@ -100,7 +100,7 @@ export function parseAoi(text: string, options: ParseAoiOptions = {}): ParsedAoi
     );
     const geometry: Polygon | MultiPolygon =
       valid.length === 1 ? valid[0]! : { type: 'MultiPolygon', coordinates: valid.map((p) => p.coordinates) };
-    return { index, name: name ?? String(index), geometry, areaSqM: area(geometry) };
+    return { index, name: name ?? String(index), geometry, areaSqM: geodesicAreaSqM(geometry) };
   });
 
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
@@ -246,7 +246,7 @@ function checkAreaLimit(features: AoiFeature[], totalSqM: number, limitSqM: numb
     const polygons = feature.geometry.type === 'Polygon' ? [feature.geometry.coordinates] : feature.geometry.coordinates;
     polygons.forEach((polygon, polygonIndex) => {
       const [w, s, e, n] = bboxOf([polygon[0]!]);
-      const boxSqM = area({ type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] });
+      const boxSqM = geodesicAreaSqM({ type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] });
       if (boxSqM > limitSqM) {
         const place: PolygonPlace = { featureIndex: feature.index, featureName: feature.name, polygonIndex, polygonCount: polygons.length };
         throw new InputRejected(
