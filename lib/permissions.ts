@@ -37,23 +37,30 @@ export type Capability =
 
 const JOB_TASK: readonly Capability[] = ['ledger:read', 'ledger:write', 'events:put'];
 
-/** What each function may do. Change a function's rights here, and only here. */
+/**
+ * What each function may do. Change a function's rights here, and only here.
+ * Checked against what the steps in functions/jobs/steps/ and the service
+ * handlers actually call (S3 reads/writes/tags, Mapflow, ledger, events).
+ */
 export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capability[]> = {
-  'register-job': [...JOB_TASK, 'inbox:read', 'inbox:tag'],
+  'register-job': [...JOB_TASK],
   'inspect-geotiff': [...JOB_TASK, 'inbox:read', 'mapflow:token'],
   'ensure-mosaic': [...JOB_TASK, 'mapflow:token'],
-  'upload-image': [...JOB_TASK, 'inbox:read', 'work:read', 'work:write', 'mapflow:token'],
-  'plan-processing': [...JOB_TASK, 'inbox:read', 'work:read', 'work:write', 'mapflow:token'],
+  'upload-image': [...JOB_TASK, 'inbox:read', 'mapflow:token'],
+  'plan-processing': [...JOB_TASK, 'inbox:read', 'work:write', 'mapflow:token'],
   'acquire-slot': [...JOB_TASK],
   'create-processing': [...JOB_TASK, 'work:read', 'mapflow:token'],
   'poll-processing': [...JOB_TASK, 'mapflow:token'],
   'restart-processing': [...JOB_TASK, 'mapflow:token'],
   'store-results': [...JOB_TASK, 'work:read', 'results:write', 'mapflow:token'],
   'finish-part': [...JOB_TASK],
-  'finish-job': [...JOB_TASK, 'work:read', 'results:write', 'failed:write', 'inbox:tag'],
-  'fail-job': [...JOB_TASK, 'work:read', 'failed:write', 'inbox:tag'],
-  dispatch: ['workflow:start'],
-  reconcile: [...JOB_TASK, 'workflow:describe', 'results:write', 'failed:write', 'inbox:tag'],
+  // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.
+  'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'mapflow:token'],
+  'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag'],
+  // HeadObject fills in etag/size when a notification lacks them.
+  dispatch: ['workflow:start', 'inbox:read'],
+  // Settles lost jobs: ledger, failure report, input tag, event.
+  reconcile: [...JOB_TASK, 'workflow:describe', 'failed:write', 'inbox:tag'],
 };
 
 /** The resources capabilities point at. */

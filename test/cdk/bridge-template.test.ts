@@ -266,11 +266,13 @@ describe('least privilege', () => {
     }
   });
 
-  it('dispatch can start executions and nothing else of the data', () => {
+  it('dispatch can start executions, read inbox objects (HeadObject) and nothing else of the data', () => {
     const actions = statementsOfFunction(synth, 'dispatch').flatMap(actionsOf).sort();
     expect(actions).toEqual([
       'logs:CreateLogStream',
       'logs:PutLogEvents',
+      's3:GetObject',
+      's3:GetObjectVersion',
       // the SQS event source (on the trigger queue only)
       'sqs:ChangeMessageVisibility',
       'sqs:DeleteMessage',
