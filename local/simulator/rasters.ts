@@ -188,7 +188,6 @@ async function acceptUpload(ctx: SimContext, req: IncomingMessage, mosaicFor: ()
     if (file.size > storageFree(ctx)) throw dataError(413, 'MemoryLimitExceeded', 'Not enough free storage for this file', { memory_free: storageFree(ctx) });
     const id = randomUUID();
     const fileKey = `${id}.tif`;
-    await rename(file.tempPath, ctx.store.filePath(fileKey));
     const prefix = `${BUCKET}/${ctx.store.state.userId}/${mosaic.id}/${id}`;
     const image: ImageRecord = {
       id,
@@ -205,9 +204,19 @@ async function acceptUpload(ctx: SimContext, req: IncomingMessage, mosaicFor: ()
       image_url: `${prefix}/${file.filename}`,
       cog_link: `${prefix}/cog.tif`,
     };
-    if (!ctx.store.state.mosaics.includes(mosaic)) ctx.store.state.mosaics.push(mosaic);
+    // Recorded before the (asynchronous) move so that concurrent uploads see the storage it takes.
+    const addsMosaic = !ctx.store.state.mosaics.includes(mosaic);
+    if (addsMosaic) ctx.store.state.mosaics.push(mosaic);
     ctx.store.state.images.push(image);
     ctx.store.save();
+    try {
+      await rename(file.tempPath, ctx.store.filePath(fileKey));
+    } catch (error) {
+      ctx.store.state.images = ctx.store.state.images.filter((i) => i.id !== id);
+      if (addsMosaic) ctx.store.state.mosaics = ctx.store.state.mosaics.filter((m) => m.id !== mosaic.id);
+      ctx.store.save();
+      throw error;
+    }
     return image;
   } finally {
     await rm(file.tempPath, { force: true });

@@ -52,7 +52,8 @@ async function writeReply(res: ServerResponse, reply: Reply): Promise<void> {
       return;
     case 'stream':
       res.writeHead(200, { 'content-type': reply.contentType });
-      await pipeline(reply.body, res);
+      // A client that goes away mid-stream is not a simulator failure.
+      await pipeline(reply.body, res).catch(() => res.destroy());
       return;
   }
 }

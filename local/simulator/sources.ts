@@ -9,7 +9,7 @@
  *   then ends FAILED with them in `messages`, as the spec's error table says.
  */
 import { badRequest, SimHttpError } from './http.ts';
-import { findCatalogProvider, findDataProvider, type Model, CATALOG_PROVIDERS, DATA_PROVIDERS } from './catalogue.ts';
+import { DATA_PROVIDERS, findCatalogProvider, findDataProvider, type Model } from './catalogue.ts';
 import { bboxesIntersect, type BBox } from './geometry.ts';
 import type { ImageRecord, Message } from './store.ts';
 
@@ -227,6 +227,3 @@ function dedupe(messages: Message[]): Message[] {
     return true;
   });
 }
-
-/** Names of the catalog providers, for error messages. */
-export const CATALOG_PROVIDER_NAMES = CATALOG_PROVIDERS.map((p) => p.name);
