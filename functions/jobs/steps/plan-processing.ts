@@ -112,7 +112,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   }
   assertAccountCanPay(status, estimatedCost, areaSqM, areaText);
 
-  const projectId = await projectFor(ctx, client, route);
+  const projectId = await projectFor(client, route);
 
   const parts: PlanPart[] = await mapLimit(drafts, ESTIMATE_CONCURRENCY, async (draft, i) => {
     const geometryKey = workKey(ctx.config.prefixes, jobId, `part-${draft.index}.geometry.json`);
@@ -185,7 +185,7 @@ function assertAccountCanPay(status: UserStatus, estimatedCost: number, areaSqM:
 }
 
 /** The project of a route: its id, a project found or created by name, or the account's default project. */
-async function projectFor(ctx: StepContext, client: MapflowClient, route: Route): Promise<string> {
+async function projectFor(client: MapflowClient, route: Route): Promise<string> {
   const wanted = route.project;
   if (wanted?.id) {
     try {

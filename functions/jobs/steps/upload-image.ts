@@ -5,12 +5,11 @@
  * dropped again) is reused instead of uploaded twice.
  */
 import { posix } from 'node:path';
-import { InputRejected } from '../errors.ts';
+import { BridgeError, InputRejected } from '../errors.ts';
 import { EVENT_DETAIL_TYPES } from '../model.ts';
 import type { UploadResult, WorkflowState } from '../workflow.ts';
 import type { ImageRecord, MapflowClient } from '../../mapflow/index.ts';
 import { openObjectStream } from '../../storage/s3.ts';
-import { BridgeError } from '../errors.ts';
 import { errorName, isOutcomeUnknown, mapflowErrorInfo, publishRow, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { isLonLat, parseWktPolygon } from './wkt.ts';
