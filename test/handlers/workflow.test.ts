@@ -62,7 +62,7 @@ async function bernQuarters(names: string[]): Promise<string> {
   return JSON.stringify({ type: 'FeatureCollection', features: all.features.filter((f) => names.includes(f.properties.name)) });
 }
 
-/** Processings the simulated account has (the simulator's own counter is not relied on). */
+/** Processings the simulated account has, as the API lists them (beside the simulator's own counter). */
 async function processingCount(b: Bench): Promise<number> {
   return (await b.client.listProcessings()).length;
 }
@@ -130,6 +130,7 @@ describe('GeoJSON jobs', () => {
     expect(final.finish?.error?.code).toBe('BUDGET_EXCEEDED');
     expect(final.finish?.error?.message).toMatch(/estimated at \d+ credits, above the budget of 5 credits of route 'default'.*raise the route's creditBudget/);
     expect(await processingCount(b)).toBe(0);
+    expect(b.sim.stats().processingsCreated).toBe(0);
     const report = (await readJsonObject<{ code: string; status: string }>(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
     expect(report).toMatchObject({ code: 'BUDGET_EXCEEDED', status: 'REJECTED' });
     expect((await b.ledger.get(start.jobId))?.status).toBe('REJECTED');
@@ -183,6 +184,7 @@ describe('GeoJSON jobs', () => {
     expect(final.finish?.status).toBe('SUCCEEDED');
     expect(b.sim.stats().droppedResponses).toBeGreaterThanOrEqual(1);
     expect(await processingCount(b)).toBe(1);
+    expect(b.sim.stats().processingsCreated).toBe(1);
     const processings = await b.client.listProjectProcessings(final.plan!.projectId);
     expect(processings.filter((p) => p.name === final.plan!.parts[0]!.processingName)).toHaveLength(1);
   });
