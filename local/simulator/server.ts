@@ -30,9 +30,23 @@ function familyOf(path: string): ErrorFamily {
 }
 
 function sendError(res: ServerResponse, error: SimHttpError, family: ErrorFamily): void {
-  const headers = { ...error.headers };
-  if (error.status === 413 || error.status === 422) headers.connection = 'close';
-  sendJson(res, error.status, errorBody(error, family), headers);
+  sendJson(res, error.status, errorBody(error, family), error.headers);
+}
+
+/**
+ * Reads and discards what is left of a request body. An error is answered only
+ * after that: a server that answers and closes while the client is still
+ * sending (a refused upload) makes the client fail with EPIPE instead of
+ * reading the answer.
+ */
+async function drain(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.destroyed) return;
+  req.resume();
+  await new Promise<void>((resolve) => {
+    req.once('end', resolve);
+    req.once('close', resolve);
+    req.once('error', () => resolve());
+  });
 }
 
 async function writeReply(res: ServerResponse, reply: Reply): Promise<void> {
@@ -58,7 +72,8 @@ async function writeReply(res: ServerResponse, reply: Reply): Promise<void> {
   }
 }
 
-function injectFault(req: IncomingMessage, res: ServerResponse, faults: FaultInjector): boolean {
+/** Applies the next fault, if any; an answered fault is a clean answer (the body is read first), a reset is not. */
+async function injectFault(req: IncomingMessage, res: ServerResponse, faults: FaultInjector): Promise<boolean> {
   const fault = faults.nextFault();
   if (!fault) return false;
   switch (fault.kind) {
@@ -66,11 +81,11 @@ function injectFault(req: IncomingMessage, res: ServerResponse, faults: FaultInj
       req.socket.destroy();
       break;
     case 'rate-limited':
-      req.resume();
+      await drain(req);
       sendJson(res, 429, { code: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded, retry later', params: {} }, { 'retry-after': '1' });
       break;
     case 'status':
-      req.resume();
+      await drain(req);
       if (fault.status === 502) sendText(res, 502, '<html><body><h1>502 Bad Gateway</h1></body></html>', 'text/html');
       else sendJson(res, fault.status, { code: 'INTERNAL_ERROR', message: 'The service is temporarily unavailable', params: {} });
       break;
@@ -82,7 +97,7 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     counters.requests++;
     if (latencyMs > 0) await sleep(latencyMs);
-    if (injectFault(req, res, faults)) {
+    if (await injectFault(req, res, faults)) {
       counters.faults++;
       return;
     }
@@ -90,12 +105,12 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
     const path = url.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length).replace(/\/+$/, '') : undefined;
     const family = familyOf(path ?? '');
     if (path === undefined) {
-      req.resume();
+      await drain(req);
       sendError(res, new SimHttpError(404, 'NOT_FOUND', `Every path is under ${BASE_PATH}`), family);
       return;
     }
     if (!isAuthorized(req.headers.authorization, ctx.account)) {
-      req.resume();
+      await drain(req);
       const error = family === 'data'
         ? new SimHttpError(401, 'AccessDenied', 'Missing or invalid credentials')
         : new SimHttpError(401, 'UNAUTHORIZED', 'Missing or invalid credentials');
@@ -114,7 +129,7 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
         reply = await route.handle(ctx, { req, url, params });
       } catch (error) {
         if (error instanceof SimHttpError) {
-          req.resume();
+          await drain(req);
           sendError(res, error, route.family);
           return;
         }
@@ -130,7 +145,7 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
       await writeReply(res, reply);
       return;
     }
-    req.resume();
+    await drain(req);
     if (matchedPath) sendError(res, new SimHttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`), family);
     else sendError(res, new SimHttpError(404, 'NOT_FOUND', `No endpoint ${req.method} ${path}`), family);
   };
