@@ -57,7 +57,9 @@ describe('bin/app.ts', () => {
 
 describe('bundling', () => {
   it('bundles a handler with the local esbuild into ESM with the createRequire banner, and it loads on Node 24', async () => {
-    // Prepare
+    // Prepare: any attempt to use Docker would fail (CDK runs $CDK_DOCKER for container bundling).
+    const savedDocker = process.env.CDK_DOCKER;
+    process.env.CDK_DOCKER = path.join(tempDir('no-docker'), 'docker-is-not-allowed');
     const outdir = tempDir('bundle');
     const app = new App({ outdir });
     const stack = new Stack(app, 'Bundle');
@@ -69,7 +71,12 @@ describe('bundling', () => {
     });
 
     // Act
-    app.synth();
+    try {
+      app.synth();
+    } finally {
+      if (savedDocker === undefined) delete process.env.CDK_DOCKER;
+      else process.env.CDK_DOCKER = savedDocker;
+    }
     const assetDir = readdirSync(outdir)
       .filter((d) => d.startsWith('asset.'))
       .map((d) => path.join(outdir, d))
