@@ -16,6 +16,7 @@ import { startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridg
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, table } from './format.ts';
 import { checkJava } from './java.ts';
+import { checkNode } from './preflight.ts';
 
 export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
 
@@ -94,6 +95,11 @@ export async function runLocalCommand(args: string[]): Promise<number> {
   if (options.files.length === 0) {
     console.log(LOCAL_RUN_USAGE);
     return rest.includes('--help') || rest.includes('-h') ? 0 : 2;
+  }
+  const node = checkNode();
+  if (!node.ok) {
+    console.error(node.message);
+    return 1;
   }
   const java = checkJava();
   if (!java.ok) {

@@ -20,6 +20,7 @@ import type { LocalEvent } from '../events/file.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkJava } from './java.ts';
+import { checkNode } from './preflight.ts';
 
 export const DEFAULT_STATE_DIR = '.local';
 /** Written while `start` runs, so `jobs` can read the running ledger. */
@@ -67,6 +68,11 @@ export async function runStartCommand(args: string[]): Promise<number> {
   if (!options) {
     console.log(START_USAGE);
     return 0;
+  }
+  const node = checkNode();
+  if (!node.ok) {
+    console.error(node.message);
+    return 1;
   }
   const java = checkJava();
   if (!java.ok) {
@@ -156,13 +162,16 @@ async function serve(options: StartOptions): Promise<number> {
   say('Waiting for files. Press Ctrl-C to stop.');
 
   return new Promise<number>((resolve) => {
-    let stopping = false;
+    let stoppingSince: number | undefined;
     const stop = (signal: string) => {
-      if (stopping) {
+      if (stoppingSince !== undefined) {
+        // npm (and `timeout`) forward the terminal's SIGINT to us as well: a
+        // second signal within a moment is the same Ctrl-C, not a request to force.
+        if (Date.now() - stoppingSince < 1_500) return;
         say('Stopping now.');
         process.exit(130);
       }
-      stopping = true;
+      stoppingSince = Date.now();
       say(`\n${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
       progress.stop();
       bridge

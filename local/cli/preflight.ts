@@ -1,0 +1,17 @@
+/**
+ * Checks made before a local command starts anything, so a newcomer gets one
+ * clear message instead of a stack trace half-way through the start.
+ */
+export { checkJava, JAVA_MISSING_MESSAGE } from './java.ts';
+
+/** The local engine (aws-local-stepfunctions) needs Node 22 or newer (Promise.withResolvers). */
+export function checkNode(version = process.versions.node): { ok: true } | { ok: false; message: string } {
+  const major = Number(version.split('.')[0]);
+  if (major >= 22) return { ok: true };
+  return {
+    ok: false,
+    message:
+      `mapflow-bridge needs Node.js 22 or newer; this is Node ${version}.\n` +
+      `Run it through npm (npm start, npx mapflow-bridge ...), which uses the Node version the project pins, or install Node 22+.`,
+  };
+}
