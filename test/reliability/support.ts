@@ -1,0 +1,137 @@
+/**
+ * Shared pieces of the reliability suites: a local bridge pointed at a
+ * simulator the test starts itself (so the test knows the token, chooses the
+ * faults, and can audit Mapflow's side through the API and the state file),
+ * and small helpers to look at slots, events and executions.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { auditMapflow, slotHolders, type MapflowAudit } from '../../bench/fault-suite.ts';
+import { ConcurrencySlots } from '../../functions/ledger/slots.ts';
+import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
+import type { ExecutionRecord, LocalEngine } from '../../local/engine/engine.ts';
+import { readEvents, type LocalEvent } from '../../local/events/file.ts';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
+
+/** Routes of the suites: upload-only root, Buildings on images under buildings/, a named project under project/, a second mosaic under second/. */
+export const RELIABILITY_ROUTES = JSON.stringify({
+  routes: [
+    { name: 'default', prefix: '' },
+    { name: 'buildings', prefix: 'buildings/', model: '🏠 Buildings', processImages: true },
+    { name: 'project', prefix: 'project/', project: { name: 'reliability' } },
+    { name: 'second', prefix: 'second/', mosaicName: 'reliability-second' },
+  ],
+});
+
+export interface ReliabilityBridge {
+  bridge: LocalBridge;
+  simulator: RunningSimulator;
+  token: string;
+  email: string;
+  simulatorDir: string;
+  /** Every execution that stopped, in order. */
+  executions: ExecutionRecord[];
+  /** What Mapflow holds (processings by job part, duplicates). */
+  audit(): Promise<MapflowAudit>;
+  /** Current concurrency slot holders. */
+  slots(): Promise<string[]>;
+  /** A ConcurrencySlots on the bridge's ledger table with its own maximum. */
+  slotsWithMax(max: number): ConcurrencySlots;
+  events(jobId?: string): Promise<LocalEvent[]>;
+  close(): Promise<void>;
+}
+
+export interface ReliabilityBridgeOptions {
+  simulator?: Omit<Partial<SimulatorOptions>, 'token' | 'email' | 'dataDir'>;
+  bridge?: LocalBridgeOptions;
+  /** Default: a fresh random token. */
+  token?: string;
+  email?: string;
+}
+
+export async function startReliabilityBridge(options: ReliabilityBridgeOptions = {}): Promise<ReliabilityBridge> {
+  const token = options.token ?? `rel-${randomBytes(16).toString('hex')}`;
+  const email = options.email ?? 'reliability@mapflow-bridge.invalid';
+  const simulatorDir = await mkdtemp(path.join(tmpdir(), 'mfb-reliability-sim-'));
+  const simulator = await startSimulator({ processingSeconds: 2, seed: 7, ...options.simulator, token, email, dataDir: simulatorDir });
+  const executions: ExecutionRecord[] = [];
+  let bridge: LocalBridge;
+  try {
+    bridge = await startLocalBridge({
+      mapflow: { url: simulator.url, token, email },
+      routes: RELIABILITY_ROUTES,
+      dropFolder: false,
+      reconcileIntervalMs: 0,
+      retryIntervalMs: 50,
+      waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 300 },
+      log: () => undefined,
+      ...options.bridge,
+      onExecutionStopped: (execution) => {
+        executions.push({ ...execution });
+        options.bridge?.onExecutionStopped?.(execution);
+      },
+    });
+  } catch (error) {
+    await simulator.close();
+    throw error;
+  }
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  );
+  return {
+    bridge,
+    simulator,
+    token,
+    email,
+    simulatorDir,
+    executions,
+    audit: () => auditMapflow(simulator.url, token, email, simulatorDir),
+    slots: () => slotHolders(bridge),
+    slotsWithMax: (max) => new ConcurrencySlots(doc, bridge.ledgerTable, max),
+    events: async (jobId) => (await readEvents(bridge.eventsFile)).filter((event) => jobId === undefined || event.detail.jobId === jobId),
+    async close() {
+      doc.destroy();
+      await bridge.close();
+      await simulator.close();
+      await rm(simulatorDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The Mapflow processings of one job part (from the audit). */
+export function processingsOf(audit: MapflowAudit, jobId: string, part = 0): string[] {
+  return audit.processingsByPart.get(`${jobId}#${part}`) ?? [];
+}
+
+/**
+ * StopExecution for one local execution (what an operator's "Stop" or a
+ * crashed worker does): the execution stops without running any Catch, so
+ * Fail Job never runs. LocalEngine has no public stop for one execution, so
+ * this reaches its abort handle (see docs/reliability-findings.md).
+ */
+export function stopExecution(engine: LocalEngine, name: string): void {
+  const internals = engine as unknown as {
+    executions: Map<string, { abort: () => void }>;
+    aborted: Set<string>;
+    stop?: (name: string) => void;
+  };
+  const running = internals.executions.get(name);
+  if (!running) throw new Error(`no execution named ${name}`);
+  internals.aborted.add(name);
+  running.abort();
+}
+
+/** Polls `check` every `everyMs` until it returns a value (not undefined) or `timeoutMs` passes. */
+export async function eventually<T>(check: () => Promise<T | undefined>, { timeoutMs = 30_000, everyMs = 100 } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
