@@ -1,0 +1,52 @@
+/**
+ * State survives a restart: a file copied into the drop folder becomes a job;
+ * the bridge is stopped while Mapflow processes it; started again on the same
+ * state folder, it resumes the job, reuses the processing and finishes it.
+ */
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalEvent } from '../../local/events/file.ts';
+import { SAMPLES, startTestBridge } from './helpers.ts';
+
+describe('local bridge across a restart', () => {
+  let stateDir: string;
+  let bridge: LocalBridge | undefined;
+
+  afterAll(async () => {
+    await bridge?.close();
+    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it('uploads from the drop folder, and resumes an unfinished job after a restart', { timeout: 180_000 }, async () => {
+    // Prepare
+    stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-restart-'));
+    let inProgress!: (event: LocalEvent) => void;
+    const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
+    bridge = await startTestBridge({
+      stateDir,
+      dropFolder: true,
+      simulator: { processingSeconds: 8 },
+      onEvent: (event) => {
+        if (event.detail.status === 'IN_PROGRESS') inProgress(event);
+      },
+    });
+    // Act 1: a file copied into the drop folder starts a job; stop while it is processed
+    await copyFile(path.join(SAMPLES, 'bern-quarters.geojson'), path.join(bridge.dropDir, 'bern.geojson'));
+    const { detail } = await started;
+    const before = await bridge.ledger.get(detail.jobId);
+    await bridge.close();
+    bridge = undefined;
+    // Act 2: start again on the same state
+    bridge = await startTestBridge({ stateDir, dropFolder: true, simulator: { processingSeconds: 8 } });
+    const after = await bridge.waitForJob(detail.jobId);
+    // Assess
+    expect(detail.input.key).toBe('inbox/bern.geojson');
+    expect(before?.status).toBe('IN_PROGRESS');
+    expect(after?.status).toBe('SUCCEEDED');
+    expect(after?.processingId).toBe(before?.processingId);
+    expect(bridge.simulator?.stats().processingsCreated).toBe(0);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { formatError, progressBar, table } from '../../local/cli/format.ts';
+import { javaMajorVersion } from '../../local/cli/java.ts';
+import { checkNode } from '../../local/cli/preflight.ts';
+import { formatJob, formatList } from '../../local/cli/jobs.ts';
+import { runLocalCommand, summarise } from '../../local/cli/run.ts';
+import type { LedgerRow } from '../../functions/jobs/model.ts';
+
+const row: LedgerRow = {
+  jobId: 'area-0123',
+  input: { bucket: 'b', key: 'inbox/buildings/area.geojson', etag: 'e', size: 10 },
+  kind: 'geojson',
+  routeName: 'buildings',
+  status: 'FAILED',
+  statusHistory: [
+    { status: 'RECEIVED', at: '2024-01-01T00:00:00Z' },
+    { status: 'FAILED', at: '2024-01-01T00:01:00Z', note: 'PROCESSING_FAILED' },
+  ],
+  processingId: 'p-1',
+  estimatedCost: 2.5,
+  actualCost: 2,
+  error: { code: 'PROCESSING_FAILED', message: 'PROCESSING_FAILED: Mapflow could not read the imagery.' },
+  reportKey: 'failed/buildings/area.geojson/report.json',
+  createdAt: '2024-01-01T00:00:00Z',
+  updatedAt: '2024-01-01T00:01:00Z',
+  entity: 'JOB',
+};
+
+describe('local command helpers', () => {
+  it('draws a progress bar clamped to 0..100', () => {
+    expect(progressBar(0, 10)).toBe('[----------]   0%');
+    expect(progressBar(45, 10)).toBe('[#####-----]  45%');
+    expect(progressBar(140, 10)).toBe('[##########] 100%');
+  });
+
+  it('reads the Java major version of old and new version strings', () => {
+    expect(javaMajorVersion('openjdk version "17.0.15" 2025-04-15')).toBe(17);
+    expect(javaMajorVersion('java version "1.8.0_392"')).toBe(8);
+    expect(javaMajorVersion('openjdk version "21" 2023-09-19')).toBe(21);
+    expect(javaMajorVersion('no java here')).toBeUndefined();
+  });
+
+  it('refuses Node below 22 with a message that says what to do', () => {
+    expect(checkNode('24.1.0')).toEqual({ ok: true });
+    const old = checkNode('20.11.1');
+    expect(old.ok).toBe(false);
+    expect(old.ok ? '' : old.message).toContain('Node.js 22');
+  });
+
+  it('formats errors without repeating the code, and aligns tables', () => {
+    expect(formatError(row.error)).toBe('PROCESSING_FAILED: Mapflow could not read the imagery.');
+    expect(table([['A', 'BB'], ['ccc', 'd']])).toBe('A    BB\nccc  d');
+  });
+
+  it('lists and shows ledger rows', () => {
+    expect(formatList([])).toBe('No jobs.');
+    expect(formatList([row])).toContain('buildings/area.geojson');
+    const shown = formatJob(row);
+    expect(shown).toContain('processing  p-1');
+    expect(shown).toContain('report      s3://b/failed/buildings/area.geojson/report.json');
+    expect(shown).toContain('2024-01-01T00:01:00Z  FAILED  PROCESSING_FAILED');
+  });
+
+  it('summarises a final row, and an unfinished one as FAILED with the execution error', () => {
+    // Act
+    const final = summarise('/x/area.geojson', row.jobId, 'geojson', row, { results: [], report: '/out/report.json' });
+    const unfinished = summarise('/x/area.geojson', row.jobId, 'geojson', { ...row, status: 'IN_PROGRESS' }, { results: [] }, {
+      Error: 'States.Timeout',
+      Cause: 'task timed out',
+    });
+    // Assess
+    expect(final).toMatchObject({ status: 'FAILED', processingId: 'p-1', cost: 2, report: '/out/report.json', error: { code: 'PROCESSING_FAILED' } });
+    expect(unfinished.status).toBe('FAILED');
+    expect(unfinished.error?.code).toBe('NOT_FINISHED');
+    expect(unfinished.error?.message).toContain('States.Timeout');
+  });
+
+  it('answers usage errors with exit code 2 before starting anything', async () => {
+    // Prepare
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (message: string) => errors.push(message);
+    try {
+      // Act / Assess
+      expect(await runLocalCommand(['run', '--processing-seconds', 'soon', 'a.geojson'])).toBe(2);
+      expect(await runLocalCommand(['run', '--mapflow-url', 'http://127.0.0.1:1/rest', 'a.geojson'])).toBe(2);
+      expect(await runLocalCommand(['run', '--bogus'])).toBe(2);
+      expect(await runLocalCommand(['walk'])).toBe(2);
+    } finally {
+      console.error = original;
+    }
+    expect(errors.join('\n')).toMatch(/--processing-seconds must be a positive number/);
+    expect(errors.join('\n')).toMatch(/--mapflow-url needs --token/);
+  });
+});
