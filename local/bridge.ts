@@ -233,7 +233,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
       onExecutionStopped: (execution) => {
-        if (execution.status !== 'SUCCEEDED' && execution.status !== 'ABORTED') {
+        // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
+        // its ledger row says why. Anything else is an execution that broke.
+        if (execution.status !== 'SUCCEEDED' && execution.status !== 'ABORTED' && execution.error?.Error !== 'JobFailed') {
           log(`local bridge: execution ${execution.name} ${execution.status}: ${execution.error?.Error ?? ''} ${execution.error?.Cause ?? ''}`);
         }
         options.onExecutionStopped?.(execution);
