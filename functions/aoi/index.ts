@@ -7,6 +7,7 @@
  * Anything that would make Mapflow fail later, after credits are reserved, is
  * rejected here with a message that says what to fix.
  */
+import { dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../jobs/errors.ts';
@@ -98,15 +99,14 @@ export function parseAoi(text: string, options: ParseAoiOptions = {}): ParsedAoi
     const valid = polygons.map((coordinates, polygonIndex) =>
       validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }),
     );
-    const geometry: Polygon | MultiPolygon =
-      valid.length === 1 ? valid[0]! : { type: 'MultiPolygon', coordinates: valid.map((p) => p.coordinates) };
+    const geometry = dissolvePolygons(valid.map((p) => p.coordinates));
     return { index, name: name ?? String(index), geometry, areaSqM: geodesicAreaSqM(geometry) };
   });
 
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
-  const geometry: Polygon | MultiPolygon =
-    allPolygons.length === 1 ? { type: 'Polygon', coordinates: allPolygons[0]! } : { type: 'MultiPolygon', coordinates: allPolygons };
-  const areaSqM = features.reduce((sum, f) => sum + f.areaSqM, 0);
+  // One valid geometry for the whole file: shared edges dissolved, overlaps counted once.
+  const geometry = dissolvePolygons(allPolygons);
+  const areaSqM = geodesicAreaSqM(geometry);
 
   if (options.aoiAreaLimitSqM !== undefined) checkAreaLimit(features, areaSqM, options.aoiAreaLimitSqM);
 

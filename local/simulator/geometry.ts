@@ -2,7 +2,7 @@
  * AOI geometry: structural checks, splitting into per-AOI polygons, geodesic
  * areas, bounding boxes and containment. Areas are square metres throughout.
  */
-import { area as turfArea } from '@turf/area';
+import { geodesicAreaSqM } from '../../functions/aoi/geodesic-area.ts';
 import { bbox as turfBbox } from '@turf/bbox';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { kinks } from '@turf/kinks';
@@ -64,14 +64,18 @@ export function splitPolygons(geometry: AoiGeometry): Polygon[] {
   return geometry.coordinates.map((coordinates) => ({ type: 'Polygon', coordinates }));
 }
 
-/** Geodesic area in square metres. */
+/** Geodesic area in square metres, on the WGS84 ellipsoid. */
 export function areaSqM(geometry: AoiGeometry): number {
-  return turfArea(geometry);
+  return geodesicAreaSqM(geometry);
 }
 
-/** True when a ring crosses itself or another ring (geometry.Invalid). */
+/**
+ * True when a ring crosses itself or another ring of its polygon
+ * (geometry.Invalid). Each polygon is checked on its own: the parts of a
+ * MultiPolygon may touch at a point, and Mapflow makes one AOI per polygon.
+ */
 export function selfIntersects(geometry: AoiGeometry): boolean {
-  return kinks(geometry).features.length > 0;
+  return splitPolygons(geometry).some((polygon) => kinks(polygon).features.length > 0);
 }
 
 export function bboxOf(geometry: AoiGeometry): BBox {
@@ -84,7 +88,7 @@ export function bboxPolygon([west, south, east, north]: BBox): Polygon {
 
 /** Area of a lat/lon bounding box, square metres (the live service limits it too). */
 export function bboxAreaSqM(box: BBox): number {
-  return turfArea(bboxPolygon(box));
+  return geodesicAreaSqM(bboxPolygon(box));
 }
 
 export function bboxesIntersect(a: BBox, b: BBox): boolean {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { kinks } from '@turf/kinks';
 import { describe, expect, it } from 'vitest';
 import { parseAoi, type ParsedAoi } from '../../functions/aoi/index.ts';
 import { InputRejected } from '../../functions/jobs/errors.ts';
@@ -44,18 +45,23 @@ describe('parseAoi with real files', () => {
     expect(aoi.features).toHaveLength(count);
     expect(Math.abs(aoi.areaSqM / 1e6 - km2)).toBeLessThan(0.5 + km2 * 0.003);
     if (largestKm2) expect(Math.max(...aoi.features.map((f) => f.areaSqM)) / 1e6).toBeCloseTo(largestKm2, 1);
-    expect(aoi.geometry.type).toBe('MultiPolygon');
+    // Neighbourhoods share edges: dissolved, they make one geometry whose parts are disjoint
+    expect(aoi.geometry.type === 'Polygon' || aoi.geometry.type === 'MultiPolygon').toBe(true);
+    const parts = aoi.geometry.type === 'Polygon' ? [aoi.geometry.coordinates] : aoi.geometry.coordinates;
+    for (const rings of parts) expect(kinks({ type: 'Polygon', coordinates: rings }).features).toHaveLength(0);
     expect(aoi.ignored).toEqual({ points: 0, lines: 0, empty: 0 });
   });
 
-  it('keeps the feature names and combines every polygon', () => {
+  it('keeps the feature names and dissolves every polygon into the combined geometry', () => {
     // Act
     const aoi = parseAoi(testdata('bern-quarters.geojson'));
 
     // Assess
     expect(aoi.features[0]).toMatchObject({ index: 0, name: 'Schwarzes Quartier' });
-    const parts = aoi.features.reduce((n, f) => n + (f.geometry.type === 'Polygon' ? 1 : f.geometry.coordinates.length), 0);
-    expect((aoi.geometry.coordinates as unknown[]).length).toBe(parts);
+    // The 32 quarters tile the city: their union is one polygon of the same total area
+    expect(aoi.features).toHaveLength(32);
+    expect(aoi.geometry.type).toBe('Polygon');
+    expect(aoi.areaSqM).toBeCloseTo(aoi.features.reduce((sum, f) => sum + f.areaSqM, 0), -5);
     const [w, s, e, n] = aoi.bbox;
     expect(w).toBeGreaterThan(7.29);
     expect(e).toBeLessThan(7.5);
@@ -208,5 +214,41 @@ describe('parseAoi rejects bad input and says what to fix', () => {
 
     // Assess
     expect(error.code).toBe('FILE_TOO_LARGE');
+  });
+});
+
+describe('parseAoi combines polygons into one valid geometry', () => {
+  it('dissolves neighbours that share an edge, so the combined geometry stays valid', () => {
+    // Prepare: two quarters side by side, as in a neighbourhood map
+    const text = collection(feature({ type: 'Polygon', coordinates: square(7, 46, 0.01) }), feature({ type: 'Polygon', coordinates: square(7.01, 46, 0.01) }));
+
+    // Act
+    const aoi = parseAoi(text);
+
+    // Assess: one polygon whose area is the sum of both, each feature kept on its own
+    expect(aoi.features).toHaveLength(2);
+    expect(aoi.geometry.type).toBe('Polygon');
+    expect(aoi.areaSqM).toBeCloseTo(aoi.features[0]!.areaSqM + aoi.features[1]!.areaSqM, -2);
+  });
+
+  it('counts overlapping polygons once', () => {
+    // Prepare: the same square twice
+    const text = collection(feature({ type: 'Polygon', coordinates: square(7, 46, 0.01) }), feature({ type: 'Polygon', coordinates: square(7, 46, 0.01) }));
+
+    // Act
+    const aoi = parseAoi(text);
+
+    // Assess
+    expect(aoi.geometry.type).toBe('Polygon');
+    expect(aoi.areaSqM).toBeCloseTo(aoi.features[0]!.areaSqM, -2);
+  });
+
+  it('keeps disjoint polygons as the parts of a MultiPolygon', () => {
+    // Act
+    const aoi = parseAoi(collection(feature({ type: 'Polygon', coordinates: square(7, 46, 0.01) }), feature({ type: 'Polygon', coordinates: square(8, 46, 0.01) })));
+
+    // Assess
+    expect(aoi.geometry.type).toBe('MultiPolygon');
+    expect((aoi.geometry as { coordinates: unknown[] }).coordinates).toHaveLength(2);
   });
 });

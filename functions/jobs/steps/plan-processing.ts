@@ -12,7 +12,7 @@
  * S3 (the state keeps only pointers), estimates the cost of every part and
  * applies the budget guard. Only after that is the project found or created.
  */
-import turfArea from '@turf/area';
+import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
 import { BridgeError, ConfigurationError, InputRejected } from '../errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
 import { parseAoi } from '../../aoi/index.ts';
@@ -82,7 +82,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     if (!upload) throw new BridgeError('STATE_INCOMPLETE', `the state of job ${jobId} has no uploaded image at $.upload`);
     sourceParams = { myImagery: { imageIds: [upload.imageId], mosaicId: upload.mosaicId } };
     const name = partNameFor(input.key);
-    drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: turfArea(upload.footprint as never) }];
+    drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: geodesicAreaSqM(upload.footprint) }];
   }
 
   const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
