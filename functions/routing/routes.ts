@@ -30,7 +30,11 @@ export interface Route {
   project?: { id?: string; name?: string };
   blocks?: { name: string; enabled: boolean }[];
   inferenceParams?: Record<string, unknown>;
-  /** GeoTIFF: mosaic to upload into. Default `mapflow-bridge-<route name>` (see defaultMosaicName). */
+  /**
+   * GeoTIFF: mosaic to upload into; an image that does not fit it is REJECTED.
+   * Default: one mosaic per route and image family (CRS, bands, data type,
+   * resolution), so different kinds of image never block each other (see defaultMosaicName).
+   */
   mosaicName?: string;
   /** A job whose estimate exceeds this many credits is REJECTED (BUDGET_EXCEEDED). Default DEFAULT_CREDIT_BUDGET. */
   creditBudget?: number;
@@ -50,9 +54,29 @@ export const DEFAULT_GEOJSON_MODEL = '🏠 Buildings';
 export const DEFAULT_GEOJSON_SOURCE: RouteSource = { dataProvider: { providerName: 'mapbox', zoom: 18 } };
 export const DEFAULT_CREDIT_BUDGET = 100;
 
-/** The mosaic a GeoTIFF route uploads into when it names none. */
-export function defaultMosaicName(route: Route): string {
-  return route.mosaicName ?? `mapflow-bridge-${route.name}`;
+/** What Mapflow requires the images of one mosaic to share. */
+export interface ImageFamily {
+  crs: string;
+  bands: number;
+  dtypes: string[];
+  /** Pixel size in CRS units. */
+  pixelSize: [number, number];
+}
+
+/**
+ * The mosaic a GeoTIFF uploads into: the route's `mosaicName`, or
+ * `mapflow-bridge-<route>` followed by the image family, e.g.
+ * `mapflow-bridge-default-EPSG3857-3xuint8-0.597`. Mapflow wants every image
+ * of a mosaic to share CRS, band count and resolution; naming the default
+ * mosaic after them means the first image dropped cannot lock out the others.
+ */
+export function defaultMosaicName(route: Route, image?: ImageFamily): string {
+  if (route.mosaicName) return route.mosaicName;
+  const base = `mapflow-bridge-${route.name}`;
+  if (!image) return base;
+  const resolution = Number(image.pixelSize[0].toPrecision(3));
+  const dtype = [...new Set(image.dtypes)].join('+') || 'unknown';
+  return `${base}-${image.crs.replace(/[^A-Za-z0-9]/g, '')}-${image.bands}x${dtype}-${resolution}`;
 }
 
 /**

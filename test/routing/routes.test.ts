@@ -121,6 +121,21 @@ describe('resolveRoute', () => {
     expect(defaultMosaicName({ name: 'b', prefix: 'b/' })).toBe('mapflow-bridge-b');
     expect(defaultMosaicName({ name: 'b', prefix: 'b/', mosaicName: 'mine' })).toBe('mine');
   });
+
+  it('names the default mosaic after the image family, so unlike images never share one', () => {
+    // Prepare
+    const cogeo = { crs: 'EPSG:3857', bands: 3, dtypes: ['uint8', 'uint8', 'uint8'], pixelSize: [0.5971642834779395, 0.5971642834779395] as [number, number] };
+    const utm = { crs: 'EPSG:32612', bands: 4, dtypes: ['uint16', 'uint16', 'uint16', 'uint16'], pixelSize: [1.38, 1.38] as [number, number] };
+
+    // Act
+    const first = defaultMosaicName({ name: 'default', prefix: '' }, cogeo);
+    const second = defaultMosaicName({ name: 'default', prefix: '' }, utm);
+
+    // Assess
+    expect(first).toBe('mapflow-bridge-default-EPSG3857-3xuint8-0.597');
+    expect(second).toBe('mapflow-bridge-default-EPSG32612-4xuint16-1.38');
+    expect(defaultMosaicName({ name: 'default', prefix: '', mosaicName: 'curated' }, utm)).toBe('curated');
+  });
 });
 
 describe('applyOverrides', () => {

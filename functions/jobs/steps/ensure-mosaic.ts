@@ -15,7 +15,7 @@ import type { StepContext } from './context.ts';
 export async function ensureMosaic(state: WorkflowState, ctx: StepContext): Promise<MosaicResult> {
   const job = topJob(state);
   const route = routeOf(ctx, job);
-  const name = defaultMosaicName(route);
+  const name = defaultMosaicName(route, state.image);
   const client = await ctx.mapflow();
 
   const { mosaicId, created } = await findOrCreateMosaic(ctx, client, name);
