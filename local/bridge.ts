@@ -24,7 +24,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/jobs/model.ts';
 import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
-import { jobIdFor } from '../functions/routing/index.ts';
+import { DEFAULT_ROUTES, jobIdFor } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
 import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
 import { reconcile } from '../functions/handlers/reconcile.ts';
@@ -41,6 +41,13 @@ import { startLocalS3, type LocalS3, type S3NotificationRecord } from './s3/serv
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
 export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
+
+/**
+ * Credit budget of the built-in routes when the embedded simulator runs: its
+ * credits are not real, so a newcomer's city-sized GeoJSON goes through. With a
+ * real Mapflow (`mapflow` option) the routes' own budget (default 100) applies.
+ */
+export const SIMULATED_CREDIT_BUDGET = 10_000;
 
 /** Poll quickly locally: the simulator finishes in seconds, not minutes. */
 export const LOCAL_POLL_POLICY = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxPolls: 500, maxJobSeconds: 3_600 };
@@ -208,7 +215,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       MAPFLOW_TOKEN: mapflow.token,
       MAPFLOW_EMAIL: mapflow.email || undefined,
       MAPFLOW_SECRET_ARN: undefined,
-      ROUTES: options.routes,
+      ROUTES: options.routes ?? (options.mapflow ? undefined : simulatedRoutes()),
       POLL_POLICY: JSON.stringify({ ...LOCAL_POLL_POLICY, ...options.pollPolicy }),
       MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
       AWS_REGION: 'us-east-1',
@@ -444,4 +451,9 @@ export async function copyInto(file: string, dir: string, name = path.basename(f
   const target = path.join(dir, name);
   await copyFile(file, target);
   return target;
+}
+
+/** The built-in routes with a budget fit for simulated credits. */
+function simulatedRoutes(): string {
+  return JSON.stringify({ routes: DEFAULT_ROUTES.routes.map((route) => ({ ...route, creditBudget: SIMULATED_CREDIT_BUDGET })) });
 }

@@ -245,8 +245,7 @@ function checkAreaLimit(features: AoiFeature[], totalSqM: number, limitSqM: numb
   for (const feature of features) {
     const polygons = feature.geometry.type === 'Polygon' ? [feature.geometry.coordinates] : feature.geometry.coordinates;
     polygons.forEach((polygon, polygonIndex) => {
-      const [w, s, e, n] = bboxOf([polygon[0]!]);
-      const boxSqM = geodesicAreaSqM({ type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] });
+      const boxSqM = boxAreaSqM(polygon);
       if (boxSqM > limitSqM) {
         const place: PolygonPlace = { featureIndex: feature.index, featureName: feature.name, polygonIndex, polygonCount: polygons.length };
         throw new InputRejected(
@@ -258,6 +257,34 @@ function checkAreaLimit(features: AoiFeature[], totalSqM: number, limitSqM: numb
       }
     });
   }
+}
+
+/**
+ * Checks the geometry actually sent as one processing (for a whole file, its
+ * polygons dissolved together): Mapflow makes one AOI per polygon and refuses
+ * any whose longitude/latitude box exceeds the AOI limit. Neighbourhoods that
+ * each pass can merge into one polygon that does not.
+ */
+export function checkProcessingGeometry(geometry: Polygon | MultiPolygon, limitSqM: number, label: string): void {
+  const polygons = geometry.type === 'Polygon' ? [geometry.coordinates] : geometry.coordinates;
+  for (const polygon of polygons) {
+    const boxSqM = boxAreaSqM(polygon);
+    if (boxSqM > limitSqM) {
+      throw new InputRejected(
+        'AREA_TOO_LARGE',
+        `${label}: merged together, the polygons make an area whose longitude/latitude bounding box covers ${formatKm2(boxSqM)}, ` +
+          `more than the account's AOI limit of ${formatKm2(limitSqM)} (Mapflow limits the box around each polygon). ` +
+          `Set "splitFeatures": true (in the route, or in the file's "mapflow" member) to run one processing per feature, or split the file`,
+        { details: { bboxAreaSqM: boxSqM, aoiAreaLimitSqM: limitSqM } },
+      );
+    }
+  }
+}
+
+/** Area of the longitude/latitude box around a polygon's outer ring. */
+function boxAreaSqM(polygon: number[][][]): number {
+  const [w, s, e, n] = bboxOf([polygon[0]!]);
+  return geodesicAreaSqM({ type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] });
 }
 
 function bboxOf(rings: number[][][]): [number, number, number, number] {

@@ -24,8 +24,13 @@ export function inputName(row: Pick<LedgerRow, 'input'>): string {
   return row.input.key.replace(/^inbox\//, '');
 }
 
+/**
+ * Credits a job cost: what Mapflow charged, 0 for a rejected job (rejection
+ * happens before anything is created), else the estimate while it runs.
+ */
 export function costOf(row: LedgerRow): number | undefined {
-  return row.actualCost ?? row.estimatedCost;
+  if (row.actualCost !== undefined) return row.actualCost;
+  return row.status === 'REJECTED' ? 0 : row.estimatedCost;
 }
 
 /** Columns padded to the widest cell. */

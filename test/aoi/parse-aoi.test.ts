@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { kinks } from '@turf/kinks';
 import { describe, expect, it } from 'vitest';
-import { parseAoi, type ParsedAoi } from '../../functions/aoi/index.ts';
+import { checkProcessingGeometry, parseAoi, type ParsedAoi } from '../../functions/aoi/index.ts';
 import { InputRejected } from '../../functions/jobs/errors.ts';
 
 const testdata = (name: string) => readFileSync(fileURLToPath(new URL(`../../../shared/testdata/aoi/${name}`, import.meta.url)), 'utf8');
@@ -250,5 +250,33 @@ describe('parseAoi combines polygons into one valid geometry', () => {
     // Assess
     expect(aoi.geometry.type).toBe('MultiPolygon');
     expect((aoi.geometry as { coordinates: unknown[] }).coordinates).toHaveLength(2);
+  });
+});
+
+describe('checkProcessingGeometry', () => {
+  it('rejects a file whose merged polygons exceed the AOI box limit, and points at splitFeatures', () => {
+    // Prepare: Basel's quarters each pass the 1,000 km² box limit, their union does not
+    const aoi = parseAoi(testdata('basel.geojson'), { aoiAreaLimitSqM: 1e9 });
+
+    // Act
+    let error: unknown;
+    try {
+      checkProcessingGeometry(aoi.geometry, 1e9, 'basel.geojson');
+    } catch (caught) {
+      error = caught;
+    }
+
+    // Assess
+    expect(error).toBeInstanceOf(InputRejected);
+    expect((error as InputRejected).code).toBe('AREA_TOO_LARGE');
+    expect((error as Error).message).toContain('splitFeatures');
+  });
+
+  it('accepts a merged area whose parts stay under the limit', () => {
+    // Prepare
+    const aoi = parseAoi(testdata('bern-quarters.geojson'), { aoiAreaLimitSqM: 1e9 });
+
+    // Act / Assess
+    expect(() => checkProcessingGeometry(aoi.geometry, 1e9, 'bern-quarters.geojson')).not.toThrow();
   });
 });

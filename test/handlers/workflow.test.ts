@@ -120,9 +120,9 @@ describe('GeoJSON jobs', () => {
   });
 
   it('rejects a job over the route budget before anything is created in Mapflow', async () => {
-    // Prepare: basel is about 554 km², far above a 5-credit budget
+    // Prepare: bern-quarters is about 52 km², far above a 5-credit budget
     const b = await open({ routes: [{ name: 'default', prefix: '', creditBudget: 5 }] });
-    const start = await dropFile(aws.s3, 'inbox/basel.geojson', new URL('aoi/basel.geojson', TESTDATA));
+    const start = await dropFile(aws.s3, 'inbox/bern-quarters.geojson', new URL('aoi/bern-quarters.geojson', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess

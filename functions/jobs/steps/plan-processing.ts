@@ -12,10 +12,11 @@
  * S3 (the state keeps only pointers), estimates the cost of every part and
  * applies the budget guard. Only after that is the project found or created.
  */
+import path from 'node:path';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
 import { BridgeError, ConfigurationError, InputRejected } from '../errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
-import { parseAoi } from '../../aoi/index.ts';
+import { checkProcessingGeometry, parseAoi } from '../../aoi/index.ts';
 import type { MapflowClient, SourceParams, UserStatus } from '../../mapflow/index.ts';
 import {
   DEFAULT_CREDIT_BUDGET,
@@ -75,6 +76,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
       }));
     } else {
       const name = partNameFor(input.key);
+      if (aoiAreaLimitSqM !== undefined) checkProcessingGeometry(aoi.geometry, aoiAreaLimitSqM, path.basename(input.key));
       drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: aoi.geometry as Geometry, areaSqM: aoi.areaSqM }];
     }
   } else {
