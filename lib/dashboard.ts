@@ -10,6 +10,8 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../functions/ledger/schema.ts';
+import { OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
+import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './defaults.ts';
 
 export interface BridgeDashboardProps {
   readonly stateMachine: sfn.IStateMachine;
@@ -47,6 +49,22 @@ export class BridgeDashboard extends Construct {
         title: 'Lambda errors',
         width: 12,
         left: Object.entries(props.functions).map(([name, fn]) => fn.metricErrors({ ...sum, label: name })),
+      }),
+    );
+    // Job outcomes and credits, from the EMF metrics the final steps emit (functions/runtime/metrics.ts).
+    const jobMetric = (metricName: string, kind: string, label: string) =>
+      new cloudwatch.Metric({ namespace: POWERTOOLS_METRICS_NAMESPACE, metricName, dimensionsMap: { service: POWERTOOLS_SERVICE_NAME, kind }, ...sum, label });
+    const kinds = ['geojson', 'geotiff'];
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Job outcomes (ledger final statuses)',
+        width: 12,
+        left: kinds.flatMap((kind) => Object.entries(OUTCOME_METRICS).map(([status, name]) => jobMetric(name, kind, `${kind} ${status.toLowerCase()}`))),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Credits spent',
+        width: 12,
+        left: kinds.map((kind) => jobMetric('CreditsSpent', kind, kind)),
       }),
     );
     this.dashboard.addWidgets(

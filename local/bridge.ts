@@ -218,6 +218,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ROUTES: options.routes ?? (options.mapflow ? undefined : simulatedRoutes()),
       POLL_POLICY: JSON.stringify({ ...LOCAL_POLL_POLICY, ...options.pollPolicy }),
       MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
+      // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
+      POWERTOOLS_METRICS_DISABLED: 'true',
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,

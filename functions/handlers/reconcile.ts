@@ -12,6 +12,7 @@
  * Safe to run concurrently with live jobs: a job is touched only when its
  * execution is not running, and the final transition is conditional.
  */
+import { recordJobOutcome } from '../runtime/metrics.ts';
 import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
 import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../jobs/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
@@ -106,6 +107,7 @@ async function finishLostJob(ctx: BridgeContext, row: LedgerRow, executionArn: s
   ctx.logger.warn('job finished as lost', { jobId: row.jobId, lastStatus: row.status, executionArn });
   await ctx.slots.releaseJob(row.jobId);
   await ctx.events.publish(EVENT_DETAIL_TYPES.FAILED, eventDetailFromRow(final));
+  recordJobOutcome(final);
   try {
     await tagObject(ctx.s3, row.input, { [TAG_JOB_ID]: row.jobId, [TAG_STATUS]: 'FAILED' });
   } catch (tagError) {

@@ -351,10 +351,10 @@ describe('operations', () => {
     });
   });
 
-  it('has a dashboard with executions, Lambda errors, the DLQ depth and ledger query help', () => {
+  it('has a dashboard with executions, Lambda errors, the DLQ depth job outcomes, credits and ledger query help', () => {
     const [dashboard] = Object.values(synth.template.findResources('AWS::CloudWatch::Dashboard'));
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
-    for (const text of ['ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed', 'Errors', 'ApproximateNumberOfMessagesVisible', 'byStatus', 'byProcessingId']) {
+    for (const text of ['ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed', 'Errors', 'ApproximateNumberOfMessagesVisible', 'byStatus', 'byProcessingId', 'JobsSucceeded', 'JobsFailed', 'JobsRejected', 'CreditsSpent', 'MapflowBridge']) {
       expect(body, text).toContain(text);
     }
   });

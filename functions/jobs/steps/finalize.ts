@@ -7,6 +7,7 @@
 import { EVENT_DETAIL_TYPES, isFinalStatus, type InputObject, type JobError, type JobKind, type JobPart, type LedgerRow } from '../model.ts';
 import type { FinishResult } from '../workflow.ts';
 import { reportKey as reportKeyFor } from '../../routing/index.ts';
+import { recordJobOutcome } from '../../runtime/metrics.ts';
 import { tagObject, writeJson } from '../../storage/s3.ts';
 import { publishRow } from './common.ts';
 import type { StepContext } from './context.ts';
@@ -67,7 +68,10 @@ export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<Fi
       ...(f.status === 'SUCCEEDED' && { percentCompleted: 100 }),
     };
     const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
-    if (changed) await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final);
+    if (changed) {
+      await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final);
+      recordJobOutcome(final);
+    }
     row = final;
   } else {
     ctx.logger.error('job has no ledger row and its kind is unknown; only the report and tags are written', { jobId: f.jobId });
