@@ -60,6 +60,11 @@ export interface FaultSuiteOptions {
   timeoutMs?: number;
   /** Handlers' log level while the suite runs (POWERTOOLS_LOG_LEVEL); default ERROR. */
   handlerLogLevel?: string;
+  /**
+   * Run the reconciler on this period while the jobs run (0: only once at
+   * the end). It must never finish a live job: any EXECUTION_LOST then is a defect.
+   */
+  reconcileIntervalMs?: number;
 }
 
 export type FinalStateCount = Record<string, number>;
@@ -209,7 +214,7 @@ export async function runFaultSuite(options: FaultSuiteOptions): Promise<FaultSu
       mapflow: { url: simulator.url, token, email },
       routes: FAULT_SUITE_ROUTES,
       dropFolder: false,
-      reconcileIntervalMs: 0,
+      reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
       retryIntervalMs: 100,
       waitOverridesMs: { 'Wait For Slot': 300, 'Wait For Processing': 500 },
       ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
@@ -419,7 +424,7 @@ function setVariable(name: string, value: string): () => void {
   };
 }
 
-/** Command line: npx tsx bench/fault-suite.ts [--jobs 40] [--fault-rate 0.2] [--drop-after-commit 0.1] [--seed 42] [--slots 5] */
+/** Command line: npx tsx bench/fault-suite.ts [--jobs 40] [--fault-rate 0.2] [--drop-after-commit 0.1] [--seed 42] [--slots 5] [--reconcile-ms 0] [--quiet] */
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -429,6 +434,7 @@ async function main(argv: string[]): Promise<number> {
       'drop-after-commit': { type: 'string', default: '0.1' },
       seed: { type: 'string', default: '42' },
       slots: { type: 'string' },
+      'reconcile-ms': { type: 'string', default: '0' },
       quiet: { type: 'boolean', default: false },
     },
   });
@@ -438,6 +444,7 @@ async function main(argv: string[]): Promise<number> {
     dropAfterCommit: Number(values['drop-after-commit']),
     seed: Number(values.seed),
     ...(values.slots ? { maxConcurrentProcessings: Number(values.slots) } : {}),
+    reconcileIntervalMs: Number(values['reconcile-ms']),
     log: values.quiet ? () => undefined : (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
