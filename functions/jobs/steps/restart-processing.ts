@@ -6,7 +6,8 @@
 import { BridgeError } from '../errors.ts';
 import { EVENT_DETAIL_TYPES } from '../model.ts';
 import type { PartState, RestartResult } from '../workflow.ts';
-import { jobContextOf, publishRow } from './common.ts';
+import type { MapflowClient } from '../../mapflow/index.ts';
+import { errorName, jobContextOf, publishRow } from './common.ts';
 import type { StepContext } from './context.ts';
 
 export async function restartProcessing(state: PartState, ctx: StepContext): Promise<RestartResult> {
@@ -14,7 +15,12 @@ export async function restartProcessing(state: PartState, ctx: StepContext): Pro
   const processingId = state.processing?.processingId;
   if (!processingId) throw new BridgeError('STATE_INCOMPLETE', `part '${state.part.name}' of job ${job.jobId} has no processing at $.processing`);
   const client = await ctx.mapflow();
-  await client.restartProcessing(processingId);
+  try {
+    await client.restartProcessing(processingId);
+  } catch (err) {
+    if (!(await alreadyRestarted(client, processingId, err))) throw err;
+    ctx.logger.info('the processing is no longer FAILED: an earlier restart whose answer was lost took effect', { jobId: job.jobId, processingId });
+  }
 
   const restarts = Math.max(state.restart?.restarts ?? 0, state.poll?.restarts ?? 0) + 1;
   const codes = (state.poll?.messages ?? []).map((m) => m.code).join(', ') || 'no reason given';
@@ -31,4 +37,15 @@ export async function restartProcessing(state: PartState, ctx: StepContext): Pro
   const { row: updated } = await ctx.ledger.transition(job.jobId, 'IN_PROGRESS', {}, `processing ${processingId} (${state.part.name}) failed with ${codes}; restarted (attempt ${restarts + 1})`);
   await publishRow(ctx, EVENT_DETAIL_TYPES.RESTARTED, updated, { messages: [`processing ${processingId} restarted after ${codes}`] });
   return { restarts, restartedAt: ctx.now().toISOString() };
+}
+
+/**
+ * A restart whose answer was lost is retried (the client treats restart as
+ * idempotent); Mapflow may then refuse it because the processing is no longer
+ * FAILED. That refusal means the first restart took effect.
+ */
+async function alreadyRestarted(client: MapflowClient, processingId: string, err: unknown): Promise<boolean> {
+  if (errorName(err) !== 'MapflowRequestError') return false;
+  const processing = await client.getProcessing(processingId);
+  return processing.status !== 'FAILED';
 }
