@@ -117,7 +117,6 @@ export function stopExecution(engine: LocalEngine, name: string): void {
   const internals = engine as unknown as {
     executions: Map<string, { abort: () => void }>;
     aborted: Set<string>;
-    stop?: (name: string) => void;
   };
   const running = internals.executions.get(name);
   if (!running) throw new Error(`no execution named ${name}`);
