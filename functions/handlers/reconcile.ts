@@ -65,7 +65,10 @@ export async function reconcile(
         const idleMs = now().getTime() - Date.parse(row.updatedAt);
         // A recorded execution that is not running is lost; an unknown one gets time to appear.
         if (!row.executionArn && !(idleMs > graceMs)) continue;
-        if (await finishLostJob(ctx, row, executionArn, now())) summary.lost.push(row.jobId);
+        // The listing may be stale: a job that finished while we looked keeps its own outcome and report.
+        const current = await ctx.ledger.get(row.jobId);
+        if (!current || isFinalStatus(current.status)) continue;
+        if (await finishLostJob(ctx, current, executionArn, now())) summary.lost.push(row.jobId);
       } catch (error) {
         ctx.logger.error('could not reconcile job; will retry on the next run', { jobId: row.jobId, error });
         summary.errors.push({ jobId: row.jobId, message: (error as Error)?.message ?? String(error) });
@@ -85,8 +88,8 @@ async function finishLostJob(ctx: BridgeContext, row: LedgerRow, executionArn: s
   const error: JobError = {
     code: EXECUTION_LOST,
     message: executionArn
-      ? `The workflow execution stopped while the job was ${row.status} without recording an outcome. Drop the file again to retry.`
-      : `No workflow execution was found for this job after it stayed ${row.status}. Drop the file again to retry.`,
+      ? `The workflow execution stopped while the job was ${row.status} without recording an outcome. To retry, drop the file again under a new name (the same file under the same key counts as done).`
+      : `No workflow execution was found for this job after it stayed ${row.status}. To retry, drop the file again under a new name (the same file under the same key counts as done).`,
   };
   // Report first: if anything below fails, the row is still unfinished and the next run retries.
   const key = reportKey(ctx.config.prefixes, row.input.key);

@@ -21,11 +21,10 @@ describe('the reconciler and a job that finishes while it looks', () => {
     await rel?.close();
   });
 
-  // Known defect (docs/reliability-findings.md, F4): the reconciler writes its
-  // EXECUTION_LOST report before its conditional transition, from the row it
-  // listed, so it overwrites the report of a job that just ended. Marked
-  // `fails` until the fix lands (then turn it back into a plain `it`).
-  it.fails('leaves a job alone whose execution was running when listed and has finished by the liveness check', async () => {
+  // Finding F4 (docs/reliability-findings.md): the reconciler used to write its
+  // EXECUTION_LOST report from the row it had listed, over the report of a job
+  // that had just ended. It now re-reads the row after the liveness check.
+  it('leaves a job alone whose execution was running when listed and has finished by the liveness check', async () => {
     // Prepare: a job IN_PROGRESS under a running execution (as the listing sees it)
     const ctx = bridgeContext(process.env);
     const jobId = 'race-job-0123456789abcdef0123456789abcdef';
