@@ -86,11 +86,10 @@ describe('safe creates when two jobs need the same new project at once', () => {
     await rel?.close();
   });
 
-  // Known defect (docs/reliability-findings.md, F1): plan-processing finds a
-  // named project by listing, then creates it; two jobs doing this at once
-  // both create it. Marked `fails` so the suite stays green and flips red the
-  // day the fix lands (then turn it back into a plain `it`).
-  it.fails('makes one project of that name', async () => {
+  // Finding F1 (docs/reliability-findings.md): jobs that found no project of
+  // the name all created one. The id is now claimed in the ledger
+  // (NameRegistry) and a job whose new project lost the claim deletes it.
+  it('makes one project of that name', async () => {
     // Act
     const files = await Promise.all(
       ['a', 'b', 'c', 'd'].map(async (suffix, i) => ({

@@ -11,7 +11,7 @@ import type { Ledger } from '../../ledger/ledger.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
 import type { Routes, KeyPrefixes } from '../../routing/index.ts';
 import type { PollPolicy } from '../poll-policy.ts';
-import { MosaicRegistry } from './mosaic-registry.ts';
+import { NameRegistry } from './name-registry.ts';
 
 export interface StepLogger {
   info(message: string, extra?: Record<string, unknown>): void;
@@ -32,7 +32,10 @@ export interface StepContext {
   ledger: Ledger;
   slots: ConcurrencySlots;
   events: EventPublisher;
-  mosaics: MosaicRegistry;
+  /** Mosaic ids by name (the API cannot list mosaics). */
+  mosaics: NameRegistry;
+  /** Project ids by name, so parallel jobs create a named project once. */
+  projects: NameRegistry;
   mapflow(): Promise<MapflowClient>;
   logger: StepLogger;
   /** Clock and randomness, injected so tests can pin them. */
@@ -59,7 +62,8 @@ export function makeStepContext(sources: StepContextSources): StepContext {
     ledger: sources.ledger,
     slots: sources.slots,
     events: sources.events,
-    mosaics: new MosaicRegistry(sources.doc, sources.config.ledgerTable),
+    mosaics: new NameRegistry(sources.doc, sources.config.ledgerTable, 'mosaic'),
+    projects: new NameRegistry(sources.doc, sources.config.ledgerTable, 'project'),
     mapflow: sources.mapflow,
     logger: sources.logger ?? consoleLogger,
     now: () => new Date(),

@@ -36,17 +36,17 @@ async function findOrCreateMosaic(ctx: StepContext, client: MapflowClient, name:
   const known = await ctx.mosaics.get(name);
   if (known) {
     try {
-      await client.getMosaic(known.mosaicId);
-      return { mosaicId: known.mosaicId, created: false };
+      await client.getMosaic(known.id);
+      return { mosaicId: known.id, created: false };
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      ctx.logger.warn('remembered mosaic no longer exists in Mapflow; creating it again', { name, mosaicId: known.mosaicId });
+      ctx.logger.warn('remembered mosaic no longer exists in Mapflow; creating it again', { name, mosaicId: known.id });
     }
   }
   // No list endpoint exists to find a mosaic whose create answer was lost, so
   // a MapflowOutcomeUnknown here is left to the Retry (at worst an empty mosaic is orphaned).
   const mosaic = await client.createMosaic({ name, tags: ['mapflow-bridge'] });
-  const winner = await ctx.mosaics.claim(name, mosaic.id, ctx.now(), known?.mosaicId);
+  const winner = await ctx.mosaics.claim(name, mosaic.id, ctx.now(), known?.id);
   if (winner !== mosaic.id) {
     // Another job created the same mosaic at the same moment: use theirs, drop ours (it is empty).
     await client.deleteMosaic(mosaic.id).catch((err: unknown) => ctx.logger.warn('could not delete a duplicate empty mosaic', { mosaicId: mosaic.id, err: String(err) }));

@@ -114,7 +114,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   }
   assertAccountCanPay(status, estimatedCost, areaSqM, areaText);
 
-  const projectId = await projectFor(client, route);
+  const projectId = await projectFor(ctx, client, route);
 
   const parts: PlanPart[] = await mapLimit(drafts, ESTIMATE_CONCURRENCY, async (draft, i) => {
     const geometryKey = workKey(ctx.config.prefixes, jobId, `part-${draft.index}.geometry.json`);
@@ -187,7 +187,7 @@ function assertAccountCanPay(status: UserStatus, estimatedCost: number, areaSqM:
 }
 
 /** The project of a route: its id, a project found or created by name, or the account's default project. */
-async function projectFor(client: MapflowClient, route: Route): Promise<string> {
+async function projectFor(ctx: StepContext, client: MapflowClient, route: Route): Promise<string> {
   const wanted = route.project;
   if (wanted?.id) {
     try {
@@ -197,19 +197,41 @@ async function projectFor(client: MapflowClient, route: Route): Promise<string> 
       throw err;
     }
   }
-  if (wanted?.name) {
-    const name = wanted.name;
-    const find = async () => (await client.listProjects()).find((p) => p.name === name);
-    const existing = await find();
-    if (existing) return existing.id;
+  if (wanted?.name) return namedProject(ctx, client, wanted.name, route);
+  return (await client.getDefaultProject()).id;
+}
+
+/**
+ * The project called `name`, made once however many jobs ask at the same
+ * moment: the id is claimed in the ledger (NameRegistry); a job whose freshly
+ * created project lost the claim deletes it, empty, and uses the winner.
+ */
+async function namedProject(ctx: StepContext, client: MapflowClient, name: string, route: Route): Promise<string> {
+  const known = await ctx.projects.get(name);
+  if (known) {
     try {
-      return (await client.createProject({ name, description: `Created by mapflow-bridge for route '${route.name}'` })).id;
+      return (await client.getProject(known.id)).id;
     } catch (err) {
-      if (!isOutcomeUnknown(err)) throw err;
-      const made = await find(); // the lost create may have gone through
-      if (made) return made.id;
-      throw err;
+      if (!isNotFound(err)) throw err;
+      ctx.logger.warn('remembered project no longer exists in Mapflow; finding or creating it again', { name, projectId: known.id });
     }
   }
-  return (await client.getDefaultProject()).id;
+  const find = async () => (await client.listProjects()).find((p) => p.name === name && p.id !== known?.id);
+  let id = (await find())?.id; // one made by hand, or by a job that has not claimed it yet, is adopted
+  let createdHere = false;
+  if (!id) {
+    try {
+      id = (await client.createProject({ name, description: `Created by mapflow-bridge for route '${route.name}'` })).id;
+      createdHere = true;
+    } catch (err) {
+      if (!isOutcomeUnknown(err)) throw err;
+      id = (await find())?.id; // the lost create may have gone through
+      if (!id) throw err;
+    }
+  }
+  const winner = await ctx.projects.claim(name, id, ctx.now(), known?.id);
+  if (winner !== id && createdHere) {
+    await client.deleteProject(id).catch((err: unknown) => ctx.logger.warn('could not delete a duplicate empty project', { projectId: id, err: String(err) }));
+  }
+  return winner;
 }
