@@ -191,15 +191,24 @@ export class LocalEngine {
     }
   }
 
+  /**
+   * StopExecution: aborts one running execution (its status becomes ABORTED;
+   * a handler already running finishes). Resolves with the stopped record, or
+   * undefined when no execution of that name runs.
+   */
+  async stopExecution(nameOrArn: string): Promise<ExecutionRecord | undefined> {
+    const execution = this.executions.get(nameOf(nameOrArn));
+    if (!execution || execution.record.status !== 'RUNNING') return undefined;
+    this.aborted.add(execution.record.name);
+    execution.abort();
+    return execution.done;
+  }
+
   /** StopExecution for every running execution, then waits for them to stop. */
   async close(): Promise<void> {
     this.closed = true;
     const running = [...this.executions.values()].filter((e) => e.record.status === 'RUNNING');
-    for (const execution of running) {
-      this.aborted.add(execution.record.name);
-      execution.abort();
-    }
-    await Promise.all(running.map((e) => e.done));
+    await Promise.all(running.map((e) => this.stopExecution(e.record.name)));
     // Let handlers already running finish before the services behind them stop.
     await Promise.allSettled([...this.inFlight]);
   }

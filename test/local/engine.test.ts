@@ -182,6 +182,22 @@ describe('local engine', () => {
     expect(failJobRan).toBe(false);
   });
 
+  it('stopExecution() aborts one execution, leaves the others running, and allows a new start', async () => {
+    // Prepare: two executions parked in the poll wait
+    const engine = engineWith(noop, { waitOverridesMs: { 'Wait For Processing': 60_000 } });
+    await engine.start('job-9', { jobId: 'job-9' });
+    await engine.start('job-10', { jobId: 'job-10' });
+    // Act
+    const stopped = await engine.stopExecution('arn:aws:states:us-east-1:000000000000:execution:mapflow-bridge:job-9');
+    // Assess
+    expect(stopped?.status).toBe('ABORTED');
+    expect(await engine.isAlive('job-9')).toBe(false);
+    expect(await engine.isAlive('job-10')).toBe(true);
+    expect(await engine.stopExecution('job-9')).toBeUndefined();
+    expect(await engine.start('job-9', { jobId: 'job-9' })).toBe('started');
+    await engine.close();
+  });
+
   it('close() aborts running executions and waits for handlers in flight', async () => {
     // Prepare
     let finished = false;

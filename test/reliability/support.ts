@@ -110,18 +110,11 @@ export function processingsOf(audit: MapflowAudit, jobId: string, part = 0): str
 /**
  * StopExecution for one local execution (what an operator's "Stop" or a
  * crashed worker does): the execution stops without running any Catch, so
- * Fail Job never runs. LocalEngine has no public stop for one execution, so
- * this reaches its abort handle (see docs/reliability-findings.md).
+ * Fail Job never runs.
  */
 export function stopExecution(engine: LocalEngine, name: string): void {
-  const internals = engine as unknown as {
-    executions: Map<string, { abort: () => void }>;
-    aborted: Set<string>;
-  };
-  const running = internals.executions.get(name);
-  if (!running) throw new Error(`no execution named ${name}`);
-  internals.aborted.add(name);
-  running.abort();
+  if (engine.describe(name)?.status !== 'RUNNING') throw new Error(`no running execution named ${name}`);
+  void engine.stopExecution(name);
 }
 
 /** Polls `check` every `everyMs` until it returns a value (not undefined) or `timeoutMs` passes. */
