@@ -4,8 +4,11 @@
  *
  *   upload:   streamed multipart upload vs reading the whole file first
  *   inspect:  GeoTIFF header through ranged reads vs downloading the whole file
+ * and then the fault suite (bench/fault-suite.ts): jobs through the local
+ * bridge against a faulty simulator, with duplicates and lost jobs counted.
  *
- * Options: --size-mb <n> (synthetic GeoTIFF size, default 256), --keep (keep temp files).
+ * Options: --size-mb <n> (synthetic GeoTIFF size, default 256), --keep (keep temp files),
+ *          --fault-jobs <n> (default 40; 0 skips the fault suite), --seed <n> (default 42).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MapflowClient } from '../functions/mapflow/index.ts';
 import { startSimulator } from '../local/simulator/index.ts';
+import { runFaultSuite } from './fault-suite.ts';
 import { writeSyntheticGeoTiff } from './synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,12 +54,46 @@ const mb = (bytes: number) => (bytes / MB).toFixed(1);
 const growth = (r: ScenarioResult) => Math.max(r.peakRssBytes - r.startRssBytes, 1);
 
 export async function runBenchCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'size-mb': { type: 'string', default: '256' }, keep: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'size-mb': { type: 'string', default: '256' },
+      keep: { type: 'boolean', default: false },
+      'fault-jobs': { type: 'string', default: '40' },
+      seed: { type: 'string', default: '42' },
+    },
+  });
   const sizeMb = Number(values['size-mb']);
+  const faultJobs = Number(values['fault-jobs']);
+  const seed = Number(values.seed);
   if (!Number.isFinite(sizeMb) || sizeMb < 1) {
     console.error('bench: --size-mb takes a number of MiB >= 1');
     return 2;
   }
+  if (!Number.isInteger(faultJobs) || faultJobs < 0 || !Number.isInteger(seed)) {
+    console.error('bench: --fault-jobs and --seed take whole numbers (--fault-jobs 0 skips the fault suite)');
+    return 2;
+  }
+  const dataPaths = await benchDataPaths(sizeMb, values.keep);
+  if (dataPaths !== 0 || faultJobs === 0) return dataPaths;
+  return benchFaultSuite(faultJobs, seed);
+}
+
+/** Jobs through the local bridge with 20 % of requests failing and 10 % of create answers lost. */
+async function benchFaultSuite(jobs: number, seed: number): Promise<number> {
+  console.log(`\nfault suite: ${jobs} jobs, 20 % of requests failing (5xx, 429, resets), 10 % of create answers lost, seed ${seed}`);
+  const f = await runFaultSuite({ jobs, faultRate: 0.2, dropAfterCommit: 0.1, seed });
+  const states = Object.entries(f.finalStates).map(([status, n]) => `${n} ${status}`).join(', ');
+  console.log(`  final states           ${states}`);
+  console.log(`  processings created    ${f.processingsCreated} (listed in Mapflow: ${f.processingsListed})`);
+  console.log(`  duplicate processings  ${f.duplicateProcessings} (must be 0); duplicate images ${f.duplicateImages}, projects ${f.duplicateProjects}`);
+  console.log(`  lost jobs              ${f.lostJobs} (must be 0); final events missing ${f.eventsMissing}`);
+  console.log(`  orphaned empty mosaics ${f.orphanedEmptyMosaics} (a lost mosaic create; the API cannot list mosaics)`);
+  console.log(`  requests ${f.requests}, faults injected ${f.faultsInjected}, responses dropped ${f.responsesDropped}, ${(f.elapsedMs / 1000).toFixed(0)} s`);
+  return f.duplicateProcessings === 0 && f.lostJobs === 0 ? 0 : 1;
+}
+
+async function benchDataPaths(sizeMb: number, keep: boolean | undefined): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'mapflow-bench-'));
   const token = 'bench-token';
   const email = 'bench@example.com';
@@ -99,6 +137,6 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     await sim.close();
-    if (!values.keep) await rm(dir, { recursive: true, force: true });
+    if (!keep) await rm(dir, { recursive: true, force: true });
   }
 }
