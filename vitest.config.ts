@@ -8,5 +8,6 @@ export default defineConfig({
     // End-to-end suites start DynamoDB Local (a JVM) and the simulator; keep
     // parallelism modest on a 2-core machine.
     maxWorkers: 2,
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
