@@ -24,7 +24,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/jobs/model.ts';
 import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
-import { DEFAULT_ROUTES, jobIdFor } from '../functions/routing/index.ts';
+import { DEFAULT_ROUTES, inputKind, jobIdFor } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
 import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
 import { reconcile } from '../functions/handlers/reconcile.ts';
@@ -316,7 +316,11 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         uploadedDir: path.join(stateDir, 'uploaded'),
         s3,
         bucket,
-        onUploaded: (upload) => log(`uploaded ${path.relative(stateDir, upload.file)} -> s3://${bucket}/${upload.key}`),
+        // The watcher moves a dropped file to uploaded/ once it is in S3; say where both went.
+        onUploaded: (upload) => {
+          log(`uploaded ${upload.key} to s3://${bucket}/ (the file moved to ${path.relative(process.cwd(), upload.file) || upload.file})`);
+          if (!inputKind(upload.key)) log(`  ${path.basename(upload.key)} is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff): no job started`);
+        },
         onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
       });
       stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
