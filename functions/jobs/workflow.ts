@@ -6,6 +6,7 @@
  * The state stays small: ids, numbers and S3 pointers only; geometries,
  * requests and results live in S3 under `work/<jobId>/` and `results/`.
  */
+import type { GeoTiffInfo } from '../geotiff/index.ts';
 import type { InputObject, JobError, JobKind, JobPart, JobStatus } from './model.ts';
 
 /** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
@@ -33,26 +34,11 @@ export interface RegisterResult {
   createdAt: string;
 }
 
-/** Result of Inspect GeoTIFF (`$.image`): the small part of GeoTiffInfo. */
-export interface InspectResult {
-  width: number;
-  height: number;
-  bands: number;
-  dtypes: string[];
-  crs: string;
-  epsg?: number;
-  pixelSizeM: [number, number];
-  /** Pixel size in CRS units, as Mapflow's image metadata reports it. */
-  pixelSize: [number, number];
-  nodata: number | null;
-  tiled: boolean;
-  rotated: boolean;
-  /** Bounding box in the image's own CRS. */
-  bbox: [number, number, number, number];
-  bbox4326: [number, number, number, number];
-  footprint4326: GeoJsonPolygon;
-  size: number;
-}
+/**
+ * Result of Inspect GeoTIFF (`$.image`): what the inspection found (already
+ * small: no pixel data), less its read counter, plus the object's size.
+ */
+export type InspectResult = Omit<GeoTiffInfo, 'bytesRead'> & { size: number };
 
 /** Result of Ensure Mosaic (`$.mosaic`). */
 export interface MosaicResult {

@@ -8,20 +8,11 @@
  * token is read by `functions/runtime/mapflow.ts` when a client is needed.
  */
 import { ConfigurationError } from '../jobs/errors.ts';
+import type { PollPolicy } from '../jobs/poll-policy.ts';
 import { parseRoutes, type Routes } from '../routing/index.ts';
 
-export interface PollPolicy {
-  /** First wait after a processing is created. */
-  initialSeconds: number;
-  /** Longest wait between two polls. */
-  maxSeconds: number;
-  /** Each wait is the previous one times this factor (capped at maxSeconds). */
-  factor: number;
-  /** A part that is still running after this many polls ends TIMEOUT. */
-  maxPolls: number;
-  /** A part that is still running after this long ends TIMEOUT. */
-  maxJobSeconds: number;
-}
+/** Poll policy: one definition, with the poll step that applies it. */
+export type { PollPolicy } from '../jobs/poll-policy.ts';
 
 export interface BridgeConfig {
   ledgerTable: string;

@@ -53,21 +53,6 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
     ...(usage.limitBytes > 0 && { freeBytes: usage.freeBytes }),
   });
 
-  return {
-    width: info.width,
-    height: info.height,
-    bands: info.bands,
-    dtypes: info.dtypes,
-    crs: info.crs,
-    ...(info.epsg !== undefined && { epsg: info.epsg }),
-    pixelSizeM: info.pixelSizeM,
-    pixelSize: info.pixelSize,
-    nodata: info.nodata,
-    tiled: info.tiled,
-    rotated: info.rotated,
-    bbox: info.bbox,
-    bbox4326: info.bbox4326,
-    footprint4326: info.footprint4326 as InspectResult['footprint4326'],
-    size: input.size,
-  };
+  const { bytesRead: _bytesRead, ...image } = info;
+  return { ...image, size: input.size };
 }
