@@ -6,7 +6,7 @@
 import type { MultiPolygon, Polygon, Position } from 'geojson';
 import { CATALOG_PROVIDERS } from './catalogue.ts';
 import { json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
-import { areaSqM, bboxOf, contains, MalformedGeometry, parseAoiGeometry, type AoiGeometry, type BBox } from './geometry.ts';
+import { areaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, splitPolygons, type AoiGeometry, type BBox } from './geometry.ts';
 import { badRequest, readJsonObject, SimHttpError } from './http.ts';
 import { between, integerBetween, pick, seededRandom, seedFrom } from './random.ts';
 
@@ -35,20 +35,51 @@ const DAY = 86_400_000;
 
 const rectangle = ([west, south, east, north]: BBox): Position[][] => [[[west, south], [east, south], [east, north], [west, north], [west, south]]];
 
-/** Percentage of the AOI covered by a rectangle, by sampling a grid of points of the AOI. */
-function coveragePercent(aoi: AoiGeometry, aoiBox: BBox, box: BBox): number {
-  const steps = 24;
-  let insideAoi = 0;
-  let covered = 0;
-  for (let i = 0; i < steps; i++) {
-    for (let j = 0; j < steps; j++) {
-      const point: Position = [aoiBox[0] + ((i + 0.5) / steps) * (aoiBox[2] - aoiBox[0]), aoiBox[1] + ((j + 0.5) / steps) * (aoiBox[3] - aoiBox[1])];
-      if (!contains(aoi, point)) continue;
-      insideAoi++;
-      if (point[0]! >= box[0] && point[0]! <= box[2] && point[1]! >= box[1] && point[1]! <= box[3]) covered++;
-    }
+/** Clips one ring to a rectangle (Sutherland-Hodgman; exact for a convex clip window). */
+function clipRing(ring: Position[], [west, south, east, north]: BBox): Position[] {
+  const edges: Array<{ inside: (p: Position) => boolean; cross: (a: Position, b: Position) => Position }> = [
+    { inside: (p) => p[0]! >= west, cross: (a, b) => at(a, b, (west - a[0]!) / (b[0]! - a[0]!)) },
+    { inside: (p) => p[0]! <= east, cross: (a, b) => at(a, b, (east - a[0]!) / (b[0]! - a[0]!)) },
+    { inside: (p) => p[1]! >= south, cross: (a, b) => at(a, b, (south - a[1]!) / (b[1]! - a[1]!)) },
+    { inside: (p) => p[1]! <= north, cross: (a, b) => at(a, b, (north - a[1]!) / (b[1]! - a[1]!)) },
+  ];
+  let points = ring.slice(0, -1);
+  for (const edge of edges) {
+    const input = points;
+    points = [];
+    input.forEach((current, i) => {
+      const previous = input[(i + input.length - 1) % input.length]!;
+      if (edge.inside(current)) {
+        if (!edge.inside(previous)) points.push(edge.cross(previous, current));
+        points.push(current);
+      } else if (edge.inside(previous)) {
+        points.push(edge.cross(previous, current));
+      }
+    });
+    if (points.length === 0) return [];
   }
-  return insideAoi === 0 ? 100 : Math.round((covered / insideAoi) * 1000) / 10;
+  return points.length < 3 ? [] : [...points, points[0]!];
+}
+
+function at(a: Position, b: Position, t: number): Position {
+  return [a[0]! + (b[0]! - a[0]!) * t, a[1]! + (b[1]! - a[1]!) * t];
+}
+
+/**
+ * Percentage of the AOI's area covered by a rectangular footprint: the AOI is
+ * clipped to the rectangle exactly, so 100 means the whole AOI lies inside it.
+ * Rounded down to 0.1 so that a nearly covered AOI never reads as 100.
+ */
+function coveragePercent(aoi: AoiGeometry, box: BBox): number {
+  const total = areaSqM(aoi);
+  if (total === 0) return 100;
+  const clipped: Position[][][] = [];
+  for (const polygon of splitPolygons(aoi)) {
+    const [outer, ...holes] = polygon.coordinates.map((ring) => clipRing(ring, box));
+    if (outer && outer.length > 0) clipped.push([outer, ...holes.filter((h) => h.length > 0)]);
+  }
+  const covered = clipped.length === 0 ? 0 : areaSqM({ type: 'MultiPolygon', coordinates: clipped });
+  return Math.min(100, Math.floor((covered / total) * 1000 + 1e-9) / 10);
 }
 
 function hexId(random: () => number, length: number): string {
@@ -109,7 +140,7 @@ export function productsAround(aoi: AoiGeometry, seed: number, baseUrl: string):
       previewUrl: `${baseUrl}/catalog/preview/${id}.png`,
       footprint: { type: 'Polygon', coordinates: rectangle(footprint) },
       available: random() >= 0.2,
-      aoiIntersectionPercent: coveragePercent(aoi, box, footprint),
+      aoiIntersectionPercent: coveragePercent(aoi, footprint),
     });
   }
   return products;

@@ -315,7 +315,7 @@ async function processingStats(ctx: SimContext, request: RouteRequest): Promise<
       return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
     };
     const lines = [STATS_FIELDS.join(','), ...results.map((row) => STATS_FIELDS.map((f) => escape(row[f])).join(','))];
-    return { kind: 'text', body: `${lines.join('\n')}\n` };
+    return { kind: 'binary', contentType: 'text/csv; charset=utf-8', body: Buffer.from(`${lines.join('\n')}\n`, 'utf8') };
   }
   return json({ results, total, count: results.length, totalCost, totalArea });
 }
