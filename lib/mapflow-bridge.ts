@@ -49,6 +49,7 @@ import { createLedgerTable } from './ledger-table.ts';
 import { acknowledgeBridgeNagFindings } from './nag.ts';
 import {
   grantFunctionCapabilities,
+  grantLedger,
   grantListPrefixes,
   grantObjects,
   LEDGER_READ_ACTIONS,
@@ -281,7 +282,7 @@ export class MapflowBridge extends Construct {
 
   /** Read access to the ledger (GetItem, Query on the table and its GSIs), e.g. for a dashboard or report job. */
   public grantReadLedger(grantee: iam.IGrantable): iam.Grant {
-    return this.ledgerTable.grant(grantee, ...LEDGER_READ_ACTIONS);
+    return grantLedger(grantee, this.ledgerTable, LEDGER_READ_ACTIONS);
   }
 
   /** Read access to results and failure reports (objects under the results and failed prefixes, and listing them). */

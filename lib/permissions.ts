@@ -91,6 +91,9 @@ export const OBJECT_TAG_ACTIONS = [
   's3:PutObjectVersionTagging',
 ] as const;
 const KMS_READ_ACTIONS = ['kms:Decrypt'] as const;
+/** What DynamoDB needs of a table's customer-managed key (as aws-dynamodb's own grants). */
+const LEDGER_KMS_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'] as const;
+const LEDGER_KMS_WRITE_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'] as const;
 const KMS_WRITE_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
 
 /** Grants one capability. */
@@ -98,10 +101,10 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
   const { bucket, prefixes } = targets;
   switch (capability) {
     case 'ledger:read':
-      targets.ledgerTable.grant(grantee, ...LEDGER_READ_ACTIONS);
+      grantLedger(grantee, targets.ledgerTable, LEDGER_READ_ACTIONS);
       return;
     case 'ledger:write':
-      targets.ledgerTable.grant(grantee, ...LEDGER_WRITE_ACTIONS);
+      grantLedger(grantee, targets.ledgerTable, LEDGER_WRITE_ACTIONS);
       return;
     case 'inbox:read':
       grantObjects(grantee, bucket, prefixes.inbox, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
@@ -143,6 +146,28 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
 /** Grants every capability of a function from FUNCTION_CAPABILITIES. */
 export function grantFunctionCapabilities(name: BridgeFunctionName, grantee: iam.IGrantable, targets: GrantTargets): void {
   for (const capability of FUNCTION_CAPABILITIES[name]) grantCapability(grantee, capability, targets);
+}
+
+/**
+ * Ledger actions on the table and its GSIs (`<table>/index/*`), always.
+ *
+ * `ITable.grant` adds the index ARN only when CDK knows the table has indexes:
+ * a table imported by name (`Table.fromTableName`, `-c ledgerTableName=...`)
+ * would get no rights on `byStatus`, and the reconciler's Query would be
+ * refused. The ledger always has its GSIs (ledgerTableSchema), so grant them
+ * explicitly. A customer-managed key of the table gets the matching KMS actions.
+ */
+export function grantLedger(grantee: iam.IGrantable, table: dynamodb.ITable, actions: readonly string[]): iam.Grant {
+  const grant = iam.Grant.addToPrincipal({
+    grantee,
+    actions: [...actions],
+    resourceArns: [table.tableArn, `${table.tableArn}/index/*`],
+  });
+  if (table.encryptionKey) {
+    const writes = actions.some((a) => (LEDGER_WRITE_ACTIONS as readonly string[]).includes(a));
+    table.encryptionKey.grant(grantee, ...(writes ? LEDGER_KMS_WRITE_ACTIONS : LEDGER_KMS_READ_ACTIONS));
+  }
+  return grant;
 }
 
 /**
