@@ -29,6 +29,7 @@ export const CONTEXT_KEYS = {
   removalPolicy: 'retain (default) or destroy: what happens to data when the stack is deleted.',
   reconcileMinutes: 'Minutes between reconciler runs (default 15).',
   bucketName: 'Use this existing bucket (EventBridge notifications must be on) instead of creating one.',
+  bucketKmsKeyArn: 'ARN of the KMS key of that existing bucket, when it is SSE-KMS encrypted (the functions then get kms:Decrypt / GenerateDataKey on it).',
   secretName: 'Use this existing Secrets Manager secret instead of creating one.',
   eventBusName: 'Publish on this existing event bus instead of creating one.',
   ledgerTableName: 'Use this existing ledger table (same keys and GSIs) instead of creating one.',
@@ -52,7 +53,7 @@ export interface ContextSettings {
   logRetention?: logs.RetentionDays;
   removalPolicy?: RemovalPolicy;
   reconcileSchedule?: events.Schedule;
-  existing: { bucketName?: string; secretName?: string; eventBusName?: string; ledgerTableName?: string };
+  existing: { bucketName?: string; bucketKmsKeyArn?: string; secretName?: string; eventBusName?: string; ledgerTableName?: string };
   dashboard?: boolean;
 }
 
@@ -106,6 +107,13 @@ export function settingsFromContext(node: Node): ContextSettings {
     throw new MapflowBridgeConfigError('context reconcileMinutes must be from 1 to 1440');
   }
   const dashboard = get('dashboard');
+  const bucketKmsKeyArn = text('bucketKmsKeyArn');
+  if (bucketKmsKeyArn !== undefined && text('bucketName') === undefined) {
+    throw new MapflowBridgeConfigError('context bucketKmsKeyArn only applies with bucketName (the key of your existing bucket); a created bucket uses SSE-S3');
+  }
+  if (bucketKmsKeyArn !== undefined && !/^arn:[^:]+:kms:[^:]+:\d{12}:(key|alias)\/.+$/.test(bucketKmsKeyArn)) {
+    throw new MapflowBridgeConfigError(`context bucketKmsKeyArn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got ${bucketKmsKeyArn}`);
+  }
 
   return {
     stackName: text('stackName') ?? 'MapflowBridge',
@@ -124,6 +132,7 @@ export function settingsFromContext(node: Node): ContextSettings {
     reconcileSchedule: reconcileMinutes === undefined ? undefined : events.Schedule.rate(Duration.minutes(reconcileMinutes)),
     existing: {
       bucketName: text('bucketName'),
+      bucketKmsKeyArn,
       secretName: text('secretName'),
       eventBusName: text('eventBusName'),
       ledgerTableName: text('ledgerTableName'),

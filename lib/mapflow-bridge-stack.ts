@@ -6,6 +6,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -26,7 +27,15 @@ export class MapflowBridgeStack extends Stack {
     const existing = props.existing ?? {};
     this.bridge = new MapflowBridge(this, 'Bridge', {
       ...props.bridge,
-      ...(existing.bucketName ? { bucket: s3.Bucket.fromBucketName(this, 'ExistingBucket', existing.bucketName) } : {}),
+      ...(existing.bucketName
+        ? {
+            // With its KMS key, if any: writes to an SSE-KMS bucket need kms:GenerateDataKey, reads kms:Decrypt.
+            bucket: s3.Bucket.fromBucketAttributes(this, 'ExistingBucket', {
+              bucketName: existing.bucketName,
+              ...(existing.bucketKmsKeyArn ? { encryptionKey: kms.Key.fromKeyArn(this, 'ExistingBucketKey', existing.bucketKmsKeyArn) } : {}),
+            }),
+          }
+        : {}),
       ...(existing.secretName ? { secret: secretsmanager.Secret.fromSecretNameV2(this, 'ExistingSecret', existing.secretName) } : {}),
       ...(existing.eventBusName ? { eventBus: events.EventBus.fromEventBusName(this, 'ExistingEventBus', existing.eventBusName) } : {}),
       ...(existing.ledgerTableName

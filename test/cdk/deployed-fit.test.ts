@@ -14,12 +14,16 @@
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
 import { isLocal, loadConfig, type BridgeConfig } from '../../functions/runtime/config.ts';
+import { settingsFromContext } from '../../lib/app-context.ts';
 import type { BridgeFunctionName } from '../../lib/defaults.ts';
+import { MapflowBridgeStack } from '../../lib/mapflow-bridge-stack.ts';
 import { ACCOUNT, DeployedValues, isAllowed, REGION, type TemplateJson } from './deployed-values.ts';
 import { logicalIdOf, statementsOfFunction, synthBridge, type PolicyStatement, type SynthesizedBridge } from './support.ts';
 
@@ -317,6 +321,28 @@ describe('bring your own ledger table', () => {
 
     // Assess
     for (const action of ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']) expect(isAllowed(statements, action, key)).toBe(true);
+  });
+});
+
+describe('bring your own bucket from context (-c bucketName, -c bucketKmsKeyArn)', () => {
+  it('an SSE-KMS bucket named in context gets the KMS actions its reads and multipart writes need', () => {
+    // Prepare: what bin/app.ts builds from `-c bucketName=drop -c bucketKmsKeyArn=...`.
+    const key = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], bucketName: 'drop-bucket', bucketKmsKeyArn: key } });
+    const { stackName, existing, ...bridge } = settingsFromContext(app.node);
+    const stack = new MapflowBridgeStack(app, stackName, { bridge, existing });
+    const own: SynthesizedBridge = { app, stack, bridge: stack.bridge, template: Template.fromStack(stack) };
+    const values = new DeployedValues(own.template.toJSON() as TemplateJson);
+    const allowed = (fn: BridgeFunctionName, action: string, resource: string) =>
+      isAllowed(values.resolve(statementsOfFunction(own, fn)) as PolicyStatement[], action, resource);
+
+    // Assess
+    expect(allowed('store-results', 'kms:GenerateDataKey', key)).toBe(true);
+    expect(allowed('store-results', 'kms:Decrypt', key)).toBe(true); // multipart uploads to SSE-KMS need Decrypt too
+    expect(allowed('plan-processing', 'kms:Decrypt', key)).toBe(true);
+    expect(allowed('upload-image', 'kms:Decrypt', key)).toBe(true);
+    expect(allowed('store-results', 's3:PutObject', 'arn:aws:s3:::drop-bucket/results/a.geojson/a/result.geojson')).toBe(true);
+    expect(allowed('register-job', 'kms:Decrypt', key)).toBe(false);
   });
 });
 

@@ -123,5 +123,7 @@ describe('settingsFromContext', () => {
     expect(bad({ routes: '{not json' })).toThrow(/routes is neither JSON nor the path of a JSON file/);
     expect(bad({ removalPolicy: 'keep' })).toThrow(/removalPolicy must be retain or destroy/);
     expect(bad({ logRetentionDays: '31' })).toThrow(/not a CloudWatch Logs retention/);
+    expect(bad({ bucketKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc' })).toThrow(/bucketKmsKeyArn only applies with bucketName/);
+    expect(bad({ bucketName: 'b', bucketKmsKeyArn: 'my-key' })).toThrow(/bucketKmsKeyArn must be a KMS key ARN/);
   });
 });
