@@ -8,6 +8,7 @@ import { CATALOG_PROVIDERS } from './catalogue.ts';
 import { json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { areaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, splitPolygons, type AoiGeometry, type BBox } from './geometry.ts';
 import { badRequest, readJsonObject, SimHttpError } from './http.ts';
+import { encodePng } from './png.ts';
 import { between, integerBetween, pick, seededRandom, seedFrom } from './random.ts';
 
 export interface CatalogProduct {
@@ -244,4 +245,30 @@ async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Re
   return json({ images, total: matches.length, limit, offset });
 }
 
-export const catalogRoutes: Route[] = [{ method: 'POST', pattern: /^\/catalog\/meta$/, family: 'api', handle: searchCatalog }];
+/**
+ * A product's preview (previewType png) or one tile of a mosaic's preview layer
+ * (previewType xyz, `{z}/{x}/{-y}`): a synthetic 256x256 PNG, so that the
+ * previewUrl a search hands out resolves. The colours come from the product id
+ * and the tile, so neighbouring tiles and products differ.
+ */
+async function catalogPreview(_ctx: SimContext, { params }: RouteRequest): Promise<Reply> {
+  const [id, z, x, y] = params as [string, string | undefined, string | undefined, string | undefined];
+  if (z !== undefined && (Number(z) < 0 || Number(z) > 22)) throw badRequest(`zoom ${z} is outside 0-22`);
+  const random = seededRandom(seedFrom(0, 'preview', id, z ?? '', x ?? '', y ?? ''));
+  const base = [integerBetween(random, 40, 120), integerBetween(random, 60, 140), integerBetween(random, 30, 90)];
+  const size = 256;
+  const rgb = new Uint8Array(size * size * 3);
+  for (let row = 0; row < size; row++) {
+    for (let col = 0; col < size; col++) {
+      const shade = Math.round(((row + col) / (2 * size)) * 80);
+      for (let band = 0; band < 3; band++) rgb[(row * size + col) * 3 + band] = Math.min(255, base[band]! + shade);
+    }
+  }
+  return { kind: 'binary', contentType: 'image/png', body: encodePng(size, size, rgb) };
+}
+
+export const catalogRoutes: Route[] = [
+  { method: 'POST', pattern: /^\/catalog\/meta$/, family: 'api', handle: searchCatalog },
+  { method: 'GET', pattern: /^\/catalog\/preview\/([A-Za-z0-9_-]+)\.png$/, family: 'api', handle: catalogPreview },
+  { method: 'GET', pattern: /^\/catalog\/preview\/([A-Za-z0-9_-]+)\/(\d+)\/(\d+)\/(-?\d+)\.png$/, family: 'api', handle: catalogPreview },
+];

@@ -221,7 +221,10 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
   let area: number;
   if (body.geometry !== undefined && body.geometry !== null) {
     area = areaSqM(readGeometry(body.geometry));
-  } else if (apiVersion === 'v2' && typeof body.areaSqKm === 'number' && body.areaSqKm >= 0) {
+  } else if (apiVersion === 'v2' && body.areaSqKm !== undefined && body.areaSqKm !== null) {
+    if (typeof body.areaSqKm !== 'number' || !Number.isFinite(body.areaSqKm) || body.areaSqKm < 0) {
+      throw badRequest('areaSqKm must be a number of square kilometres, 0 or more', { areaSqKm: String(body.areaSqKm) });
+    }
     area = body.areaSqKm * 1e6;
   } else {
     throw badRequest(apiVersion === 'v2' ? 'geometry or areaSqKm is required' : 'geometry is required');

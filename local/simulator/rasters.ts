@@ -270,6 +270,7 @@ async function createMosaicWithImage(ctx: SimContext, { req, url }: RouteRequest
 async function linkImage(ctx: SimContext, { req, params }: RouteRequest): Promise<Reply> {
   const mosaic = mosaicOr404(ctx, params[0]!);
   const body = await readJsonObject(req);
+  if (body.url === undefined || body.url === null) throw dataError(400, 'InvalidRequest', 'url is required');
   if (typeof body.url !== 'string' || !body.url.startsWith('s3://')) {
     throw dataError(400, 'FileValidationFailed', 'url must be a storage URL starting with s3://', { url: String(body.url) });
   }

@@ -63,7 +63,7 @@ async function call(
   }
   const headers: Record<string, string> = {};
   if (options.auth !== null) headers.authorization = options.auth ?? `Bearer ${TOKEN}`;
-  let body: BodyInit | undefined;
+  let body: FormData | string | undefined;
   if (options.form) body = options.form;
   else if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
@@ -312,6 +312,9 @@ describe('cost', () => {
     expect(Number(both.text)).toBeGreaterThan(0);
     expect(Number(withBlock.text)).toBeGreaterThan(Number(byArea.text));
     expect(neither.status).toBe(400);
+    const negative = await call('POST', '/processing/cost/v2', { body: { wdId: buildings.id, areaSqKm: -2 } });
+    expect(negative.status).toBe(400);
+    expect(negative.json.message).toMatch(/areaSqKm must be/);
   });
 
   it('v1 answers a bare number for wdId, geometry, params', async () => {
@@ -509,6 +512,18 @@ describe('validation errors (spec Errors table)', () => {
     expect(notString.codes).toContain('source-validator.UrlMustBeString');
     expect(blacklisted.codes).toContain('source-validator.UrlBlacklisted');
     expect(blacklisted.messages[0].parameters.url).toContain('openstreetmap');
+  });
+
+  it('the same error on several AOIs is reported once on the processing and on each AOI', async () => {
+    // Act
+    const created = await createV2({ geometry: MULTI, ...xyz('XYZ', 'https://t.example.com/tiles.png') });
+    await waitForEnd(created.json.id);
+    const full = await ok('GET', `/processings/${created.json.id}`);
+    const aois = await ok('GET', `/processings/${created.json.id}/aois`);
+    // Assess
+    expect(full.messages.map((m: Json) => m.code)).toEqual(['source-validator.XYZLinkFormatError']);
+    expect(aois).toHaveLength(2);
+    for (const aoi of aois) expect(aoi.messages.map((m: Json) => m.code)).toEqual(['source-validator.XYZLinkFormatError']);
   });
 
   it('a self-intersecting polygon is geometry.Invalid', async () => {
@@ -833,6 +848,9 @@ describe('data interface', () => {
     // Assess
     expect(typeof link.message).toBe('string');
     expect(link.mosaic_id).toBe(mosaic.id);
+    const noUrl = await call('POST', `/rasters/mosaic/${mosaic.id}/link-image`, { body: {} });
+    expect(noUrl.status).toBe(400);
+    expect(noUrl.json.detail.parameters.message).toMatch(/url is required/);
     expect(httpLink.status).toBe(400);
     expect(typeof httpLink.json.detail.code).toBe('string');
     expect(typeof httpLink.json.detail.parameters).toBe('object');
@@ -961,6 +979,28 @@ describe('catalog', () => {
     expect(both.length).toBe(images.length + mosaics.length);
   });
 
+  it('previewUrl resolves: a PNG for a Scene, a PNG tile for a Mosaic template', async () => {
+    // Prepare
+    const all = await search({});
+    const scene = all.find((p) => p.previewType === 'png');
+    const mosaic = all.find((p) => p.previewType === 'xyz');
+    const tileUrl = mosaic.previewUrl.replace('{z}', '17').replace('{x}', '68629').replace('{-y}', '85434');
+    // Act
+    const answers = [];
+    for (const url of [scene.previewUrl, tileUrl]) {
+      const response = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } });
+      answers.push({ status: response.status, type: response.headers.get('content-type'), bytes: new Uint8Array(await response.arrayBuffer()) });
+    }
+    // Assess
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.type).toBe('image/png');
+      expect([...a.bytes.subarray(1, 4)].map((b) => String.fromCharCode(b)).join('')).toBe('PNG');
+      const view = new DataView(a.bytes.buffer, a.bytes.byteOffset);
+      expect([view.getUint32(16), view.getUint32(20)]).toEqual([256, 256]);
+    }
+  });
+
   it('refuses a search area over the AOI limit', async () => {
     // Act
     const answer = await call('POST', '/catalog/meta', { body: { aoi: HUGE } });
@@ -977,7 +1017,7 @@ describe('faults and lost answers', () => {
     const sim = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 1, seed: 1, faultRate: 0.3 });
     const statuses = new Set<number>();
     let resets = 0;
-    const retrying = async (path: string, init: RequestInit = {}) => {
+    const retrying = async (path: string, init: RequestInit = {}): Promise<Json> => {
       for (let attempt = 0; attempt < 30; attempt++) {
         try {
           const r = await fetch(sim.url + path, { ...init, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
@@ -1017,7 +1057,7 @@ describe('faults and lost answers', () => {
         () => false,
         () => true,
       );
-      const list = await (await fetch(`${sim.url}/projects`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+      const list: Json = await (await fetch(`${sim.url}/projects`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
       // Assess
       expect(lost).toBe(true);
       expect(list.map((p: Json) => p.name)).toContain('lost answer');
