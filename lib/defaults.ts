@@ -113,11 +113,18 @@ export const STATE_MACHINE_TIMEOUT_MARGIN = Duration.hours(6);
 /** Lambda keeps all environment variables under 4 KB; ROUTES is the only one that can grow. */
 export const MAX_ROUTES_JSON_BYTES = 3_000;
 
-/** Retry of transient errors on every Task (exponential backoff with full jitter). */
+/**
+ * Retry of transient errors on every Task (exponential backoff with full jitter):
+ * the Lambda service errors AWS advises retrying (ClientExecutionTimeoutException
+ * included: the invoke call timed out on Step Functions' side), and the `name`s
+ * of the transient Mapflow errors (functions/mapflow/errors.ts), which Lambda
+ * reports as the errorType Step Functions matches.
+ */
 export const TRANSIENT_ERRORS: readonly string[] = [
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
+  'Lambda.ClientExecutionTimeoutException',
   'Lambda.TooManyRequestsException',
   'MapflowUnavailable',
   'MapflowRateLimited',

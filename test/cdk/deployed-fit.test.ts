@@ -19,6 +19,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
+import { InputRejected } from '../../functions/jobs/errors.ts';
+import { MapflowOutcomeUnknown, MapflowRateLimited, MapflowUnavailable } from '../../functions/mapflow/errors.ts';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
 import { isLocal, loadConfig, type BridgeConfig } from '../../functions/runtime/config.ts';
 import { settingsFromContext } from '../../lib/app-context.ts';
@@ -343,6 +345,44 @@ describe('bring your own bucket from context (-c bucketName, -c bucketKmsKeyArn)
     expect(allowed('upload-image', 'kms:Decrypt', key)).toBe(true);
     expect(allowed('store-results', 's3:PutObject', 'arn:aws:s3:::drop-bucket/results/a.geojson/a/result.geojson')).toBe(true);
     expect(allowed('register-job', 'kms:Decrypt', key)).toBe(false);
+  });
+});
+
+describe('Retry and Catch match what the handlers throw', () => {
+  /** Lambda reports a thrown error's `name` as errorType, the name Retry/Catch match. */
+  const THROWN: Record<string, Error> = {
+    MapflowUnavailable: new MapflowUnavailable('down', { method: 'GET', path: '/x' }),
+    MapflowRateLimited: new MapflowRateLimited('slow down', { method: 'GET', path: '/x' }),
+    MapflowOutcomeUnknown: new MapflowOutcomeUnknown('lost', { method: 'POST', path: '/x' }),
+  };
+
+  it('every Task retries the Lambda service errors AWS advises and exactly the transient error names the code throws', () => {
+    // Prepare
+    const id = logicalIdOf(synth.stack, synth.bridge.stateMachine);
+    const definition = JSON.parse(deployed.resolve(template.Resources[id]!.Properties!.DefinitionString) as string);
+    const tasks = [
+      ...Object.entries(definition.States as Record<string, any>),
+      ...Object.entries(definition.States['Process Parts'].ItemProcessor.States as Record<string, any>),
+    ].filter(([, state]) => state.Type === 'Task');
+
+    // Act
+    const retried = new Set(tasks.flatMap(([, state]) => (state.Retry as { ErrorEquals: string[] }[]).flatMap((r) => r.ErrorEquals)));
+
+    // Assess
+    expect(tasks).toHaveLength(13);
+    for (const lambdaError of ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.ClientExecutionTimeoutException']) {
+      expect(retried.has(lambdaError), lambdaError).toBe(true);
+    }
+    const own = [...retried].filter((e) => !e.startsWith('Lambda.'));
+    expect(own.sort()).toEqual(Object.keys(THROWN).sort());
+    for (const [name, error] of Object.entries(THROWN)) expect(error.name).toBe(name);
+    // A rejection is final: retrying it would only repeat the refusal.
+    expect(new InputRejected('NO_ROUTE', 'x').name).toBe('InputRejected');
+    expect(retried.has('InputRejected')).toBe(false);
+    // Every Task but the two catch targets ends in Finish Part / Fail Job on any error.
+    for (const [name, state] of tasks.filter(([n]) => n !== 'Finish Part' && n !== 'Fail Job')) {
+      expect(state.Catch, name).toEqual([expect.objectContaining({ ErrorEquals: ['States.ALL'], ResultPath: '$.error' })]);
+    }
   });
 });
 
