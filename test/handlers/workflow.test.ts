@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resultKeys, reportKey } from '../../functions/routing/index.ts';
 import type { ProcessingRequest, WorkflowState } from '../../functions/jobs/workflow.ts';
+import { MAX_SPLIT_PARTS } from '../../functions/jobs/steps/plan-processing.ts';
 import { registerJob } from '../../functions/jobs/steps/register-job.ts';
 import { inspectGeotiff } from '../../functions/jobs/steps/inspect-geotiff.ts';
 import { ensureMosaic } from '../../functions/jobs/steps/ensure-mosaic.ts';
@@ -253,6 +254,19 @@ describe('GeoJSON jobs', () => {
       expect(await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, part.name).resultKey)).toBeDefined();
     }
     expect((await b.ledger.get(start.jobId))?.parts).toHaveLength(parts.length);
+  });
+
+  it('rejects a split job with more features than one execution can carry, before anything is created', async () => {
+    // Prepare: 101 small squares, one processing each
+    const b = await open({ routes: [{ name: 'default', prefix: '', splitFeatures: true, creditBudget: 100_000 }] });
+    const start = await dropInput(aws.s3, 'inbox/many.geojson', squareAoi({}, MAX_SPLIT_PARTS + 1));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('REJECTED');
+    expect(final.finish?.error?.code).toBe('TOO_MANY_FEATURES');
+    expect(final.finish?.error?.message).toContain(`at most ${MAX_SPLIT_PARTS}`);
+    expect(await processingCount(b)).toBe(0);
   });
 
   it('times out a processing that runs past maxPolls', async () => {

@@ -40,6 +40,9 @@ const ESTIMATE_CONCURRENCY = 4;
 
 type Geometry = GeoJsonPolygon | GeoJsonMultiPolygon;
 
+/** Most processings one job may run with splitFeatures (bounded by the execution state's 256 KB). */
+export const MAX_SPLIT_PARTS = 100;
+
 interface DraftPart {
   index: number;
   name: string;
@@ -65,6 +68,14 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     route = applyOverrides(route, aoi.overrides);
     ignored = aoi.ignored;
     sourceParams = (route.source ?? DEFAULT_GEOJSON_SOURCE) as SourceParams;
+    if (route.splitFeatures && aoi.features.length > MAX_SPLIT_PARTS) {
+      // Each part's plan and outcome travel in the execution's state, which Step Functions caps at 256 KB.
+      throw new InputRejected(
+        'TOO_MANY_FEATURES',
+        `the file has ${aoi.features.length} polygon features and its route runs one processing per feature (splitFeatures); one job takes at most ${MAX_SPLIT_PARTS}. Split the file into several files of at most ${MAX_SPLIT_PARTS} features, or process it as one area without splitFeatures`,
+        { details: { features: aoi.features.length, maxParts: MAX_SPLIT_PARTS } },
+      );
+    }
     if (route.splitFeatures && aoi.features.length > 1) {
       const names = splitPartNames(input.key, aoi.features);
       drafts = aoi.features.map((f, i) => ({
