@@ -376,6 +376,20 @@ describe('GeoTIFF jobs', () => {
     expect(driver.calls.some((c) => c.state === 'Upload Image')).toBe(false);
   });
 
+  it('rejects an image whose processing is over budget before uploading it', async () => {
+    // Prepare: cogeo.tif covers about 0.37 km², billed as 1 km²: above a 1-credit budget
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true, creditBudget: 1 }] });
+    const start = await dropFile(aws.s3, 'inbox/expensive.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    // Act
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
+    // Assess: rejected with the estimate, and nothing went to Mapflow
+    expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'BUDGET_EXCEEDED' } });
+    expect(final.finish?.error?.message).toMatch(/estimated at \d+ credits, above the budget of 1 credits.*nothing was uploaded/);
+    expect(driver.calls.some((c) => c.state === 'Ensure Mosaic' || c.state === 'Upload Image')).toBe(false);
+    expect((await b.ledger.get(start.jobId))?.mosaicId).toBeUndefined();
+  });
+
   it('rejects a GeoTIFF whose pixel data is damaged', async () => {
     // Prepare
     const b = await open();

@@ -2,8 +2,8 @@
  * Inspect GeoTIFF: reads the header of the dropped image with ranged reads
  * (never the whole file) and checks, before anything is uploaded, that
  * Mapflow can take it: georeferenced, readable pixels, within the account's
- * upload limits and free storage, and fit for the route's model when the
- * route processes images.
+ * upload limits and free storage, and, when the route processes images, fit
+ * for the route's model and within its credit budget.
  */
 import { InputRejected } from '../errors.ts';
 import type { InspectResult, WorkflowState } from '../workflow.ts';
@@ -17,8 +17,9 @@ import {
   requirementsForModel,
   s3RangeSource,
 } from '../../geotiff/index.ts';
-import { DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
-import { routeOf, topJob } from './common.ts';
+import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
+import { DEFAULT_CREDIT_BUDGET, DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
+import { round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { resolveModel } from './models.ts';
 
@@ -44,6 +45,23 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
       ctx.logger.info('no local requirements for model; Mapflow will validate the image', { model: model.name });
     }
     if (requirements) checkImageForModel(info, requirements);
+
+    // The budget guard, before the upload: a job over budget must leave nothing behind in Mapflow.
+    const areaSqKm = geodesicAreaSqM(info.footprint4326) / 1e6;
+    const estimate = await client.estimateCost({
+      wdId: model.id,
+      geometry: info.footprint4326 as never,
+      areaSqKm,
+      ...(route.blocks && { blocks: route.blocks }),
+    });
+    const creditBudget = route.creditBudget ?? DEFAULT_CREDIT_BUDGET;
+    if (estimate > creditBudget) {
+      throw new InputRejected(
+        'BUDGET_EXCEEDED',
+        `processing this image (${round(areaSqKm, 2)} km²) with '${model.name}' is estimated at ${estimate} credits, above the budget of ${creditBudget} credits of route '${route.name}'; nothing was uploaded. Drop a smaller image, or raise the route's creditBudget.`,
+        { details: { estimatedCost: estimate, creditBudget, areaSqKm } },
+      );
+    }
   }
 
   const usage = await client.getStorageUsage();
