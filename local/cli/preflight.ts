@@ -2,6 +2,8 @@
  * Checks made before a local command starts anything, so a newcomer gets one
  * clear message instead of a stack trace half-way through the start.
  */
+import { MapflowClient, MapflowAuthError } from '../../functions/mapflow/index.ts';
+import type { MapflowTarget } from '../bridge.ts';
 import { checkJava } from './java.ts';
 
 export { checkJava, JAVA_MISSING_MESSAGE } from './java.ts';
@@ -30,4 +32,31 @@ export function preflight(): boolean {
     }
   }
   return true;
+}
+
+/**
+ * With `--mapflow-url`, asks that Mapflow for the account's status before
+ * anything starts, so a wrong URL or token is one clear line at once rather
+ * than every job failing after its retries. The token is never printed.
+ */
+export async function checkMapflow(target: MapflowTarget | undefined): Promise<boolean> {
+  if (!target) return true;
+  const client = new MapflowClient({
+    baseUrl: target.url,
+    token: target.token,
+    ...(target.email && { email: target.email }),
+    timeoutMs: 10_000,
+    retry: { maxAttempts: 2, baseDelayMs: 500, maxDelayMs: 1_000 },
+  });
+  try {
+    await client.getUserStatus();
+    return true;
+  } catch (error) {
+    const reason =
+      error instanceof MapflowAuthError
+        ? `it refused the token (HTTP ${error.status ?? 401}): check --token${target.email ? ' and --email' : ''}`
+        : `it does not answer (${(error as Error).message}): check --mapflow-url and that the service runs`;
+    console.error(`mapflow-bridge: cannot use Mapflow at ${target.url}: ${reason}. Nothing was started.`);
+    return false;
+  }
 }

@@ -15,7 +15,7 @@ import { inputKind, parseRoutes } from '../../functions/routing/index.ts';
 import { startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, table } from './format.ts';
-import { preflight } from './preflight.ts';
+import { checkMapflow, preflight } from './preflight.ts';
 
 export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
 
@@ -95,7 +95,7 @@ export async function runLocalCommand(args: string[]): Promise<number> {
     console.log(LOCAL_RUN_USAGE);
     return rest.includes('--help') || rest.includes('-h') ? 0 : 2;
   }
-  if (!preflight()) return 1;
+  if (!preflight() || !(await checkMapflow(options.mapflow))) return 1;
   return runFiles(options);
 }
 

@@ -19,7 +19,7 @@ import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from
 import type { LocalEvent } from '../events/file.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
-import { preflight } from './preflight.ts';
+import { checkMapflow, preflight } from './preflight.ts';
 
 export const DEFAULT_STATE_DIR = '.local';
 /** Written while `start` runs, so `jobs` can read the running ledger. */
@@ -68,7 +68,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
     console.log(START_USAGE);
     return 0;
   }
-  if (!preflight()) return 1;
+  if (!preflight() || !(await checkMapflow(options.mapflow))) return 1;
   return serve(options);
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { startSimulator } from '../../local/simulator/index.ts';
 import { ROOT, SAMPLES, SHARED_TESTDATA, tempFile } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -75,4 +76,26 @@ describe('mapflow-bridge local run', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('no such file');
   });
+
+  it('stops at once with one clear line when the given Mapflow does not answer, or refuses the token', { timeout: 60_000 }, async () => {
+    // Prepare: a simulator that knows another token, and a port where nothing listens
+    const sim = await startSimulator({ token: 'the-right-token', email: 'e@example.com' });
+    const file = path.join(SAMPLES, 'bern-quarters.geojson');
+    try {
+      // Act
+      const unreachable = await localRun(['--json', '--mapflow-url', 'http://127.0.0.1:1/rest', '--token', 'x', file]);
+      const refused = await localRun(['--json', '--mapflow-url', sim.url, '--token', 'a-wrong-token', '--email', 'e@example.com', file]);
+      // Assess: exit 1, nothing on stdout, the reason on stderr, no token echoed
+      expect(unreachable.code).toBe(1);
+      expect(unreachable.stdout).toBe('');
+      expect(unreachable.stderr).toMatch(/cannot use Mapflow at http:\/\/127\.0\.0\.1:1\/rest: it does not answer/);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/it refused the token \(HTTP 401\)/);
+      expect(refused.stderr).not.toContain('a-wrong-token');
+      expect(sim.stats().processingsCreated).toBe(0);
+    } finally {
+      await sim.close();
+    }
+  });
 });
+
