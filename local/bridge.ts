@@ -24,7 +24,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/jobs/model.ts';
 import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
-import { DEFAULT_ROUTES, inputKind, jobIdFor } from '../functions/routing/index.ts';
+import { inputKind, jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
 import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
 import { reconcile } from '../functions/handlers/reconcile.ts';
@@ -43,9 +43,9 @@ export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
 export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
 
 /**
- * Credit budget of the built-in routes when the embedded simulator runs: its
- * credits are not real, so a newcomer's city-sized GeoJSON goes through. With a
- * real Mapflow (`mapflow` option) the routes' own budget (default 100) applies.
+ * Credit budget of every route that sets none when the embedded simulator runs:
+ * its credits are not real, so a newcomer's city-sized GeoJSON goes through.
+ * With a real Mapflow (`mapflow` option) the routes' own budget (default 100) applies.
  */
 export const SIMULATED_CREDIT_BUDGET = 10_000;
 
@@ -215,7 +215,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       MAPFLOW_TOKEN: mapflow.token,
       MAPFLOW_EMAIL: mapflow.email || undefined,
       MAPFLOW_SECRET_ARN: undefined,
-      ROUTES: options.routes ?? (options.mapflow ? undefined : simulatedRoutes()),
+      ROUTES: options.mapflow ? options.routes : withSimulatedBudget(options.routes),
       POLL_POLICY: JSON.stringify({ ...LOCAL_POLL_POLICY, ...options.pollPolicy }),
       MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
       // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
@@ -459,7 +459,11 @@ export async function copyInto(file: string, dir: string, name = path.basename(f
   return target;
 }
 
-/** The built-in routes with a budget fit for simulated credits. */
-function simulatedRoutes(): string {
-  return JSON.stringify({ routes: DEFAULT_ROUTES.routes.map((route) => ({ ...route, creditBudget: SIMULATED_CREDIT_BUDGET })) });
+/**
+ * The routes (the given ones, or the built-in ones) with a budget fit for
+ * simulated credits wherever a route sets none; a budget a route sets is kept.
+ */
+function withSimulatedBudget(routesJson: string | undefined): string {
+  const { routes } = parseRoutes(routesJson);
+  return JSON.stringify({ routes: routes.map((route) => ({ creditBudget: SIMULATED_CREDIT_BUDGET, ...route })) });
 }
