@@ -8,6 +8,7 @@ import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { kinks } from '@turf/kinks';
 import type { Polygon, Position } from 'geojson';
 import { InputRejected } from '../jobs/errors.ts';
+import { printable } from '../storage/describe.ts';
 
 /**
  * Above this many positions in one polygon the self-intersection test (which
@@ -27,7 +28,7 @@ export interface PolygonPlace {
 }
 
 export function describePlace(place: PolygonPlace): string {
-  const feature = `feature ${place.featureIndex}${place.featureName ? ` ('${place.featureName}')` : ''}`;
+  const feature = `feature ${place.featureIndex}${place.featureName ? ` ('${printable(place.featureName, 60)}')` : ''}`;
   return place.polygonCount > 1 ? `${feature}, polygon ${place.polygonIndex}` : feature;
 }
 

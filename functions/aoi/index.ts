@@ -12,6 +12,7 @@ import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../jobs/errors.ts';
 import { describePlace, validatePolygon, type PolygonPlace } from './geometry.ts';
+import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
 export { KINKS_MAX_POSITIONS } from './geometry.ts';
 
@@ -42,12 +43,27 @@ export interface ParsedAoi {
 export interface ParseAoiOptions {
   /** The account's aoiAreaLimit in m²: the total and each polygon's lat/lon bounding box must stay under it. */
   aoiAreaLimitSqM?: number;
-  /** Largest file accepted, bytes (default DEFAULT_MAX_AOI_BYTES). */
+  /** Largest file accepted, bytes (default MAX_GEOJSON_BYTES). */
   maxBytes?: number;
 }
 
-/** Default size limit of a GeoJSON file: it is parsed in memory. */
-export const DEFAULT_MAX_AOI_BYTES = 50 * 1024 * 1024;
+/**
+ * The largest GeoJSON the bridge accepts, the one limit every reader and the
+ * docs use (docs/inputs.md, docs/workflow.md): the file is parsed whole in the
+ * Plan Processing Lambda's memory.
+ */
+export const MAX_GEOJSON_BYTES = 20 * 1024 * 1024;
+
+/** FILE_TOO_LARGE for a GeoJSON, saying what to do; `size` when known (a streamed read stops at the limit). */
+export function geoJsonTooLarge(maxBytes: number, size?: number): InputRejected {
+  const found = size !== undefined ? `the GeoJSON is ${formatBytes(size)}; ` : 'the GeoJSON is larger than that; ';
+  return new InputRejected(
+    'FILE_TOO_LARGE',
+    `${found}at most ${formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
+      `(e.g. QGIS "Simplify" or mapshaper -simplify), or remove the properties you do not need`,
+    { details: { maxBytes, ...(size !== undefined && { size }) } },
+  );
+}
 
 const GEOJSON_TYPES = ['FeatureCollection', 'Feature', 'Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection'];
 
@@ -56,12 +72,11 @@ const GEOJSON_TYPES = ['FeatureCollection', 'Feature', 'Point', 'MultiPoint', 'L
  * @throws InputRejected EMPTY_FILE, FILE_TOO_LARGE, NOT_JSON, NOT_GEOJSON, NO_POLYGONS, INVALID_GEOMETRY,
  *   SELF_INTERSECTING, COORDINATES_OUT_OF_RANGE, AREA_TOO_LARGE
  */
-export function parseAoi(text: string, options: ParseAoiOptions = {}): ParsedAoi {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_AOI_BYTES;
-  const size = Buffer.byteLength(text, 'utf8');
-  if (size > maxBytes) {
-    throw new InputRejected('FILE_TOO_LARGE', `the GeoJSON is ${formatBytes(size)}; at most ${formatBytes(maxBytes)} is accepted. Simplify the polygons or split the file`);
-  }
+export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {}): ParsedAoi {
+  const maxBytes = options.maxBytes ?? MAX_GEOJSON_BYTES;
+  const size = typeof file === 'string' ? Buffer.byteLength(file, 'utf8') : file.byteLength;
+  if (size > maxBytes) throw geoJsonTooLarge(maxBytes, size);
+  const text = typeof file === 'string' ? file : new TextDecoder('utf-8').decode(file);
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new InputRejected('EMPTY_FILE', 'the file is empty: drop a GeoJSON with at least one Polygon or MultiPolygon');
 
@@ -69,10 +84,11 @@ export function parseAoi(text: string, options: ParseAoiOptions = {}): ParsedAoi
   try {
     doc = JSON.parse(body);
   } catch (cause) {
-    throw new InputRejected('NOT_JSON', `the file is not valid JSON (${(cause as Error).message}); save it again as GeoJSON`, { cause });
+    const head = typeof file === 'string' ? Buffer.from(file.slice(0, 8), 'utf8') : file.subarray(0, 8);
+    throw new InputRejected('NOT_JSON', notJsonMessage(head, body, cause), { cause });
   }
   if (!isObject(doc) || typeof doc.type !== 'string' || !GEOJSON_TYPES.includes(doc.type)) {
-    const found = isObject(doc) ? (typeof doc.type === 'string' ? `"type": "${doc.type}"` : 'an object without "type"') : `a JSON ${Array.isArray(doc) ? 'array' : typeof doc}`;
+    const found = isObject(doc) ? (typeof doc.type === 'string' ? `"type": "${printable(doc.type)}"` : 'an object without "type"') : `a JSON ${Array.isArray(doc) ? 'array' : typeof doc}`;
     throw new InputRejected(
       'NOT_GEOJSON',
       `expected a GeoJSON FeatureCollection, Feature, Polygon, MultiPolygon or GeometryCollection, found ${found}`,
@@ -118,6 +134,19 @@ export function parseAoi(text: string, options: ParseAoiOptions = {}): ParsedAoi
     ...(isObject(doc) && doc.mapflow !== undefined && { overrides: doc.mapflow }),
     ignored,
   };
+}
+
+/**
+ * Why the text is not JSON, never quoting binary bytes: a known binary format
+ * is named with what to do; other binary files are called binary; for text,
+ * the parser's reason is quoted as a short printable excerpt.
+ */
+function notJsonMessage(head: Uint8Array, body: string, cause: unknown): string {
+  const format = sniffFormat(head);
+  if (format) return `the file is not JSON: this looks like ${format.description}: ${format.advice}`;
+  if (looksBinary(body)) return 'the file is not JSON: it is a binary file, not text. Drop GeoJSON (.geojson) files as text, or GeoTIFF images named .tif';
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return `the file is not valid JSON (${printable(reason, 160)}); save it again as GeoJSON`;
 }
 
 interface CollectedFeature {
@@ -193,7 +222,7 @@ function polygonsOf(geometry: unknown, index: number, name: string | undefined, 
     case 'GeometryCollection':
       return geometriesOf(geometry, index).flatMap((member) => polygonsOf(member, index, name, ignored));
     default:
-      throw new InputRejected('NOT_GEOJSON', `${where}: unknown geometry type "${geometry.type}"`);
+      throw new InputRejected('NOT_GEOJSON', `${where}: unknown geometry type "${printable(geometry.type)}"`);
   }
 }
 
@@ -224,7 +253,7 @@ function assertWgs84(doc: Record<string, unknown>): void {
   if (/CRS84$|EPSG:+4326$/i.test(name)) return;
   throw new InputRejected(
     'COORDINATES_OUT_OF_RANGE',
-    `the file declares the coordinate reference system "${name || JSON.stringify(crs).slice(0, 80)}"; GeoJSON must be in WGS84 longitude/latitude (EPSG:4326): export it again in that CRS`,
+    `the file declares the coordinate reference system "${printable(name || JSON.stringify(crs))}"; GeoJSON must be in WGS84 longitude/latitude (EPSG:4326): export it again in that CRS`,
   );
 }
 
@@ -307,8 +336,4 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function formatKm2(sqM: number): string {
   const km2 = sqM / 1e6;
   return `${km2.toLocaleString('en-US', { maximumFractionDigits: km2 < 10 ? 2 : 1 })} km²`;
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${bytes} bytes`;
 }

@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { InputRejected } from '../jobs/errors.ts';
+import { formatBytes, printable } from './describe.ts';
 
 export interface ObjectRef {
   bucket: string;
@@ -28,33 +29,45 @@ export const MAX_OBJECT_TAGS = 10;
 export const UPLOAD_PART_SIZE = 8 * 1024 * 1024;
 export const UPLOAD_QUEUE_SIZE = 2;
 
+/** Says why an object over the read limit is refused; `size` is its size when S3 announced it. */
+export type TooLarge = (maxBytes: number, size: number | undefined) => Error;
+
 /**
- * The object as UTF-8 text, for small inputs (GeoJSON). Beyond `maxBytes` it
- * is rejected (InputRejected FILE_TOO_LARGE) without reading the rest: by its
- * announced length when known, else while streaming.
+ * The object's bytes, for small inputs (GeoJSON) that are parsed whole. Beyond
+ * `maxBytes` it is rejected without reading the rest: by its announced length
+ * when known, else while streaming. The error is `tooLarge`'s, by default
+ * InputRejected FILE_TOO_LARGE.
  */
-export async function readObjectText(s3: S3Client, obj: ObjectRef, maxBytes: number): Promise<string> {
+export async function readObjectBytes(s3: S3Client, obj: ObjectRef, maxBytes: number, tooLarge: TooLarge = objectTooLarge(obj)): Promise<Buffer> {
   const { stream, size } = await openObjectStream(s3, obj);
-  const tooLarge = () =>
-    new InputRejected('FILE_TOO_LARGE', `${obj.key} is larger than ${formatBytes(maxBytes)}, the most this bridge reads for this kind of file.`, {
-      details: { maxBytes, size },
-    });
   if (size > maxBytes) {
     stream.destroy();
-    throw tooLarge();
+    throw tooLarge(maxBytes, size);
   }
-  const decoder = new StringDecoder('utf8');
-  let text = '';
+  const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     bytes += chunk.length;
     if (bytes > maxBytes) {
       stream.destroy();
-      throw tooLarge();
+      throw tooLarge(maxBytes, size || undefined);
     }
-    text += decoder.write(chunk);
+    chunks.push(chunk);
   }
-  return text + decoder.end();
+  return Buffer.concat(chunks, bytes);
+}
+
+/** The object as UTF-8 text (see readObjectBytes for the size limit). */
+export async function readObjectText(s3: S3Client, obj: ObjectRef, maxBytes: number, tooLarge?: TooLarge): Promise<string> {
+  return new StringDecoder('utf8').end(await readObjectBytes(s3, obj, maxBytes, tooLarge));
+}
+
+/** The generic refusal, for objects whose caller has no better advice. */
+function objectTooLarge(obj: ObjectRef): TooLarge {
+  return (maxBytes, size) =>
+    new InputRejected('FILE_TOO_LARGE', `${printable(obj.key, 200)} is larger than ${formatBytes(maxBytes)}, the most this bridge reads for this kind of file.`, {
+      details: { maxBytes, ...(size !== undefined && { size }) },
+    });
 }
 
 /** A stream of the object's bytes, with its size and content type. */
@@ -136,10 +149,4 @@ export async function tagObject(s3: S3Client, obj: ObjectRef, tags: Record<strin
     }),
   );
   return { skipped };
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
-  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
-  return `${bytes} bytes`;
 }

@@ -11,7 +11,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { openObjectStream, readObjectText, tagObject, writeJson, writeStream, UPLOAD_PART_SIZE } from '../../functions/storage/s3.ts';
+import { openObjectStream, readObjectBytes, readObjectText, tagObject, writeJson, writeStream, UPLOAD_PART_SIZE } from '../../functions/storage/s3.ts';
 
 const s3mock = mockClient(S3Client);
 const s3 = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
@@ -69,6 +69,39 @@ describe('readObjectText', () => {
     const attempt = readObjectText(s3, obj, 1000);
     // Assess
     await expect(attempt).rejects.toThrow(/FILE_TOO_LARGE: inbox\/a.geojson is larger than 1000 bytes/);
+  });
+});
+
+describe('readObjectBytes', () => {
+  beforeEach(() => s3mock.reset());
+
+  it('returns the raw bytes, binary ones included', async () => {
+    // Prepare: the head of a little-endian TIFF, which is not UTF-8 text
+    const bytes = Buffer.from([0x49, 0x49, 0x2a, 0x00, 0xff, 0xfe, 0x00, 0x80]);
+    s3mock.on(GetObjectCommand).resolves({ Body: body([bytes.subarray(0, 3), bytes.subarray(3)]), ContentLength: bytes.length });
+    // Act
+    const read = await readObjectBytes(s3, obj, 1024);
+    // Assess
+    expect(read.equals(bytes)).toBe(true);
+  });
+
+  it("throws the caller's refusal, with the announced size, when it has one", async () => {
+    // Prepare
+    s3mock.on(GetObjectCommand).resolves({ Body: body(['x']), ContentLength: 3 * 1024 * 1024 });
+    const tooLarge = (maxBytes: number, size: number | undefined) => new Error(`custom ${maxBytes} ${size}`);
+    // Act
+    const attempt = readObjectBytes(s3, obj, 1024 * 1024, tooLarge);
+    // Assess
+    await expect(attempt).rejects.toThrow(`custom ${1024 * 1024} ${3 * 1024 * 1024}`);
+  });
+
+  it('names binary units as such and quotes an odd key without its control characters', async () => {
+    // Prepare
+    s3mock.on(GetObjectCommand).resolves({ Body: body(['x']), ContentLength: 3 * 1024 * 1024 });
+    // Act
+    const attempt = readObjectBytes(s3, { bucket: 'drop', key: 'inbox/a\u0000\u001b[2J.geojson' }, 2 * 1024 * 1024);
+    // Assess
+    await expect(attempt).rejects.toThrow(/^FILE_TOO_LARGE: inbox\/a\?\?\[2J\.geojson is larger than 2 MiB,/);
   });
 });
 

@@ -6,6 +6,7 @@
  * id or name wins over a lenient name match.
  */
 import { InputRejected } from '../errors.ts';
+import { printable } from '../../storage/describe.ts';
 
 export interface AccountModel {
   id: string;
@@ -34,7 +35,7 @@ export function resolveModel<M extends AccountModel>(models: readonly M[], wante
   if (lenient.length === 1) return lenient[0]!;
   const available = models.map((m) => `'${m.name}'`).join(', ') || '(none)';
   const why = lenient.length > 1 ? 'matches more than one model; use the model id' : 'is not available to this Mapflow account';
-  throw new InputRejected('UNKNOWN_MODEL', `model '${wanted}' ${why}. Available models: ${available}. Set the route's "model" (or the file's "mapflow.model") to one of them.`);
+  throw new InputRejected('UNKNOWN_MODEL', `model '${printable(wanted)}' ${why}. Available models: ${available}. Set the route's "model" (or the file's "mapflow.model") to one of them.`);
 }
 
 /**
@@ -48,7 +49,7 @@ export function checkBlocks(model: AccountModel, blocks: readonly { name: string
   for (const block of blocks) {
     if (!known.has(block.name.toLowerCase())) {
       const names = model.blocks.map((b) => `'${b.name}'`).join(', ') || '(none)';
-      throw new InputRejected('INVALID_ROUTE_OVERRIDE', `block '${block.name}' is not a block of model '${model.name}'. Its blocks are: ${names}.`);
+      throw new InputRejected('INVALID_ROUTE_OVERRIDE', `block '${printable(block.name)}' is not a block of model '${model.name}'. Its blocks are: ${names}.`);
     }
   }
 }

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
 import { BridgeError, ConfigurationError, InputRejected } from '../errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
-import { checkProcessingGeometry, parseAoi } from '../../aoi/index.ts';
+import { MAX_GEOJSON_BYTES, checkProcessingGeometry, geoJsonTooLarge, parseAoi } from '../../aoi/index.ts';
 import type { MapflowClient, SourceParams, UserStatus } from '../../mapflow/index.ts';
 import {
   DEFAULT_CREDIT_BUDGET,
@@ -28,13 +28,11 @@ import {
   workKey,
   type Route,
 } from '../../routing/index.ts';
-import { readObjectText, writeJson } from '../../storage/s3.ts';
+import { readObjectBytes, writeJson } from '../../storage/s3.ts';
 import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { checkBlocks, resolveModel } from './models.ts';
 
-/** Largest GeoJSON read into memory (it is parsed whole). */
-export const MAX_GEOJSON_BYTES = 20 * 1024 * 1024;
 /** Cost estimates in flight at once (a split file may have many parts). */
 const ESTIMATE_CONCURRENCY = 4;
 
@@ -63,8 +61,9 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   let ignored: PlanResult['ignored'];
   if (job.kind === 'geojson') {
     const aoiAreaLimitSqM = await aoiAreaLimitOf(client, status, ctx);
-    const text = await readObjectText(ctx.s3, input, MAX_GEOJSON_BYTES);
-    const aoi = parseAoi(text, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
+    // Bytes, not text: a binary file dropped as .geojson is named from its first bytes.
+    const bytes = await readObjectBytes(ctx.s3, input, MAX_GEOJSON_BYTES, geoJsonTooLarge);
+    const aoi = parseAoi(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
     route = applyOverrides(route, aoi.overrides);
     ignored = aoi.ignored;
     sourceParams = (route.source ?? DEFAULT_GEOJSON_SOURCE) as SourceParams;
