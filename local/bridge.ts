@@ -264,7 +264,19 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         .then(async () => {
           const refs = objectsFromMessage({ Records: [record] }, { keysEncoded: false });
           const objects = await Promise.all(refs.map((ref) => completeObject(context, ref)));
-          await dispatchObjectCreated(context, objects, (name, input) => engine.start(name, input));
+          await dispatchObjectCreated(context, objects, async (name, input) => {
+            const outcome = await engine.start(name, input);
+            // A re-drop of a finished job's exact file is recognised (exactly once) and ends at
+            // Register Job without an event; on a terminal, say so rather than stay silent.
+            const row = await ledger.get(name);
+            if (row && isFinalStatus(row.status) && row.input.key === input.input.key) {
+              log(
+                `${input.input.key.slice(context.config.prefixes.inbox.length)}: same file as job ${name}, already ${row.status}: not run again. ` +
+                  'To run it again, drop it under a new name or change the file.',
+              );
+            }
+            return outcome;
+          });
         })
         .catch((error: unknown) => log(`local bridge: dispatch of ${record.s3.object.key} failed: ${describe(error)}`))
         .finally(() => {
