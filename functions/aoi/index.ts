@@ -56,10 +56,10 @@ export const MAX_GEOJSON_BYTES = 20 * 1024 * 1024;
 
 /** FILE_TOO_LARGE for a GeoJSON, saying what to do; `size` when known (a streamed read stops at the limit). */
 export function geoJsonTooLarge(maxBytes: number, size?: number): InputRejected {
-  const found = size !== undefined ? `the GeoJSON is ${formatBytes(size)}; ` : 'the GeoJSON is larger than that; ';
+  const found = size !== undefined ? formatBytes(size) : `over ${formatBytes(maxBytes)}`;
   return new InputRejected(
     'FILE_TOO_LARGE',
-    `${found}at most ${formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
+    `the GeoJSON is ${found}; at most ${formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
       `(e.g. QGIS "Simplify" or mapshaper -simplify), or remove the properties you do not need`,
     { details: { maxBytes, ...(size !== undefined && { size }) } },
   );
