@@ -36,7 +36,7 @@ export async function acquireSlot(state: PartState, ctx: StepContext): Promise<S
   const waitedSeconds = (now.getTime() - Date.parse(firstAttemptAt)) / 1000;
   if (attempts >= MAX_SLOT_ATTEMPTS || waitedSeconds > policy.maxJobSeconds) {
     throw new QueueTimeout(
-      `no Mapflow processing slot became free in ${Math.round(waitedSeconds)} s (${attempts} attempts, ${inUse} of ${ctx.config.maxConcurrentProcessings} in use); raise MAX_CONCURRENT_PROCESSINGS or drop the file again later.`,
+      `no Mapflow processing slot became free in ${Math.round(waitedSeconds)} s (${attempts} attempts, ${inUse} of ${ctx.config.maxConcurrentProcessings} in use)`,
     );
   }
   if (attempts === 1) {

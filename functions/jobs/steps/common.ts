@@ -6,6 +6,7 @@ import { eventDetailFromRow } from '../../events/publisher.ts';
 import { readObjectText } from '../../storage/s3.ts';
 import { resolveRoute, type Route } from '../../routing/index.ts';
 import type { StepContext } from './context.ts';
+import { HOW_TO_RETRY } from './outcome.ts';
 
 /** The Register Job result inside the Map, whichever way the ItemSelector passed it. */
 export function jobContextOf(job: PartJobContext): RegisterResult {
@@ -21,7 +22,7 @@ export function routeOf(ctx: StepContext, job: Pick<RegisterResult, 'routeName' 
   if (byName) return byName;
   const byKey = resolveRoute(ctx.config.routes, job.input.key, ctx.config.prefixes.inbox);
   if (byKey) return byKey;
-  throw new ConfigurationError(`route '${job.routeName}' of this job is no longer configured; add it back to ROUTES or drop the file again`);
+  throw new ConfigurationError(`route '${job.routeName}' of this job is no longer configured; add it back to ROUTES, then ${HOW_TO_RETRY}`);
 }
 
 /** Publishes one event whose detail is the ledger row (plus `extra`). */

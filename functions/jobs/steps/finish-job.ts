@@ -12,7 +12,7 @@ import { writeJson } from '../../storage/s3.ts';
 import { topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { finaliseJob, type FinalStatus } from './finalize.ts';
-import { isRejectionCode } from './outcome.ts';
+import { HOW_TO_RETRY, isRejectionCode } from './outcome.ts';
 
 export async function finishJob(state: WorkflowState, ctx: StepContext): Promise<FinishResult> {
   const job = topJob(state);
@@ -45,7 +45,7 @@ export async function finishJob(state: WorkflowState, ctx: StepContext): Promise
 export function aggregate(parts: JobPart[], expected: number): { status: FinalStatus; error?: JobError } {
   const failed = parts.filter((p) => p.status !== 'OK');
   if (parts.length === 0 || parts.length < expected) {
-    return { status: 'FAILED', error: { code: 'INTERNAL_ERROR', message: `only ${parts.length} of ${expected} parts reported an outcome; drop the file again.` } };
+    return { status: 'FAILED', error: { code: 'INTERNAL_ERROR', message: `only ${parts.length} of ${expected} parts reported an outcome; ${HOW_TO_RETRY}.` } };
   }
   if (failed.length === 0) return { status: 'SUCCEEDED' };
   const first = failed[0]!.error ?? { code: 'PROCESSING_FAILED', message: `part '${failed[0]!.name}' failed without a reason.` };

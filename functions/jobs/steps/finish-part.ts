@@ -8,7 +8,7 @@ import type { PartState } from '../workflow.ts';
 import { jobContextOf } from './common.ts';
 import type { StepContext } from './context.ts';
 import { slotHolder } from '../../ledger/slots.ts';
-import { jobErrorFromMapflow, jobErrorFromTaskError } from './outcome.ts';
+import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from './outcome.ts';
 
 export async function finishPart(state: PartState, ctx: StepContext): Promise<JobPart> {
   const job = jobContextOf(state.job);
@@ -38,7 +38,7 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
   } else if (poll?.outcome === 'FAILED' || poll?.outcome === 'TIMEOUT') {
     outcome.error = jobErrorFromMapflow(poll.status, poll.messages, poll.outcome);
   } else {
-    outcome.error = { code: 'INTERNAL_ERROR', message: `part '${part.name}' ended without an outcome (poll ${poll?.outcome ?? 'none'}); drop the file again.` };
+    outcome.error = { code: 'INTERNAL_ERROR', message: `part '${part.name}' ended without an outcome (poll ${poll?.outcome ?? 'none'}); ${HOW_TO_RETRY}.` };
   }
 
   await ctx.ledger.upsertPart(job.jobId, outcome);

@@ -16,14 +16,22 @@ export function isRejectionCode(code: string | undefined): boolean {
   return (REJECTION_CODES as readonly string[]).includes(code) || (EXTRA_REJECTION_CODES as readonly string[]).includes(code);
 }
 
+/**
+ * How a finished job really runs again. A job is its bucket, key and ETag, and
+ * runs exactly once: the same bytes dropped again under the same key are the
+ * same, finished job and are not processed again.
+ */
+export const HOW_TO_RETRY =
+  'to run it again, drop it again under a new name, or change the file (the same bytes under the same key are the same job, which has ended)';
+
 const HINTS: Record<string, string> = {
-  MapflowUnavailable: 'Mapflow did not answer after several retries; drop the file again later.',
-  MapflowRateLimited: 'Mapflow kept asking to slow down; drop the file again later or lower MAX_CONCURRENT_PROCESSINGS.',
-  MapflowOutcomeUnknown: 'a request to Mapflow was sent but its answer was lost; check the Mapflow project for a duplicate before dropping the file again.',
-  MapflowAuthError: 'Mapflow refused the credentials; check the token in the Mapflow secret.',
-  QueueTimeout: 'no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS or drop the file again later.',
-  ConfigurationError: 'fix the bridge configuration and drop the file again.',
-  'States.Timeout': 'a step took too long; drop the file again.',
+  MapflowUnavailable: `Mapflow did not answer after several retries; once it answers, ${HOW_TO_RETRY}.`,
+  MapflowRateLimited: `Mapflow kept asking to slow down; lower MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
+  MapflowOutcomeUnknown: `a request to Mapflow was sent but its answer was lost; check the Mapflow project for a duplicate, then ${HOW_TO_RETRY}.`,
+  MapflowAuthError: `Mapflow refused the credentials; check the Mapflow token (the secret on AWS; --token locally), then ${HOW_TO_RETRY}.`,
+  QueueTimeout: `no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
+  ConfigurationError: `fix the bridge configuration, then ${HOW_TO_RETRY}.`,
+  'States.Timeout': `a step took too long; ${HOW_TO_RETRY}.`,
 };
 
 /**
@@ -87,7 +95,7 @@ export function jobErrorFromMapflow(status: string, messages: MapflowMessage[] |
   if (outcome === 'TIMEOUT') {
     return {
       code: 'PROCESSING_TIMEOUT',
-      message: `Mapflow had not finished the processing (status ${status}) when the bridge stopped waiting; check it in Mapflow, or raise POLL_POLICY maxPolls/maxJobSeconds.`,
+      message: `Mapflow had not finished the processing (status ${status}) when the bridge stopped waiting; check it in Mapflow, or raise POLL_POLICY maxPolls/maxJobSeconds; then ${HOW_TO_RETRY}.`,
       ...(list.length > 0 && { mapflowMessages: list }),
     };
   }
@@ -95,7 +103,7 @@ export function jobErrorFromMapflow(status: string, messages: MapflowMessage[] |
   const what = status === 'FAILED' ? 'Mapflow could not process the area' : `Mapflow ended the processing as ${status}`;
   return {
     code: status === 'FAILED' ? 'PROCESSING_FAILED' : `PROCESSING_${status}`,
-    message: described ? `${what}: ${described}` : `${what} without giving a reason.`,
+    message: `${described ? `${what}: ${described}` : `${what} without giving a reason`}. Try another imagery source or zoom, or wait a while; then ${HOW_TO_RETRY}.`,
     ...(list.length > 0 && { mapflowMessages: list }),
   };
 }
