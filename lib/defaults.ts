@@ -157,12 +157,7 @@ export const DATA_BUCKET_NOTIFICATIONS: s3.CfnBucket.NotificationConfigurationPr
 
 /** The server access log bucket: same posture; access log delivery requires SSE-S3. */
 export const ACCESS_LOG_BUCKET_PROPS: Readonly<s3.BucketProps> = {
-  encryption: s3.BucketEncryption.S3_MANAGED,
-  versioned: true,
-  enforceSSL: true,
-  minimumTLSVersion: 1.2,
-  blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-  objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+  ...DATA_BUCKET_PROPS,
   lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
 };
 

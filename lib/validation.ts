@@ -3,6 +3,8 @@
  * with a message that says what to fix, not a deployed bridge at 3 a.m.
  * Values that are CDK tokens (resolved at deploy time) are not checked.
  */
+import type { MapflowBridgeProps } from './mapflow-bridge.ts';
+import { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
 import { Token } from 'aws-cdk-lib';
 import { parseRoutes, type Route, type Routes } from '../functions/routing/index.ts';
 import {
@@ -25,8 +27,7 @@ export class MapflowBridgeConfigError extends Error {
   }
 }
 
-export type AuthScheme = 'basic' | 'bearer' | 'auto';
-export const AUTH_SCHEMES: readonly AuthScheme[] = ['basic', 'bearer', 'auto'];
+export { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
 
 export interface Prefixes {
   readonly inbox: string;
@@ -36,18 +37,19 @@ export interface Prefixes {
 }
 
 /** The props that shape the runtime configuration (validated and with defaults applied). */
-export interface BridgeSettingsInput {
-  readonly routes?: Route[];
-  readonly inboxPrefix?: string;
-  readonly resultsPrefix?: string;
-  readonly failedPrefix?: string;
-  readonly workPrefix?: string;
-  readonly mapflowBaseUrl?: string;
-  readonly authScheme?: AuthScheme;
-  readonly maxConcurrentProcessings?: number;
-  readonly pollPolicy?: Partial<PollPolicy>;
-  readonly eventSource?: string;
-}
+export type BridgeSettingsInput = Pick<
+  MapflowBridgeProps,
+  | 'routes'
+  | 'inboxPrefix'
+  | 'resultsPrefix'
+  | 'failedPrefix'
+  | 'workPrefix'
+  | 'mapflowBaseUrl'
+  | 'authScheme'
+  | 'maxConcurrentProcessings'
+  | 'pollPolicy'
+  | 'eventSource'
+>;
 
 export interface BridgeSettings {
   /** Undefined when the built-in routes apply (ROUTES is then not set). */

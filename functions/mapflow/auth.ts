@@ -12,7 +12,9 @@
  */
 import { ConfigurationError } from '../jobs/errors.ts';
 
-export type AuthScheme = 'basic' | 'bearer' | 'auto';
+/** How the token is sent; `auto` picks from the token's form (see resolveAuth). */
+export const AUTH_SCHEMES = ['basic', 'bearer', 'auto'] as const;
+export type AuthScheme = (typeof AUTH_SCHEMES)[number];
 
 export interface ResolvedAuth {
   scheme: 'basic' | 'bearer';
@@ -44,7 +46,7 @@ export function resolveAuth(options: { token: string; email?: string; authScheme
   if (!token) throw new ConfigurationError('Mapflow token is empty');
   const email = options.email?.trim() || undefined;
   const requested = options.authScheme ?? 'auto';
-  if (!['basic', 'bearer', 'auto'].includes(requested)) {
+  if (!(AUTH_SCHEMES as readonly string[]).includes(requested)) {
     throw new ConfigurationError(`Mapflow auth scheme must be basic, bearer or auto (got "${String(requested)}")`);
   }
   const preEncoded = decodeBasicCredential(token);

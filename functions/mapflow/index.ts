@@ -4,7 +4,7 @@
  */
 export { MapflowClient, DEFAULT_BASE_URL, DEFAULT_CLIENT_NAME, DEFAULT_CLIENT_VERSION } from './client.ts';
 export type { MapflowClientOptions } from './client.ts';
-export { resolveAuth, decodeBasicCredential } from './auth.ts';
+export { AUTH_SCHEMES, resolveAuth, decodeBasicCredential } from './auth.ts';
 export type { AuthScheme, ResolvedAuth } from './auth.ts';
 export {
   MapflowError,

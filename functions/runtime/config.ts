@@ -9,6 +9,7 @@
  */
 import { ConfigurationError } from '../jobs/errors.ts';
 import type { PollPolicy } from '../jobs/poll-policy.ts';
+import { AUTH_SCHEMES, type AuthScheme } from '../mapflow/index.ts';
 import { parseRoutes, type Routes } from '../routing/index.ts';
 
 /** Poll policy: one definition, with the poll step that applies it. */
@@ -18,7 +19,7 @@ export interface BridgeConfig {
   ledgerTable: string;
   eventBusName: string;
   eventSource: string;
-  mapflow: { baseUrl: string; authScheme: 'basic' | 'bearer' | 'auto'; secretArn?: string };
+  mapflow: { baseUrl: string; authScheme: AuthScheme; secretArn?: string };
   routes: Routes;
   /** S3 layout; every prefix ends with '/'. */
   prefixes: { inbox: string; results: string; failed: string; work: string };
@@ -93,8 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
 
   const baseUrl = readUrl(read('MAPFLOW_BASE_URL') ?? DEFAULTS.mapflowBaseUrl, 'MAPFLOW_BASE_URL', problems);
   const authScheme = read('MAPFLOW_AUTH_SCHEME')?.toLowerCase() ?? DEFAULTS.authScheme;
-  if (authScheme !== 'basic' && authScheme !== 'bearer' && authScheme !== 'auto') {
-    problems.push(`MAPFLOW_AUTH_SCHEME "${authScheme}" must be one of basic, bearer, auto.`);
+  if (!(AUTH_SCHEMES as readonly string[]).includes(authScheme)) {
+    problems.push(`MAPFLOW_AUTH_SCHEME "${authScheme}" must be one of ${AUTH_SCHEMES.join(', ')}.`);
   }
   const secretArn = read('MAPFLOW_SECRET_ARN');
 
@@ -142,7 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
     ledgerTable: ledgerTable!,
     eventBusName,
     eventSource,
-    mapflow: { baseUrl, authScheme: authScheme as BridgeConfig['mapflow']['authScheme'], ...(secretArn ? { secretArn } : {}) },
+    mapflow: { baseUrl, authScheme: authScheme as AuthScheme, ...(secretArn ? { secretArn } : {}) },
     routes,
     prefixes,
     maxConcurrentProcessings,
