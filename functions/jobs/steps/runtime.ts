@@ -4,6 +4,7 @@
  * Mapflow client), built once per configuration and reused across warm
  * invocations.
  */
+import { tokenRotatingClient } from '../../runtime/rotating-client.ts';
 import { bridgeContext, type BridgeContext } from '../../runtime/context.ts';
 import { makeStepContext, type StepContext, type StepLogger } from './context.ts';
 
@@ -33,7 +34,8 @@ export function stepContextFrom(bridge: BridgeContext): StepContext {
     slots: bridge.slots,
     events: bridge.events,
     doc: bridge.doc,
-    mapflow: () => bridge.mapflow(),
+    // A rotated token is picked up on the first 401 instead of failing the job.
+    mapflow: async () => tokenRotatingClient(await bridge.mapflow(), (options) => bridge.mapflow(options)),
     logger: stepLogger,
   });
 }
