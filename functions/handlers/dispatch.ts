@@ -7,9 +7,13 @@
  * It also accepts S3 notification bodies (`Records[].s3`), which is what
  * s3rver emits locally and what an S3 -> SQS notification would send.
  *
- * Object keys in both AWS shapes are form-URL-encoded ('+' is a space); they
- * are decoded here, once. s3rver's records carry the raw key: the local mode
- * passes `{ keysEncoded: false }`.
+ * Keys: S3 notification records form-URL-encode them ('+' is a space), as S3
+ * documents, and are decoded here, once. For EventBridge events the encoding is
+ * not documented, and real events show raw keys (a ':' where a notification
+ * has '%3A'), so a key that decoding would change ('+' or '%' in it) is looked
+ * up: the decoded key when that object exists, else the raw one (matching the
+ * event's ETag when both exist). s3rver's records carry the raw key: the local
+ * mode passes `{ keysEncoded: false }`.
  *
  * Duplicates collapse on the execution name: name = jobId, a pure function of
  * (bucket, key, etag), and Step Functions refuses a second execution with the
@@ -31,6 +35,8 @@ export type StartExecution = (name: string, input: ExecutionInput) => Promise<St
 export interface ObjectCreatedRef {
   bucket: string;
   key: string;
+  /** The key as the event wrote it, when decoding changed it and it is not known which is meant. */
+  rawKey?: string;
   etag?: string;
   size?: number;
   versionId?: string;
@@ -66,10 +72,12 @@ export function objectsFromMessage(body: unknown, options: { keysEncoded?: boole
     if (typeof bucket !== 'string' || !isRecord(object) || typeof object.key !== 'string') {
       throw new UnrecognisedMessage('an "Object Created" event without detail.bucket.name / detail.object.key');
     }
+    const key = decode(object.key);
     return [
       compact({
         bucket,
-        key: decode(object.key),
+        key,
+        rawKey: key !== object.key ? object.key : undefined,
         etag: typeof object.etag === 'string' ? normaliseEtag(object.etag) : undefined,
         size: typeof object.size === 'number' ? object.size : undefined,
         versionId: typeof object['version-id'] === 'string' ? object['version-id'] : undefined,
@@ -104,8 +112,13 @@ export function objectsFromMessage(body: unknown, options: { keysEncoded?: boole
   throw new UnrecognisedMessage('neither an EventBridge event nor an S3 notification');
 }
 
-/** Fills a missing etag/size from S3 (s3rver's copy events carry neither). */
-export async function completeObject(ctx: Pick<BridgeContext, 's3'>, ref: ObjectCreatedRef): Promise<InputObject> {
+/**
+ * Settles which key an event means (see the header) and fills a missing
+ * etag/size from S3 (s3rver's copy events carry neither).
+ */
+export async function completeObject(ctx: Pick<BridgeContext, 's3'>, given: ObjectCreatedRef): Promise<InputObject> {
+  const { rawKey, ...ref } = given;
+  if (rawKey !== undefined && rawKey !== ref.key) ref.key = await existingKey(ctx, ref, [ref.key, rawKey]);
   if (ref.etag !== undefined && ref.size !== undefined) {
     return { bucket: ref.bucket, key: ref.key, ...(ref.versionId ? { versionId: ref.versionId } : {}), etag: ref.etag, size: ref.size };
   }
@@ -120,6 +133,23 @@ export async function completeObject(ctx: Pick<BridgeContext, 's3'>, ref: Object
     etag: ref.etag ?? normaliseEtag(head.ETag ?? ''),
     size: ref.size ?? head.ContentLength ?? 0,
   };
+}
+
+/** The first candidate key whose object exists (with the event's ETag, when both exist); else the first. */
+async function existingKey(ctx: Pick<BridgeContext, 's3'>, ref: ObjectCreatedRef, candidates: string[]): Promise<string> {
+  const found: { key: string; etag?: string }[] = [];
+  for (const key of candidates) {
+    try {
+      const head = await ctx.s3.send(new HeadObjectCommand({ Bucket: ref.bucket, Key: key, ...(ref.versionId ? { VersionId: ref.versionId } : {}) }));
+      found.push({ key, etag: head?.ETag ? normaliseEtag(head.ETag) : undefined });
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      // 404 for a key that is not there; 400 when the event's version id belongs to the other key.
+      if ((error as Error).name !== 'NotFound' && (error as Error).name !== 'NoSuchKey' && status !== 404 && status !== 400) throw error;
+    }
+  }
+  const sameContent = found.find((f) => ref.etag !== undefined && f.etag === ref.etag);
+  return (sameContent ?? found[0])?.key ?? candidates[0]!;
 }
 
 /**
