@@ -139,13 +139,17 @@ describe('synthLocalDefinition', () => {
   });
 
   it('retries transient errors on every Task with backoff and jitter, and never waits a fixed time', () => {
+    const checkedTasks: string[] = [];
+    const checkedWaits: string[] = [];
     for (const machine of machinesOf(local.definition as never)) {
       for (const [name, state] of Object.entries(machine.States)) {
         if (state.Type === 'Wait') {
+          checkedWaits.push(name);
           expect(state.Seconds, name).toBeUndefined();
           expect(state.SecondsPath, name).toMatch(/^\$\.(slot|poll)\.waitSeconds$/);
         }
         if (state.Type !== 'Task') continue;
+        checkedTasks.push(name);
         expect(state.Retry, name).toEqual([
           expect.objectContaining({
             ErrorEquals: expect.arrayContaining([
@@ -162,6 +166,9 @@ describe('synthLocalDefinition', () => {
         ]);
       }
     }
+    // Every catalogue Task was looked at, and the slot and poll waits too.
+    expect(checkedTasks.sort()).toEqual(TASKS.map((t) => t.state).sort());
+    expect(checkedWaits.length).toBeGreaterThanOrEqual(2);
   });
 
   it('takes the poll policy and concurrency options (state machine timeout, Map concurrency)', () => {
