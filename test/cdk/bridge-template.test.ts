@@ -313,9 +313,12 @@ describe('state machine', () => {
     const definition = JSON.stringify(
       Object.values(synth.template.findResources('AWS::StepFunctions::StateMachine'))[0].Properties.DefinitionString,
     );
-    for (const name of HANDLER_NAMES.filter((n) => n !== 'dispatch' && n !== 'reconcile')) {
+    const taskFunctions = HANDLER_NAMES.filter((n) => n !== 'dispatch' && n !== 'reconcile');
+    for (const name of taskFunctions) {
       expect(definition, name).toContain(logicalIdOf(synth.stack, synth.bridge.functions[name]));
     }
+    // As many Task states as Task functions, each function named: one function per Task.
+    expect(definition.match(/\\"Type\\":\\"Task\\"/g)).toHaveLength(taskFunctions.length);
     for (const name of ['dispatch', 'reconcile'] as const) {
       expect(definition, name).not.toContain(logicalIdOf(synth.stack, synth.bridge.functions[name]));
     }

@@ -251,7 +251,9 @@ describe('GeoJSON jobs', () => {
     expect(new Set(parts.map((p) => p.name)).size).toBe(parts.length);
     expect(await processingCount(b)).toBe(parts.length);
     for (const part of parts) {
-      expect(await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, part.name).resultKey)).toBeDefined();
+      const result = await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, part.name).resultKey);
+      expect(result, part.name).toBeDefined();
+      expect(JSON.parse(result!), part.name).toMatchObject({ type: 'FeatureCollection', features: expect.any(Array) });
     }
     expect((await b.ledger.get(start.jobId))?.parts).toHaveLength(parts.length);
   });
@@ -361,7 +363,9 @@ describe('GeoTIFF jobs', () => {
     expect(final.finish?.status).toBe('SUCCEEDED');
     const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
     expect(request.params.sourceParams).toEqual({ myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } });
-    expect(await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, 'cogeo').resultKey)).toBeDefined();
+    const result = await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, 'cogeo').resultKey);
+    expect(result).toBeDefined();
+    expect(JSON.parse(result!)).toMatchObject({ type: 'FeatureCollection', features: expect.any(Array) });
   });
 
   it('rejects an image too coarse for the route model before uploading it', async () => {

@@ -953,9 +953,14 @@ describe('catalog', () => {
     expect(byDate.every((p) => p.acquisitionDate >= from && p.acquisitionDate <= to)).toBe(true);
     expect(byResolution.length).toBeGreaterThan(0);
     expect(byResolution.every((p) => p.pixelResolution >= 0.4 && p.pixelResolution <= 0.6)).toBe(true);
+    expect(byCloud.length).toBeGreaterThan(0);
+    expect(byCloud.length).toBeLessThan(all.length);
     expect(byCloud.every((p) => p.cloudCover <= 10)).toBe(true);
+    expect(byNadir.length).toBeGreaterThan(0);
     expect(byNadir.every((p) => Math.abs(p.offNadirAngle) >= 5 && Math.abs(p.offNadirAngle) <= 20)).toBe(true);
     expect(byNadir.length).toBeLessThan(all.length);
+    expect(byIntersection.length).toBeGreaterThan(0);
+    expect(byIntersection.length).toBeLessThan(all.length);
     for (const p of byIntersection) {
       // every vertex of the AOI lies within the footprint
       const polygons = p.footprint.type === 'Polygon' ? [p.footprint.coordinates] : p.footprint.coordinates;
