@@ -118,6 +118,16 @@ describe('JSON-lines file publisher (local mode)', () => {
     const records = lines.map((line) => JSON.parse(line) as LocalEventRecord);
     expect(new Set(records.map((r) => r.detail.jobId)).size).toBe(20);
     expect(records[0]).toEqual({ time: detail.at, source: 'mapflow.bridge', detailType: expect.any(String), detail: expect.any(Object) });
+    // Each line keeps its own detail-type and detail together (no interleaving of concurrent writes).
+    const byJob = new Map(records.map((r) => [r.detail.jobId, r]));
+    for (let i = 0; i < 20; i++) {
+      expect(byJob.get(`job-${i}`)).toEqual({
+        time: detail.at,
+        source: 'mapflow.bridge',
+        detailType: i % 2 ? 'Job Failed' : 'Job Received',
+        detail: { ...detail, jobId: `job-${i}` },
+      });
+    }
     expect(eventBridge.commandCalls(PutEventsCommand)).toHaveLength(0);
   });
 });

@@ -46,7 +46,8 @@ describe('sniffFormat', () => {
 
     // Assess
     expect(format?.description).toBe(description);
-    expect(format?.advice).toBeTruthy();
+    expect(format?.advice).toEqual(expect.any(String));
+    expect(format!.advice.length).toBeGreaterThan(10);
   });
 
   it('recognises nothing in text or in a head too short for its magic', () => {
