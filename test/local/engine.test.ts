@@ -125,9 +125,9 @@ describe('local engine', () => {
     // pauses themselves are the behaviour, so no test has to measure time).
     const pauses: number[] = [];
     const realSetTimeout = globalThis.setTimeout;
-    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((handler: () => void, ms?: number, ...rest: unknown[]) => {
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((handler: () => void, ms?: number) => {
       pauses.push(ms ?? 0);
-      return realSetTimeout(handler, ms, ...rest);
+      return realSetTimeout(handler, ms);
     }) as typeof setTimeout);
     // Act
     try {
