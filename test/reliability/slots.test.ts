@@ -73,7 +73,7 @@ describe('concurrency slots: one slot', () => {
     expect(failedRow?.status).toBe('FAILED');
     expect(slotsAfterFailure).toEqual([]);
     expect(deletedRow?.status).toBe('FAILED');
-    expect(deletedRow?.reportKey).toBeTruthy();
+    expect(deletedRow?.reportKey).toMatch(/^failed\//);
     expect(await rel.slots()).toEqual([]);
     expect(rel.executions.filter((e) => e.name === deleted.jobId).map((e) => e.error?.Error ?? e.status)).toEqual(['SUCCEEDED']);
   });
