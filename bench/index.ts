@@ -22,6 +22,17 @@ import { runFaultSuite } from './fault-suite.ts';
 import { writeSyntheticGeoTiff } from './synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const BENCH_USAGE = `Usage: mapflow-bridge bench [options]     (npm run bench -- [options])
+
+Speed and memory of the data paths against a naive baseline measured in the same run,
+then the fault suite (duplicates and lost jobs under injected faults).
+
+Options:
+  --size-mb <n>      size of the synthetic GeoTIFF (default 256)
+  --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
+  --seed <n>         seed of the fault suite (default 42)
+  --keep             keep the temporary files`;
 const MB = 1024 * 1024;
 
 interface ScenarioResult {
@@ -54,15 +65,26 @@ const mb = (bytes: number) => (bytes / MB).toFixed(1);
 const growth = (r: ScenarioResult) => Math.max(r.peakRssBytes - r.startRssBytes, 1);
 
 export async function runBenchCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'size-mb': { type: 'string', default: '256' },
-      keep: { type: 'boolean', default: false },
-      'fault-jobs': { type: 'string', default: '40' },
-      seed: { type: 'string', default: '42' },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        'size-mb': { type: 'string', default: '256' },
+        keep: { type: 'boolean', default: false },
+        'fault-jobs': { type: 'string', default: '40' },
+        seed: { type: 'string', default: '42' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }));
+  } catch (error) {
+    console.error(`bench: ${(error as Error).message}\n\n${BENCH_USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(BENCH_USAGE);
+    return 0;
+  }
   const sizeMb = Number(values['size-mb']);
   const faultJobs = Number(values['fault-jobs']);
   const seed = Number(values.seed);

@@ -42,6 +42,8 @@ export class ConfigurationError extends BridgeError {
  */
 export const REJECTION_CODES = [
   // any input
+  'NO_ROUTE',
+  'PROCESSING_REJECTED',
   'EMPTY_FILE',
   'UNSUPPORTED_FILE_TYPE',
   'FILE_TOO_LARGE',
@@ -58,6 +60,7 @@ export const REJECTION_CODES = [
   'SELF_INTERSECTING',
   'COORDINATES_OUT_OF_RANGE',
   'AREA_TOO_LARGE',
+  'AREA_TOO_SMALL',
   'TOO_MANY_FEATURES',
   // GeoTIFF
   'NOT_GEOTIFF',

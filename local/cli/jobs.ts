@@ -107,9 +107,21 @@ export async function runJobsCommand(args: string[]): Promise<number> {
     }
     console.log(values.json ? JSON.stringify(row, null, 2) : formatJob(row));
     return 0;
+  } catch (error) {
+    // One line, not a stack trace: most often missing AWS credentials or a wrong table/region.
+    console.error(`mapflow-bridge jobs: cannot read ${source.description}: ${describeReadError(error)}`);
+    return 1;
   } finally {
     await source.close();
   }
+}
+
+function describeReadError(error: unknown): string {
+  const name = (error as Error)?.name ?? '';
+  const message = (error as Error)?.message ?? String(error);
+  if (name === 'CredentialsProviderError') return 'no AWS credentials found (set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)';
+  if (name === 'ResourceNotFoundException') return `${message} (check --table and --region)`;
+  return `${name ? `${name}: ` : ''}${message}`;
 }
 
 interface LedgerSource {

@@ -8,12 +8,10 @@ import type { JobError } from '../model.ts';
 import type { TaskError } from '../workflow.ts';
 
 /** Codes this package rejects with beyond the shared REJECTION_CODES. */
-export const EXTRA_REJECTION_CODES = ['NO_ROUTE', 'AREA_TOO_SMALL', 'PROCESSING_REJECTED'] as const;
-
 /** True when a code means "the input cannot be processed" (the job ends REJECTED). */
 export function isRejectionCode(code: string | undefined): boolean {
   if (!code) return false;
-  return (REJECTION_CODES as readonly string[]).includes(code) || (EXTRA_REJECTION_CODES as readonly string[]).includes(code);
+  return (REJECTION_CODES as readonly string[]).includes(code);
 }
 
 /**
