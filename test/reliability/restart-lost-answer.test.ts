@@ -16,7 +16,7 @@ import { auditMapflow, squareAoiText } from '../../bench/fault-suite.ts';
 import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
-import { processingsOf, RELIABILITY_ROUTES } from './support.ts';
+import { processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 
 const TOKEN = 'restart-lost-token-91ac';
 const EMAIL = 'restart@mapflow-bridge.invalid';
@@ -58,12 +58,7 @@ describe('a restart whose answer is lost', () => {
     const port = (proxy.server.address() as AddressInfo).port;
     bridge = await startLocalBridge({
       mapflow: { url: `http://127.0.0.1:${port}/rest`, token: TOKEN, email: EMAIL },
-      routes: RELIABILITY_ROUTES,
-      dropFolder: false,
-      reconcileIntervalMs: 0,
-      retryIntervalMs: 50,
-      waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 300 },
-      log: () => undefined,
+      ...RELIABILITY_BRIDGE_OPTIONS,
     });
   });
   afterAll(async () => {

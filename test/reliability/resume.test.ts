@@ -16,7 +16,7 @@ import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../
 import { readEvents } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
-import { eventually, processingsOf, RELIABILITY_ROUTES } from './support.ts';
+import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 
 const TOKEN = 'resume-test-token-5d1f0c';
 const EMAIL = 'resume@mapflow-bridge.invalid';
@@ -30,12 +30,7 @@ describe('a bridge restarted mid-job resumes it without a second processing', ()
   const options = (): LocalBridgeOptions => ({
     stateDir,
     mapflow: { url: simulator.url, token: TOKEN, email: EMAIL },
-    routes: RELIABILITY_ROUTES,
-    dropFolder: false,
-    reconcileIntervalMs: 0,
-    retryIntervalMs: 50,
-    waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 300 },
-    log: () => undefined,
+    ...RELIABILITY_BRIDGE_OPTIONS,
   });
 
   beforeAll(async () => {

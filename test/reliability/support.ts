@@ -27,6 +27,16 @@ export const RELIABILITY_ROUTES = JSON.stringify({
   ],
 });
 
+/** The local bridge as the reliability suites run it: short waits, no drop folder, no timed reconciler, quiet. */
+export const RELIABILITY_BRIDGE_OPTIONS = {
+  routes: RELIABILITY_ROUTES,
+  dropFolder: false,
+  reconcileIntervalMs: 0,
+  retryIntervalMs: 50,
+  waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 300 },
+  log: () => undefined,
+} satisfies LocalBridgeOptions;
+
 export interface ReliabilityBridge {
   bridge: LocalBridge;
   simulator: RunningSimulator;
@@ -63,12 +73,7 @@ export async function startReliabilityBridge(options: ReliabilityBridgeOptions =
   try {
     bridge = await startLocalBridge({
       mapflow: { url: simulator.url, token, email },
-      routes: RELIABILITY_ROUTES,
-      dropFolder: false,
-      reconcileIntervalMs: 0,
-      retryIntervalMs: 50,
-      waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 300 },
-      log: () => undefined,
+      ...RELIABILITY_BRIDGE_OPTIONS,
       ...options.bridge,
       onExecutionStopped: (execution) => {
         executions.push({ ...execution });
