@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAoi } from '../../functions/aoi/index.ts';
 import { InputRejected } from '../../functions/jobs/errors.ts';
 
-const cogeo = readFileSync(fileURLToPath(new URL('../../../shared/testdata/rasters/cogeo.tif', import.meta.url)));
+const cogeo = readFileSync(fileURLToPath(new URL('../../samples/rasters/cogeo.tif', import.meta.url)));
 
 /** Bytes below U+0020, DEL, C1 controls or U+FFFD: what must never reach a message. */
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\uFFFD]/;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkProcessingGeometry, parseAoi, type ParsedAoi } from '../../functions/aoi/index.ts';
 import { InputRejected } from '../../functions/jobs/errors.ts';
 
-const testdata = (name: string) => readFileSync(fileURLToPath(new URL(`../../../shared/testdata/aoi/${name}`, import.meta.url)), 'utf8');
+const testdata = (name: string) => readFileSync(fileURLToPath(new URL(`../../samples/aoi/${name}`, import.meta.url)), 'utf8');
 
 const square = (x: number, y: number, d: number) => [
   [

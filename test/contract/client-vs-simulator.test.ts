@@ -1,7 +1,7 @@
 /**
  * Contract: the Mapflow client against the local simulator, every endpoint,
  * in both shape modes (the spec's shapes and the real-api-notes.md variants),
- * happy paths and error codes. Uploads use the real GeoTIFFs of the shared
+ * happy paths and error codes. Uploads use the real GeoTIFFs of the sample
  * test data.
  */
 import { randomUUID } from 'node:crypto';
@@ -22,7 +22,7 @@ import {
 
 const TOKEN = 'sim-token-5d1e0c7b9a';
 const EMAIL = 'bridge@example.com';
-const RASTERS = fileURLToPath(new URL('../../../shared/testdata/rasters/', import.meta.url));
+const RASTERS = fileURLToPath(new URL('../../samples/rasters/', import.meta.url));
 
 /** About 0.8 km² in Bern. */
 const SMALL_AOI = {

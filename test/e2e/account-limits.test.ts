@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticGeoTiff } from '../../bench/synthetic-geotiff.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
-import { SHARED_TESTDATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 const KiB = 1024;
 
@@ -55,7 +55,7 @@ describe('rejections that depend on the account and the route', () => {
     // Prepare: cogeo.tif is 291 KiB
     const before = await storageUsed();
     // Act
-    const row = await drop(path.join(SHARED_TESTDATA, 'rasters/cogeo.tif'), 'big.tif');
+    const row = await drop(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'), 'big.tif');
     // Assess
     expect(row.status).toBe('REJECTED');
     expect(row.error?.code).toBe('FILE_TOO_LARGE');
@@ -85,7 +85,7 @@ describe('rejections that depend on the account and the route', () => {
     await writeSyntheticGeoTiff(small, { width: 64, height: 64, originX: 830_000 });
     const first = await drop(small, 'curated/small.tif');
     // Act: a 4-band uint16 UTM image for the same mosaic
-    const row = await drop(path.join(SHARED_TESTDATA, 'rasters/RGBA.uint16.tif'), 'curated/rgba.tif');
+    const row = await drop(path.join(SAMPLE_DATA, 'rasters/RGBA.uint16.tif'), 'curated/rgba.tif');
     // Assess
     expect(first.status).toBe('SUCCEEDED');
     expect(row.status).toBe('REJECTED');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../local/simulator/index.ts';
-import { ROOT, SAMPLES, SHARED_TESTDATA, tempFile } from './helpers.ts';
+import { ROOT, SAMPLES, SAMPLE_DATA, tempFile } from './helpers.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
@@ -56,7 +56,7 @@ describe('mapflow-bridge local run', () => {
     const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
     const text = await tempFile('readme.txt', 'not an input');
     // Act
-    const result = await localRun(['--json', '--out', out, path.join(SHARED_TESTDATA, 'aoi/caltrain-stations.geojson'), text]);
+    const result = await localRun(['--json', '--out', out, path.join(SAMPLE_DATA, 'aoi/caltrain-stations.geojson'), text]);
     // Assess
     expect(result.code, result.stderr.slice(-3000)).toBe(1);
     const { jobs } = JSON.parse(result.stdout) as { jobs: { file: string; status: string; error: { code: string; message: string } | null; jobId: string | null }[] };

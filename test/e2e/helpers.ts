@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const SHARED_TESTDATA = path.resolve(ROOT, '../shared/testdata');
+/** Real GeoTIFFs and GeoJSONs written by others, with their licences (samples/README.md). */
+export const SAMPLE_DATA = path.join(ROOT, 'samples');
 export const SAMPLES = path.join(ROOT, 'local/samples');
 
 /** Routes used by the suites: upload-only at the root, Buildings under buildings/, Aerial under aerial/. */

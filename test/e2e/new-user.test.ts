@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import bbox from '@turf/bbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
-import { listKeys, readText, ROOT, SHARED_TESTDATA, startTestBridge, tempFile } from './helpers.ts';
+import { listKeys, readText, ROOT, SAMPLE_DATA, startTestBridge, tempFile } from './helpers.ts';
 
 type Position = [number, number, ...number[]];
 type Ring = Position[];
@@ -160,7 +160,7 @@ describe('a new user trying files the bridge has never seen', () => {
 
   it('rejects a cut-short cogeo.tif at any length and a PNG or JPEG named .tif, before uploading', { timeout: 60_000 }, async () => {
     // Prepare
-    const cogeo = await readFile(path.join(SHARED_TESTDATA, 'rasters/cogeo.tif'));
+    const cogeo = await readFile(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'));
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000100000001008020000009091683600000000', 'hex');
     const jpeg = Buffer.from('ffd8ffe000104a46494600010100000100010000ffd9', 'hex');
     // Act
@@ -186,7 +186,7 @@ describe('a new user trying files the bridge has never seen', () => {
 
   it('handles a key with spaces, "+", "%" and non-ASCII letters in a sub-folder route', { timeout: 60_000 }, async () => {
     // Prepare
-    const file = path.join(SHARED_TESTDATA, 'rasters/cogeo.tif');
+    const file = path.join(SAMPLE_DATA, 'rasters/cogeo.tif');
     const key = 'buildings/sub/a b+c% Bärn.TIF';
     // Act
     const { jobId } = await bridge.putInbox(file, key);
@@ -208,7 +208,7 @@ describe('mapflow-bridge local run, first contact', () => {
   it('stops with exit 2, naming the misspelt key, when the routes file has a typo', { timeout: 60_000 }, async () => {
     // Prepare
     const routes = await tempFile('routes.json', JSON.stringify({ routes: [{ name: 'default', prefix: '', proccessImages: true }] }));
-    const aoi = path.join(SHARED_TESTDATA, 'aoi/bern-quarters.geojson');
+    const aoi = path.join(SAMPLE_DATA, 'aoi/bern-quarters.geojson');
     // Act
     const outcome = await run(process.execPath, [CLI, 'local', 'run', '--json', '--routes', routes, aoi], { cwd: ROOT, timeout: 50_000 }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),

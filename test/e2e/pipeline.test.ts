@@ -9,7 +9,7 @@ import bbox from '@turf/bbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
-import { listKeys, readText, SAMPLES, SHARED_TESTDATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 describe('local pipeline, end to end', () => {
   let bridge: LocalBridge;
@@ -69,7 +69,7 @@ describe('local pipeline, end to end', () => {
     // Prepare
     const before = processingsCreated();
     // Act
-    const { jobId } = await bridge.putInbox(path.join(SHARED_TESTDATA, 'rasters/cogeo.tif'), 'cogeo.tif');
+    const { jobId } = await bridge.putInbox(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'), 'cogeo.tif');
     const row = await bridge.waitForJob(jobId);
     // Assess
     expect(row?.status).toBe('SUCCEEDED');
@@ -85,7 +85,7 @@ describe('local pipeline, end to end', () => {
     // Prepare
     const before = processingsCreated();
     // Act
-    const { jobId } = await bridge.putInbox(path.join(SHARED_TESTDATA, 'rasters/cogeo.tif'), 'buildings/cogeo.tif');
+    const { jobId } = await bridge.putInbox(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'), 'buildings/cogeo.tif');
     const row = await bridge.waitForJob(jobId);
     // Assess
     expect(row?.status).toBe('SUCCEEDED');
@@ -121,9 +121,9 @@ describe('local pipeline, end to end', () => {
     const before = processingsCreated();
     const notJson = await tempFile('notes.geojson', 'id,name\n1,not json\n');
     const inputs = [
-      { file: path.join(SHARED_TESTDATA, 'aoi/caltrain-stations.geojson'), key: 'caltrain-stations.geojson', code: 'NO_POLYGONS' },
+      { file: path.join(SAMPLE_DATA, 'aoi/caltrain-stations.geojson'), key: 'caltrain-stations.geojson', code: 'NO_POLYGONS' },
       { file: notJson, key: 'notes.geojson', code: 'NOT_JSON' },
-      { file: path.join(SHARED_TESTDATA, 'rasters/RGB.byte.tif'), key: 'buildings/RGB.byte.tif', code: 'PIXEL_SIZE_TOO_COARSE' },
+      { file: path.join(SAMPLE_DATA, 'rasters/RGB.byte.tif'), key: 'buildings/RGB.byte.tif', code: 'PIXEL_SIZE_TOO_COARSE' },
     ];
     // Act
     const rows = await Promise.all(

@@ -14,7 +14,7 @@ import {
 } from '../../functions/geotiff/index.ts';
 import { InputRejected } from '../../functions/jobs/errors.ts';
 
-const raster = (name: string) => fileURLToPath(new URL(`../../../shared/testdata/rasters/${name}`, import.meta.url));
+const raster = (name: string) => fileURLToPath(new URL(`../../samples/rasters/${name}`, import.meta.url));
 const corpusFile = (name: string) => fileURLToPath(new URL(`../fixtures/bad-inputs/${name}`, import.meta.url));
 
 async function rejectionOf(promise: Promise<unknown>): Promise<InputRejected> {
@@ -32,7 +32,7 @@ function recording(source: RangeSource): RangeSource & { reads: [number, number]
   return { size: source.size, reads, read: (offset, length) => (reads.push([offset, length]), source.read(offset, length)) };
 }
 
-describe('inspectGeoTiff on the shared rasters', () => {
+describe('inspectGeoTiff on the sample rasters', () => {
   it('reads cogeo.tif from its header alone, with a small fraction of the file', async () => {
     // Prepare
     const source = recording(await fileRangeSource(raster('cogeo.tif')));

@@ -42,7 +42,8 @@ import { startSimulator, type RunningSimulator, type SimulatorOptions } from '..
 export const BUCKET = 'bridge-test';
 export const TOKEN = 'test-token-0123456789-very-secret';
 export const EMAIL = 'tester@example.com';
-export const TESTDATA = new URL('../../../shared/testdata/', import.meta.url);
+/** Real GeoTIFFs and GeoJSONs written by others, with their licences (samples/README.md). */
+export const TESTDATA = new URL('../../samples/', import.meta.url);
 export const SAMPLES = new URL('../../local/samples/', import.meta.url);
 
 /** The AWS side: s3rver and DynamoDB Local, started once per test file. */

@@ -57,7 +57,7 @@ function squareAoi(extra: Record<string, unknown> = {}, count = 1): string {
   return JSON.stringify({ type: 'FeatureCollection', features: Array.from({ length: count }, (_, i) => square(`square ${i + 1}`, i * 0.01)), ...extra });
 }
 
-/** Some of Bern's quarters (real MultiPolygons from the shared test data) as one FeatureCollection. */
+/** Some of Bern's quarters (real MultiPolygons from samples/aoi) as one FeatureCollection. */
 async function bernQuarters(names: string[]): Promise<string> {
   const all = JSON.parse(await readFile(new URL('aoi/bern-quarters.geojson', TESTDATA), 'utf8')) as { features: { properties: { name: string } }[] };
   return JSON.stringify({ type: 'FeatureCollection', features: all.features.filter((f) => names.includes(f.properties.name)) });

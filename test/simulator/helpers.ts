@@ -13,8 +13,8 @@ export const BEARER = `Bearer ${TOKEN}`;
 export const BASIC = `Basic ${Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64')}`;
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const RASTERS = join(here, '../../../shared/testdata/rasters');
-export const AOIS = join(here, '../../../shared/testdata/aoi');
+export const RASTERS = join(here, '../../samples/rasters');
+export const AOIS = join(here, '../../samples/aoi');
 
 /** A small square AOI in Bern, about 0.84 km². */
 export const BERN = {

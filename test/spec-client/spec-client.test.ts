@@ -15,7 +15,7 @@ const TOKEN = 'T0k3n';
 const EMAIL = 'me@example.com';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|\+00:00)$/;
-const COGEO = fileURLToPath(new URL('../../../shared/testdata/rasters/cogeo.tif', import.meta.url));
+const COGEO = fileURLToPath(new URL('../../samples/rasters/cogeo.tif', import.meta.url));
 
 // A small AOI (about 0.2 km²) in Zurich, and a second one beside it.
 const AOI = {
