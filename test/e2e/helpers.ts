@@ -13,6 +13,8 @@ import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Real GeoTIFFs and GeoJSONs written by others, with their licences (samples/README.md). */
 export const SAMPLE_DATA = path.join(ROOT, 'samples');
+export const SAMPLES_AOI = path.join(SAMPLE_DATA, 'aoi');
+export const SAMPLES_RASTERS = path.join(SAMPLE_DATA, 'rasters');
 export const SAMPLES = path.join(ROOT, 'local/samples');
 
 /** Routes used by the suites: upload-only at the root, Buildings under buildings/, Aerial under aerial/. */
