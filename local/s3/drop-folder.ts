@@ -2,20 +2,28 @@
  * The local drop folder: files copied under it are streamed into the bucket's
  * inbox at the same relative path, so trying the bridge needs no S3 client.
  *
- *   <dropDir>/buildings/area.tif  ->  s3://<bucket>/inbox/buildings/area.tif
+ *   <dropDir>/buildings/area.tif        ->  s3://<bucket>/inbox/buildings/area.tif
+ *   <dropDir>/inbox/buildings/area.tif  ->  s3://<bucket>/inbox/buildings/area.tif  (the folder is the inbox)
  *
- * The folder is scanned periodically (portable, unlike recursive fs.watch) and
- * a file is uploaded once its size and modification time are the same on two
- * scans in a row, so a copy still in progress is never uploaded half-written.
- * Hidden files (a leading dot, as editors and rsync use for partial copies)
- * are ignored. After the upload the file is moved to `uploadedDir` (same
- * relative path), so a restart does not upload it again and nothing is deleted.
+ * The folder is scanned periodically (portable, unlike recursive fs.watch). A
+ * file is uploaded only once its size, modification time and inode have not
+ * changed for a whole stability window (default 3 s) and, on Linux, no process
+ * holds it open for writing or reading (an open-handle scan of /proc/<pid>/fd),
+ * so a copy that pauses (a slow disk, a network share, a download) is never
+ * uploaded half-written. Hidden files (a leading dot, as editors and rsync use
+ * for partial copies) are ignored. After the upload the file is moved to
+ * `uploadedDir` (same relative path), so a restart does not upload it again and
+ * nothing is deleted; a file written again under the same name later is a new
+ * version, uploaded again (a new job, since its ETag differs).
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, rename, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, readlink, realpath, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+
+/** How long a file must stay unchanged before it is uploaded, by default. */
+export const DEFAULT_STABLE_MS = 3_000;
 
 export interface DropFolderOptions {
   dir: string;
@@ -25,14 +33,21 @@ export interface DropFolderOptions {
   bucket: string;
   /** Default 'inbox/'. */
   inboxPrefix?: string;
-  /** Default 500 ms. */
+  /** Scan period. Default 500 ms. */
   intervalMs?: number;
+  /** A file is uploaded once unchanged for this long. Default DEFAULT_STABLE_MS (3 s). */
+  stableMs?: number;
+  /**
+   * Also wait while a process has the file open (Linux /proc scan; elsewhere
+   * only the stability window applies). Default true.
+   */
+  checkOpenHandles?: boolean;
   onUploaded?: (upload: { file: string; key: string; etag: string; size: number }) => void;
   onError?: (file: string, error: unknown) => void;
 }
 
 export interface DropFolder {
-  /** Scans once and uploads every stable file (also used by tests). */
+  /** Scans once and uploads every file stable for the whole window (also used by tests). */
   scan(): Promise<void>;
   /** Resolves when no file is waiting or uploading. */
   idle(): Promise<void>;
@@ -42,51 +57,78 @@ export interface DropFolder {
 interface Seen {
   size: number;
   mtimeMs: number;
+  ino: number;
+  /** When the file was first seen with this size, time and inode. */
+  since: number;
   /** A failed upload is retried only after the file changes or this time passes. */
   retryAfter?: number;
 }
 
 export async function watchDropFolder(options: DropFolderOptions): Promise<DropFolder> {
   const inboxPrefix = options.inboxPrefix ?? 'inbox/';
+  const stableMs = options.stableMs ?? DEFAULT_STABLE_MS;
+  const intervalMs = options.intervalMs ?? 500;
+  const checkOpenHandles = (options.checkOpenHandles ?? true) && process.platform === 'linux';
   await mkdir(options.dir, { recursive: true });
+  // /proc shows resolved paths: compare with the folder's real path.
+  const realDir = await realpath(options.dir);
   const seen = new Map<string, Seen>();
   let scanning: Promise<void> | undefined;
   let pending = 0;
   let closed = false;
 
-  const uploadOne = async (relative: string): Promise<void> => {
+  const uploadOne = async (relative: string, expected: Seen): Promise<void> => {
     const file = path.join(options.dir, relative);
-    const key = inboxPrefix + relative.split(path.sep).join('/');
-    const info = await stat(file);
+    const key = dropKey(relative, inboxPrefix);
     const upload = new Upload({
       client: options.s3,
       params: { Bucket: options.bucket, Key: key, Body: createReadStream(file), ContentType: contentTypeFor(file) },
     });
     const result = await upload.done();
-    const target = path.join(options.uploadedDir, relative);
+    const after = await stat(file);
+    if (after.size !== expected.size || after.mtimeMs !== expected.mtimeMs || after.ino !== expected.ino) {
+      // Written to while it streamed: what went up may be partial. Keep the file where it
+      // is; once stable again it is uploaded again (a new version, hence a new job).
+      seen.set(relative, { size: after.size, mtimeMs: after.mtimeMs, ino: after.ino, since: Date.now() });
+      throw new Error('the file changed while it was uploaded; it is uploaded again once it stops changing');
+    }
+    const target = await freeName(path.join(options.uploadedDir, relative));
     await mkdir(path.dirname(target), { recursive: true });
     await rename(file, target);
     seen.delete(relative);
-    options.onUploaded?.({ file: target, key, etag: (result.ETag ?? '').replace(/"/g, ''), size: info.size });
+    options.onUploaded?.({ file: target, key, etag: (result.ETag ?? '').replace(/"/g, ''), size: expected.size });
   };
 
   const scanOnce = async (): Promise<void> => {
     const files = await listFiles(options.dir);
+    const now = Date.now();
+    const ready: [string, Seen][] = [];
     for (const relative of files) {
       const info = await stat(path.join(options.dir, relative)).catch(() => undefined);
       if (!info) continue;
       const before = seen.get(relative);
-      const unchanged = before && before.size === info.size && before.mtimeMs === info.mtimeMs;
+      const unchanged = before && before.size === info.size && before.mtimeMs === info.mtimeMs && before.ino === info.ino;
       if (!unchanged) {
-        seen.set(relative, { size: info.size, mtimeMs: info.mtimeMs });
+        seen.set(relative, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino, since: now });
         continue;
       }
-      if (before.retryAfter && before.retryAfter > Date.now()) continue;
+      if (now - before.since < stableMs) continue;
+      if (before.retryAfter && before.retryAfter > now) continue;
+      ready.push([relative, before]);
+    }
+    const open = checkOpenHandles && ready.length > 0 ? await openFiles() : new Set<string>();
+    for (const [relative, before] of ready) {
+      if (open.has(path.join(realDir, relative))) {
+        // Still open in some process (a copy writing with pauses): the window starts again.
+        before.since = Date.now();
+        continue;
+      }
       pending++;
       try {
-        await uploadOne(relative);
+        await uploadOne(relative, before);
       } catch (error) {
-        before.retryAfter = Date.now() + 10_000;
+        const current = seen.get(relative);
+        if (current) current.retryAfter = Date.now() + 10_000;
         options.onError?.(path.join(options.dir, relative), error);
       } finally {
         pending--;
@@ -105,18 +147,18 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
 
   const timer = setInterval(() => {
     if (!closed) scan().catch((error: unknown) => options.onError?.(options.dir, error));
-  }, options.intervalMs ?? 500);
+  }, intervalMs);
   timer.unref();
 
   return {
     scan,
     idle: async () => {
-      // Two scans: the first notes new files, the second uploads them once stable.
+      // Scans until every file seen has been uploaded (after its window) or has failed.
       while (!closed) {
         await scan();
         const waiting = [...seen.values()].some((s) => !s.retryAfter);
         if (!waiting && pending === 0) return;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs ?? 500, 200)));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, 200)));
       }
     },
     close: async () => {
@@ -125,6 +167,49 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
       await scanning;
     },
   };
+}
+
+/**
+ * The inbox key of a file at `relative` in the drop folder. The drop folder IS
+ * the inbox, so a leading `inbox/` folder (a user mirroring the bucket layout)
+ * is dropped rather than doubled into `inbox/inbox/...`.
+ */
+export function dropKey(relative: string, inboxPrefix = 'inbox/'): string {
+  const parts = relative.split(path.sep).join('/').split('/');
+  const inboxFolder = inboxPrefix.replace(/\/+$/, '');
+  if (parts.length > 1 && inboxFolder && parts[0] === inboxFolder) parts.shift();
+  return inboxPrefix + parts.join('/');
+}
+
+/**
+ * Every file some process of this user holds open (Linux: the targets of
+ * /proc/<pid>/fd/*). Processes of other users are not readable and are skipped.
+ */
+export async function openFiles(): Promise<Set<string>> {
+  const open = new Set<string>();
+  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name));
+  await Promise.all(
+    pids.map(async (pid) => {
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      for (const fd of fds) {
+        const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => undefined);
+        if (target?.startsWith('/')) open.add(target);
+      }
+    }),
+  );
+  return open;
+}
+
+/** `file`, or `name (2).ext`, `name (3).ext`... when taken: an earlier version is kept, not replaced. */
+async function freeName(file: string): Promise<string> {
+  const exists = (candidate: string) => access(candidate).then(() => true, () => false);
+  if (!(await exists(file))) return file;
+  const ext = path.extname(file);
+  const base = file.slice(0, file.length - ext.length);
+  for (let n = 2; ; n++) {
+    const candidate = `${base} (${n})${ext}`;
+    if (!(await exists(candidate))) return candidate;
+  }
 }
 
 /** Files under dir, relative, skipping hidden files and folders. */

@@ -84,7 +84,7 @@ describe('local S3 (s3rver in a child process)', () => {
     const dropDir = path.join(dir, 'drop');
     const uploadedDir = path.join(dir, 'uploaded');
     const uploads: { key: string; etag: string }[] = [];
-    const folder = await watchDropFolder({ dir: dropDir, uploadedDir, s3, bucket: BUCKET, intervalMs: 50, onUploaded: (u) => uploads.push(u) });
+    const folder = await watchDropFolder({ dir: dropDir, uploadedDir, s3, bucket: BUCKET, intervalMs: 50, stableMs: 200, onUploaded: (u) => uploads.push(u) });
     await mkdir(path.join(dropDir, 'buildings'), { recursive: true });
     await writeFile(path.join(dropDir, 'buildings', 'area.geojson'), '{"type":"FeatureCollection","features":[]}');
     await writeFile(path.join(dropDir, '.partial.tif'), 'ignored');
