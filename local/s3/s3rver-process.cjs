@@ -14,8 +14,17 @@
  *                    S3 notification, { type: 'error', message } on a failure to start.
  * The child exits when asked to close or when the parent goes away (IPC
  * disconnect), so a killed parent never leaves an orphaned server.
+ *
+ * A guard runs before s3rver's own middleware (see keyGuard): s3rver joins
+ * bucket names and keys into file paths, so a key with '..' segments would be
+ * written outside the state folder. The guard refuses, with 400, any request
+ * naming a bucket or key the bridge would refuse (see docs/inputs.md, "Keys").
+ * With `listBucketPrefixes`, it also answers as AWS does to a principal whose
+ * s3:ListBucket is limited to those prefixes: a missing key outside them is
+ * 403 AccessDenied, not 404, and so is a listing outside them.
  */
 const S3rver = require('s3rver');
+const S3Error = require('s3rver/lib/models/error');
 
 const options = JSON.parse(process.argv[2]);
 
@@ -33,6 +42,8 @@ async function main() {
     vhostBuckets: false,
     configureBuckets: options.buckets.map((name) => ({ name, configs: [] })),
   });
+  // First in the chain: Koa composes `middleware` when the server starts listening.
+  server.middleware.unshift(keyGuard(options.listBucketPrefixes));
   server.on('event', (event) => {
     if (process.connected) process.send({ type: 'event', event });
   });
@@ -53,6 +64,86 @@ async function main() {
   });
   process.on('disconnect', () => void close());
   process.send({ type: 'ready', port: address.port });
+}
+
+/** S3's bucket naming rules (path-style, so no dots-only or '..' names can reach the file system). */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** C0 and C1 control characters and DEL. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Why the bridge refuses a key, or undefined. Mirrors keyProblem in functions/routing/keys.ts. */
+function keyProblem(key) {
+  if (CONTROL.test(key)) return 'a control character';
+  const segments = key.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    if (segment === '.' || segment === '..') return `a '${segment}' path segment`;
+    // A trailing '/' (a folder marker) is the only empty segment allowed.
+    if (segment === '' && !(i === segments.length - 1 && i > 0)) return "an empty path segment ('//' or a leading '/')";
+  }
+  return undefined;
+}
+
+function refuse(what, problem) {
+  return new S3Error(
+    'InvalidArgument',
+    `The local S3 of mapflow-bridge refuses ${what} with ${problem}: it would be stored outside its bucket folder or alias another key.`,
+  );
+}
+
+function decode(text, decoder) {
+  try {
+    return decoder(text);
+  } catch {
+    throw new S3Error('InvalidURI', "Couldn't parse the specified URI.");
+  }
+}
+
+function checkTarget(bucket, key) {
+  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) throw refuse('a bucket name', 'characters S3 does not allow');
+  if (key !== undefined) {
+    const problem = keyProblem(key);
+    if (problem) throw refuse('a key', problem);
+  }
+}
+
+function keyGuard(listBucketPrefixes) {
+  const mayList = (prefix) => !listBucketPrefixes || listBucketPrefixes.some((allowed) => prefix.startsWith(allowed));
+  return async function guard(ctx, next) {
+    // The raw path: '/', '/<bucket>', '/<bucket>/' or '/<bucket>/<key>' (path-style only).
+    const match = /^\/([^/]*)(?:\/([\s\S]*))?$/.exec(ctx.path);
+    if (!match || match[1] === '') return next();
+    const bucket = decode(match[1], decodeURIComponent);
+    const key = match[2] ? decode(match[2], decodeURIComponent) : undefined;
+    checkTarget(bucket, key);
+    const copySource = ctx.get('x-amz-copy-source');
+    if (copySource) {
+      // s3rver reads the header with decodeURI; check what it reads, and what it would decode to.
+      for (const decoded of [decode(copySource, decodeURI), decode(copySource, decodeURIComponent)]) {
+        const [srcBucket, ...srcKey] = decoded.replace(/^\//, '').split('?')[0].split('/');
+        checkTarget(srcBucket, srcKey.join('/'));
+      }
+    }
+    if (!listBucketPrefixes) return next();
+
+    const method = ctx.method.toUpperCase();
+    if (key === undefined && method === 'GET' && isListing(ctx.query) && !mayList(String(ctx.query.prefix ?? ''))) {
+      throw new S3Error('AccessDenied', 'Access Denied');
+    }
+    try {
+      await next();
+    } catch (error) {
+      // AWS evaluates s3:ListBucket with s3:prefix = the key to choose between 404 and 403.
+      if (error && error.code === 'NoSuchKey' && key !== undefined && !mayList(key)) throw new S3Error('AccessDenied', 'Access Denied');
+      throw error;
+    }
+  };
+}
+
+/** A GET on a bucket that lists objects (not one of its sub-resources). */
+function isListing(query) {
+  const subresources = ['acl', 'cors', 'location', 'policy', 'tagging', 'website', 'versioning', 'uploads', 'lifecycle', 'notification'];
+  return !subresources.some((name) => name in query);
 }
 
 main().catch((error) => {

@@ -3,6 +3,10 @@
  * s3rver-process.cjs for why), with its object-created notifications handed
  * to the caller as S3-notification-shaped records — the same shape the AWS
  * trigger decodes.
+ *
+ * Keys with '.', '..' or empty path segments, or control characters, are
+ * refused with 400 before they reach s3rver's file store (which joins keys
+ * into file paths): nothing can be written outside the bucket folder.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -29,6 +33,13 @@ export interface LocalS3Options {
   onRecord?: (record: S3NotificationRecord) => void;
   /** How long to wait for the server to come up. */
   startTimeoutMs?: number;
+  /**
+   * Answer like AWS does to a principal whose s3:ListBucket is limited to
+   * these key prefixes (`[]`: no ListBucket at all): GET/HEAD of a missing key
+   * outside them is 403 AccessDenied instead of 404, and so is a listing
+   * whose prefix is outside them. Default: no limit (404, as s3rver does).
+   */
+  listBucketPrefixes?: string[];
 }
 
 export interface LocalS3 {
@@ -52,7 +63,15 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   await mkdir(options.directory, { recursive: true });
   const child = fork(
     CHILD_SCRIPT,
-    [JSON.stringify({ address: '127.0.0.1', port: options.port ?? 0, directory: options.directory, buckets: options.buckets })],
+    [
+      JSON.stringify({
+        address: '127.0.0.1',
+        port: options.port ?? 0,
+        directory: options.directory,
+        buckets: options.buckets,
+        listBucketPrefixes: options.listBucketPrefixes ?? null,
+      }),
+    ],
     {
       // Only the legacy provider flag: the parent's tsx loader flags are not needed
       // by a CommonJS script and NODE_OPTIONS stays as the user set it.

@@ -1,0 +1,165 @@
+/**
+ * The local S3 refuses keys that s3rver's file store would turn into paths
+ * outside its bucket folder (or into another key's file), and can answer like
+ * AWS does to a principal without s3:ListBucket (403 instead of 404).
+ */
+import { request } from 'node:http';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CopyObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localS3Client } from '../../local/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+
+const BUCKET = 'guard-bucket';
+
+/** A raw request: the path goes on the wire exactly as given (fetch and the SDK may normalise dot segments). */
+function rawRequest(endpoint: string, method: string, rawPath: string, body = '', headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const { hostname, port } = new URL(endpoint);
+  return new Promise((resolve, reject) => {
+    const req = request({ hostname, port, method, path: rawPath, headers: { 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function statusOf(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+    return 200;
+  } catch (error) {
+    return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? -1;
+  }
+}
+
+describe('local S3 key guard', () => {
+  let dir: string;
+  let server: LocalS3;
+  let s3: S3Client;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-guard-'));
+    server = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
+    s3 = localS3Client(server.endpoint);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['plain dot-dot segments', `/${BUCKET}/x/../../../outside`],
+    ['percent-encoded dot-dot segments', `/${BUCKET}/x/%2E%2E/%2E%2E/%2e%2e/outside`],
+    ['an encoded slash between dot-dots', `/${BUCKET}/x%2F..%2F..%2F..%2Foutside`],
+    ['a dot-dot bucket name', '/%2E%2E/outside'],
+  ])('refuses an unauthenticated PUT with %s and writes nothing outside the bucket folder', async (_label, rawPath) => {
+    // Act
+    const answer = await rawRequest(server.endpoint, 'PUT', rawPath, 'evil');
+    // Assess
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain('refuses');
+    expect((await readdir(dir)).sort()).toEqual(['s3']);
+    expect((await readdir(path.join(dir, 's3'))).sort()).toEqual([BUCKET]);
+  });
+
+  it.each([
+    ['a dot segment', 'inbox/./a.geojson'],
+    ['a dot-dot segment', 'inbox/a/../b.geojson'],
+    ['an empty segment', 'inbox//a.geojson'],
+    ['a leading slash', '/inbox/a.geojson'],
+    ['a control character', 'inbox/a\u0001b.geojson'],
+    ['a newline', 'inbox/a\nb.geojson'],
+    ['a C1 control character', 'inbox/a\u0085b.geojson'],
+  ])('refuses a key with %s through the SDK', async (_label, key) => {
+    // Act
+    const status = await statusOf(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: '{}' })));
+    // Assess
+    expect(status).toBe(400);
+  });
+
+  it('refuses a copy whose source key has dot-dot segments', async () => {
+    // Prepare
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/src.json', Body: '{}' }));
+    // Act
+    const status = await statusOf(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'inbox/copy.json', CopySource: `${BUCKET}/inbox/../../../etc/hostname` })));
+    // Assess
+    expect(status).toBe(400);
+  });
+
+  it.each([
+    ['a folder marker', 'inbox/folder/'],
+    ['a hidden file', 'inbox/.partial.geojson'],
+    ['a name that starts with two dots', 'inbox/..a.geojson'],
+    ['dots inside a name', 'inbox/a..b/c...d.tif'],
+    ['a non-ASCII name', 'inbox/Zürich/東京.tif'],
+  ])('accepts %s', async (_label, key) => {
+    // Act
+    const status = await statusOf(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: '{}' })));
+    // Assess
+    expect(status).toBe(200);
+    expect(await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })))).toBe(200);
+  });
+});
+
+describe('local S3 as a principal with limited s3:ListBucket', () => {
+  let dir: string;
+  const servers: LocalS3[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-list-'));
+  });
+  afterAll(async () => {
+    for (const server of servers) await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function serverWith(name: string, listBucketPrefixes?: string[]): Promise<S3Client> {
+    const server = await startLocalS3({ directory: path.join(dir, name), buckets: [BUCKET], ...(listBucketPrefixes && { listBucketPrefixes }) });
+    servers.push(server);
+    const s3 = localS3Client(server.endpoint);
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/here.geojson', Body: '{}' }));
+    return s3;
+  }
+
+  it('answers 403 for a missing key without ListBucket, and 200 for an existing one', async () => {
+    // Prepare
+    const s3 = await serverWith('none', []);
+    // Act
+    const missing = await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'inbox/not-here.geojson' })));
+    const present = await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'inbox/here.geojson' })));
+    const listing = await statusOf(s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'inbox/' })));
+    // Assess
+    expect(missing).toBe(403);
+    expect(present).toBe(200);
+    expect(listing).toBe(403);
+  }, 60_000);
+
+  it('answers 404 under the prefixes ListBucket is granted on, 403 elsewhere', async () => {
+    // Prepare
+    const s3 = await serverWith('inbox-only', ['inbox/']);
+    // Act
+    const inInbox = await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'inbox/not-here.geojson' })));
+    const elsewhere = await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'results/not-here.geojson' })));
+    const listInbox = await statusOf(s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'inbox/' })));
+    const listAll = await statusOf(s3.send(new ListObjectsV2Command({ Bucket: BUCKET })));
+    // Assess
+    expect(inInbox).toBe(404);
+    expect(elsewhere).toBe(403);
+    expect(listInbox).toBe(200);
+    expect(listAll).toBe(403);
+  }, 60_000);
+
+  it('answers 404 by default, as s3rver does', async () => {
+    // Prepare
+    const s3 = await serverWith('default');
+    // Act
+    const missing = await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'results/not-here.geojson' })));
+    // Assess
+    expect(missing).toBe(404);
+  }, 60_000);
+});
