@@ -55,8 +55,9 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   'store-results': [...JOB_TASK, 'work:read', 'results:write', 'mapflow:token'],
   'finish-part': [...JOB_TASK],
   // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.
-  'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'mapflow:token'],
-  'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag'],
+  // The failure quicklook (functions/quicklook) draws the AOI: the GeoJSON input, else the first part's geometry.
+  'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read', 'mapflow:token'],
+  'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
   // HeadObject fills in etag/size when a notification lacks them.
   dispatch: ['workflow:start', 'inbox:read'],
   // Settles lost jobs: ledger, failure report, input tag, event.

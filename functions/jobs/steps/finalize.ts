@@ -6,7 +6,8 @@
  */
 import { EVENT_DETAIL_TYPES, isFinalStatus, type InputObject, type JobError, type JobKind, type JobPart, type LedgerRow } from '../model.ts';
 import type { FinishResult } from '../workflow.ts';
-import { reportKey as reportKeyFor } from '../../routing/index.ts';
+import { inputKind, reportKey as reportKeyFor, workKey } from '../../routing/index.ts';
+import { writeFailureQuicklook } from '../../quicklook/index.ts';
 import { recordJobOutcome } from '../../runtime/metrics.ts';
 import { tagObject, writeJson } from '../../storage/s3.ts';
 import { publishRow } from './common.ts';
@@ -43,6 +44,7 @@ export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<Fi
   let reportKey: string | undefined;
   if (f.status !== 'SUCCEEDED') {
     reportKey = reportKeyFor(ctx.config.prefixes, f.input.key);
+    const quicklookKey = await failureQuicklook(ctx, f, reportKey);
     await writeJson(ctx.s3, f.input.bucket, reportKey, {
       jobId: f.jobId,
       status: f.status,
@@ -54,6 +56,7 @@ export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<Fi
       ...(f.parts && { parts: f.parts }),
       ...(f.resultPrefix && { resultPrefix: f.resultPrefix }),
       ...f.report,
+      ...(quicklookKey && { quicklookKey }),
       at: now,
     });
   }
@@ -84,6 +87,24 @@ export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<Fi
     ctx.logger.warn('could not tag the input object', { jobId: f.jobId, key: f.input.key, err: String(err) });
   }
   return row ? finishResultOf(row) : { status: f.status, ...(reportKey && { reportKey }), ...(f.error && { error: f.error }) };
+}
+
+/** The AOI (the GeoJSON input, else the first part's geometry) and the reason, beside the report; never fails the job. */
+async function failureQuicklook(ctx: StepContext, f: Finalisation, reportKey: string): Promise<string | undefined> {
+  const aoiKeys = [
+    ...(inputKind(f.input.key) === 'geojson' ? [f.input.key] : []),
+    workKey(ctx.config.prefixes, f.jobId, 'part-0.geometry.json'),
+  ];
+  try {
+    return await writeFailureQuicklook(ctx.s3, f.input.bucket, {
+      reportKey,
+      aoiKeys,
+      text: { title: f.input.key, subtitle: `${f.status}${f.routeName ? `, route ${f.routeName}` : ''}`, reason: f.error ? `${f.error.code}: ${f.error.message}` : f.status },
+    });
+  } catch (err) {
+    ctx.logger.warn('could not write the quicklook', { jobId: f.jobId, reportKey, err: String(err) });
+    return undefined;
+  }
 }
 
 function finishResultOf(row: LedgerRow): FinishResult {

@@ -7,6 +7,7 @@ import { BridgeError } from '../errors.ts';
 import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
 import { resultKeys } from '../../routing/index.ts';
 import { writeJson, writeStream } from '../../storage/s3.ts';
+import { tapResult, writeResultQuicklook } from '../../quicklook/index.ts';
 import { jobContextOf, readWorkJson } from './common.ts';
 import type { StepContext } from './context.ts';
 
@@ -18,8 +19,18 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
   const client = await ctx.mapflow();
   const { resultKey, jobJsonKey } = resultKeys(ctx.config.prefixes, job.input.key, part.name);
 
-  const body = await client.downloadResults(processingId);
-  const { bytes } = await writeStream(ctx.s3, job.input.bucket, resultKey, body, 'application/geo+json');
+  // The quicklook is drawn from the result as it streams by (functions/quicklook).
+  const tapped = tapResult(await client.downloadResults(processingId));
+  const { bytes } = await writeStream(ctx.s3, job.input.bucket, resultKey, tapped.body, 'application/geo+json');
+  const quicklookKey = await writeResultQuicklook(ctx.s3, job.input.bucket, {
+    tapped,
+    aoiKey: part.geometryKey,
+    resultKey,
+    text: { title: job.input.key, subtitle: `route ${job.routeName}, part ${part.name}` },
+  }).catch((err: unknown) => {
+    ctx.logger.warn('could not write the quicklook', { jobId: job.jobId, resultKey, err: String(err) });
+    return undefined;
+  });
 
   const [processing, request] = await Promise.all([
     client.getProcessing(processingId),
@@ -35,7 +46,8 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     request: request ? { ...request, geometry: { s3Key: part.geometryKey } } : undefined,
     processing,
     cost: { estimated: part.estimatedCost, actual: processing.cost },
-    result: { key: resultKey, bytes },
+    result: { key: resultKey, bytes, ...(quicklookKey && { features: tapped.scanner.count }) },
+    ...(quicklookKey && { quicklook: { key: quicklookKey } }),
     timings: {
       registeredAt: job.createdAt,
       processingStartedAt: state.processing?.startedAt,
