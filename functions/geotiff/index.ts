@@ -15,3 +15,10 @@ export {
   type ModelRequirements,
 } from './checks.ts';
 export { projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
+export {
+  checkBlockDecodedSize,
+  MAX_BLOCK_DECODED_BYTES,
+  MAX_BLOCKS,
+  MAX_IMAGE_SIDE_PIXELS,
+  MAX_PLAUSIBLE_OFFSET,
+} from './limits.ts';

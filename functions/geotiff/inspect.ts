@@ -9,6 +9,7 @@ import type { Polygon } from 'geojson';
 import { InputRejected } from '../jobs/errors.ts';
 import { isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
+import { BlockOverflow, checkBlockDecodedSize, checkBlockLayout, checkImageSize, MAX_PLAUSIBLE_OFFSET, type BlockLayout } from './limits.ts';
 
 export interface GeoTiffInfo {
   width: number;
@@ -43,8 +44,11 @@ export interface InspectOptions {
   probePixels?: boolean;
 }
 
-/** Blocks larger than this are range-checked but not decoded by the probe (a single-strip image can be the whole file). */
+/** Blocks whose compressed bytes exceed this are range-checked but not read by the probe (a single-strip image can be the whole file). */
 export const PROBE_MAX_BLOCK_BYTES = 16 * 1024 * 1024;
+
+/** LZW and PackBits blocks are decoded by the probe only up to this declared size (geotiff.js collects their output in a plain array). */
+export const PROBE_MAX_ARRAY_DECODED_BYTES = 16 * 1024 * 1024;
 
 /** Pixel-to-CRS affine transform: x = a*col + b*row + c, y = d*col + e*row + f. */
 interface Affine {
@@ -58,7 +62,8 @@ interface Affine {
 
 /**
  * Inspects a GeoTIFF with ranged reads only.
- * @throws InputRejected EMPTY_FILE, NOT_GEOTIFF, TIFF_TRUNCATED, TIFF_CORRUPT, NOT_GEOREFERENCED
+ * @throws InputRejected EMPTY_FILE, NOT_GEOTIFF, TIFF_TRUNCATED, TIFF_CORRUPT, NOT_GEOREFERENCED,
+ *   IMAGE_TOO_MANY_PIXELS, TIFF_BLOCK_TOO_LARGE, TIFF_TOO_MANY_BLOCKS, TIFF_DECODED_TOO_LARGE
  */
 export async function inspectGeoTiff(source: RangeSource, options: InspectOptions = {}): Promise<GeoTiffInfo> {
   if (source.size === 0) throw new InputRejected('EMPTY_FILE', 'the file is empty: drop the GeoTIFF again once it is completely written');
@@ -87,6 +92,9 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
 
   const width = image.getWidth();
   const height = image.getHeight();
+  // Sizes first: everything below (footprint, probe) scales with them.
+  checkImageSize(width, height);
+  const layout = checkBlockLayout(image);
   const bands = image.getSamplesPerPixel();
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
   const transform = await readTransform(image);
@@ -124,7 +132,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
     pixelSizeM = [pixelSize[0] * units, pixelSize[1] * units];
   }
 
-  if (options.probePixels) await probePixels(image, adapter);
+  if (options.probePixels) await probePixels(image, adapter, layout);
 
   return {
     width,
@@ -153,9 +161,16 @@ async function openFirstImage(adapter: RangeSourceAdapter): Promise<GeoTIFFImage
   } catch (cause) {
     if (cause instanceof ShortReadError) throw truncated(cause);
     const head = new Uint8Array((await adapter.fetch([{ offset: 0, length: 16 }]))[0]!);
+    if (isTiffMagic(head)) {
+      // A TIFF signature with a header geotiff.js cannot use (e.g. a BigTIFF directory offset beyond 2^53).
+      throw new InputRejected('TIFF_CORRUPT', `the file starts like a TIFF but its header is damaged (${errorText(cause)}): export the image again`, { cause });
+    }
     throw new InputRejected('NOT_GEOTIFF', `the file is not a TIFF${sniff(head)}: drop a GeoTIFF (.tif) exported from a GIS`, { cause });
   }
   if (adapter.fileSize < (tiff.bigTiff ? 16 : 8)) throw truncated(undefined);
+  if (tiff.firstIFDOffset >= MAX_PLAUSIBLE_OFFSET) {
+    throw new InputRejected('TIFF_CORRUPT', `the TIFF header places its image directory at byte ${tiff.firstIFDOffset}, beyond any possible file: the header is damaged; export the image again`);
+  }
   if (tiff.firstIFDOffset >= adapter.fileSize) {
     throw new InputRejected('TIFF_TRUNCATED', `the file ends (${adapter.fileSize} bytes) before its image directory at byte ${tiff.firstIFDOffset}: it was cut short; upload it again`);
   }
@@ -201,6 +216,10 @@ async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoT
     const bytes = (FIELD_TYPE_SIZES[type] ?? 1) * count;
     if (bytes <= inline) continue;
     const valueAt = big ? Number(table.getBigUint64(base + 12, tiff.littleEndian)) : table.getUint32(base + 8, tiff.littleEndian);
+    if (valueAt >= MAX_PLAUSIBLE_OFFSET || bytes >= MAX_PLAUSIBLE_OFFSET) {
+      const tag = table.getUint16(base, tiff.littleEndian);
+      throw new InputRejected('TIFF_CORRUPT', `TIFF tag ${tag} declares ${count} values at byte ${valueAt}, beyond any possible file: the image directory is damaged; export the image again`);
+    }
     if (valueAt + bytes > size) {
       const tag = table.getUint16(base, tiff.littleEndian);
       throw new InputRejected('TIFF_TRUNCATED', `the file ends (${size} bytes) before the value of TIFF tag ${tag} (bytes ${valueAt}-${valueAt + bytes}): it was cut short; upload it again`);
@@ -217,6 +236,13 @@ function truncated(cause: unknown): InputRejected {
   return new InputRejected('TIFF_TRUNCATED', 'the file ends before the data its header describes: it was cut short (an interrupted copy or upload); upload it again', {
     cause,
   });
+}
+
+/** II*\0, MM\0*, and their BigTIFF forms II+\0, MM\0+. */
+function isTiffMagic(head: Uint8Array): boolean {
+  const le = head[0] === 0x49 && head[1] === 0x49 && head[3] === 0x00 && (head[2] === 42 || head[2] === 43);
+  const be = head[0] === 0x4d && head[1] === 0x4d && head[2] === 0x00 && (head[3] === 42 || head[3] === 43);
+  return le || be;
 }
 
 /** What a non-TIFF file probably is, from its first bytes (for the message). */
@@ -357,14 +383,17 @@ function readNodata(image: GeoTIFFImage): number | null {
 /**
  * Checks the pixel data without reading the whole image: every tile or strip
  * of the full-resolution image must lie inside the file, and its first and
- * last blocks must decode.
+ * last blocks must decode, within their declared decoded size.
  *   - a block that starts at or after the end of the file: TIFF_TRUNCATED
  *   - a block that starts inside but runs past the end, or that fails to
  *     decode: TIFF_CORRUPT (a damaged offset or damaged data)
+ *   - a block that decodes to more than its declared size: TIFF_DECODED_TOO_LARGE
+ *     (checked with bounded memory before geotiff.js, whose decoders have no
+ *     output limit, is let near it)
  */
-async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter): Promise<void> {
+async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, layout: BlockLayout): Promise<void> {
   const directory = image.fileDirectory;
-  const tiled = directory.hasTag('TileOffsets');
+  const tiled = layout.tiled;
   let offsets: number[];
   let counts: number[];
   try {
@@ -394,14 +423,46 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter): Pr
     );
   }
 
+  // The blocks holding the first and the last pixel, in every sample plane.
+  const perPlane = Math.ceil(image.getWidth() / layout.blockWidth) * Math.ceil(image.getHeight() / layout.blockHeight);
+  const planes = Math.max(1, Math.round(layout.count / perPlane));
+  const probed = [...new Set(Array.from({ length: planes }, (_, p) => [p * perPlane, p * perPlane + perPlane - 1]).flat())];
+  let decodable = true;
+  for (const index of probed) {
+    const count = counts[index] ?? 0;
+    const offset = offsets[index] ?? 0;
+    if (count <= 0 || count > PROBE_MAX_BLOCK_BYTES) {
+      decodable = false; // range-checked above; too large to read in a probe
+      continue;
+    }
+    const data = new Uint8Array((await adapter.fetch([{ offset, length: count }]))[0]!);
+    try {
+      if (checkBlockDecodedSize(layout.compression, data, layout.decodedBytes) === 'unchecked') decodable = false;
+    } catch (cause) {
+      if (cause instanceof BlockOverflow) {
+        throw new InputRejected(
+          'TIFF_DECODED_TOO_LARGE',
+          `${tiled ? 'tile' : 'strip'} ${index} holds ${count} compressed bytes that decode to more than its declared ${layout.blockWidth} x ${layout.blockHeight} pixels (${layout.decodedBytes} bytes): ` +
+            'the file is damaged or crafted (a decompression bomb); export the image again from a GIS',
+          { details: { block: index, compressedBytes: count, declaredBytes: layout.decodedBytes } },
+        );
+      }
+      throw new InputRejected('TIFF_CORRUPT', `the image data cannot be decoded (${tiled ? 'tile' : 'strip'} ${index}: ${errorText(cause)}): the file is damaged; export it again`, {
+        cause,
+        details: { block: index },
+      });
+    }
+  }
+  // geotiff.js' LZW and PackBits decoders collect their output in a plain array (8 bytes per byte).
+  if ((layout.compression === 5 || layout.compression === 32773) && layout.decodedBytes > PROBE_MAX_ARRAY_DECODED_BYTES) decodable = false;
+  if (!decodable) return; // a codec whose output cannot be bounded beforehand is not decoded
+
   const width = image.getWidth();
   const height = image.getHeight();
   const probes: [number, number][] = [
     [0, 0],
     [width - 1, height - 1],
   ];
-  const largest = blocks.reduce((max, b) => Math.max(max, b.count), 0);
-  if (largest > PROBE_MAX_BLOCK_BYTES) return; // range-checked above; too large to decode in a probe
   for (const [x, y] of probes) {
     try {
       await image.readRasters({ window: [x, y, x + 1, y + 1] });
