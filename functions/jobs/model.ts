@@ -24,11 +24,12 @@ export const JOB_STATUSES = [
   'SUCCEEDED', // final: results written
   'FAILED', // final: Mapflow or the bridge failed
   'REJECTED', // final: the input cannot be processed; nothing was spent
+  'CANCELLED', // final: an operator cancelled the job (`jobs cancel`)
 ] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-export const FINAL_STATUSES: readonly JobStatus[] = ['SUCCEEDED', 'FAILED', 'REJECTED'];
+export const FINAL_STATUSES: readonly JobStatus[] = ['SUCCEEDED', 'FAILED', 'REJECTED', 'CANCELLED'];
 
-export function isFinalStatus(status: string): status is 'SUCCEEDED' | 'FAILED' | 'REJECTED' {
+export function isFinalStatus(status: string): status is 'SUCCEEDED' | 'FAILED' | 'REJECTED' | 'CANCELLED' {
   return (FINAL_STATUSES as readonly string[]).includes(status);
 }
 
@@ -66,6 +67,7 @@ export const EVENT_DETAIL_TYPES = {
   SUCCEEDED: 'Job Succeeded',
   FAILED: 'Job Failed',
   REJECTED: 'Job Rejected',
+  CANCELLED: 'Job Cancelled',
 } as const;
 export type EventDetailType = (typeof EVENT_DETAIL_TYPES)[keyof typeof EVENT_DETAIL_TYPES];
 
@@ -113,6 +115,11 @@ export interface LedgerRow {
   resultPrefix?: string;
   reportKey?: string;
   executionArn?: string;
+  /** `jobs retry`: the job this one runs again, and its attempt number (the first run is 1). */
+  retryOf?: string;
+  attempt?: number;
+  /** `jobs retry`: the job that ran this one again. */
+  retriedBy?: string;
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
