@@ -123,6 +123,7 @@ export function eventDetailFromRow(row: LedgerRow): JobEventDetail {
     resultPrefix: row.resultPrefix,
     reportKey: row.reportKey,
     error: row.error,
+    imagery: row.imagery,
     messages: row.messages,
     at: row.updatedAt,
   };

@@ -5,6 +5,7 @@
  * This file holds types and small pure helpers only; persistence lives in
  * `functions/ledger`, publishing in `functions/events`.
  */
+import type { ImageryChoice } from '../events/types.ts';
 
 /** Kind of input, decided from the object key's extension. */
 export type JobKind = 'geojson' | 'geotiff';
@@ -114,6 +115,8 @@ export interface LedgerRow {
   error?: JobError;
   resultPrefix?: string;
   reportKey?: string;
+  /** The catalog product a search picked (GeoJSON with `imagery.search`). */
+  imagery?: ImageryChoice;
   executionArn?: string;
   /** `jobs retry`: the job this one runs again, and its attempt number (the first run is 1). */
   retryOf?: string;
@@ -127,23 +130,8 @@ export interface LedgerRow {
   entity: 'JOB';
 }
 
-/** Detail of every EventBridge event the bridge publishes. */
-export interface JobEventDetail {
-  jobId: string;
-  status: JobStatus;
-  kind: JobKind;
-  input: InputObject;
-  routeName: string;
-  projectId?: string;
-  mosaicId?: string;
-  imageId?: string;
-  processingIds?: string[];
-  percentCompleted?: number;
-  estimatedCost?: number;
-  actualCost?: number;
-  resultPrefix?: string;
-  reportKey?: string;
-  error?: JobError;
-  messages?: string[];
-  at: string;
-}
+/**
+ * Detail of every EventBridge event the bridge publishes: the type of the
+ * JSON Schema in functions/events/types.ts (one source for both).
+ */
+export type { JobEventDetail } from '../events/types.ts';
