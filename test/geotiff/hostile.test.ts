@@ -113,7 +113,7 @@ describe('declared sizes, checked before anything is decoded', () => {
     const source = memorySource(file);
 
     // Act
-    const rejection = await inspectGeoTiff(source, { probePixels: true }).catch((error: InputRejected) => error);
+    const rejection = (await inspectGeoTiff(source, { probePixels: true }).catch((error: unknown) => error)) as InputRejected;
 
     // Assess
     expect(rejection.code).toBe('TIFF_BLOCK_TOO_LARGE');
