@@ -34,6 +34,8 @@ export const CONTEXT_KEYS = {
   eventBusName: 'Publish on this existing event bus instead of creating one.',
   ledgerTableName: 'Use this existing ledger table (same keys and GSIs) instead of creating one.',
   dashboard: 'false to skip the CloudWatch dashboard.',
+  ledgerRetentionDays: 'Days a finished job\'s ledger row is kept (DynamoDB TTL on expiresAt); default: kept forever.',
+  sourceMaps: 'true to ship source maps and run the functions with --enable-source-maps (default false).',
 } as const;
 export type ContextKey = keyof typeof CONTEXT_KEYS;
 
@@ -55,6 +57,8 @@ export interface ContextSettings {
   reconcileSchedule?: events.Schedule;
   existing: { bucketName?: string; bucketKmsKeyArn?: string; secretName?: string; eventBusName?: string; ledgerTableName?: string };
   dashboard?: boolean;
+  ledgerRetentionDays?: number;
+  sourceMaps?: boolean;
 }
 
 export function settingsFromContext(node: Node): ContextSettings {
@@ -107,6 +111,7 @@ export function settingsFromContext(node: Node): ContextSettings {
     throw new MapflowBridgeConfigError('context reconcileMinutes must be from 1 to 1440');
   }
   const dashboard = get('dashboard');
+  const sourceMaps = get('sourceMaps');
   const bucketKmsKeyArn = text('bucketKmsKeyArn');
   if (bucketKmsKeyArn !== undefined && text('bucketName') === undefined) {
     throw new MapflowBridgeConfigError('context bucketKmsKeyArn only applies with bucketName (the key of your existing bucket); a created bucket uses SSE-S3');
@@ -138,5 +143,7 @@ export function settingsFromContext(node: Node): ContextSettings {
       ledgerTableName: text('ledgerTableName'),
     },
     dashboard: dashboard === undefined ? undefined : !(dashboard === false || dashboard === 'false'),
+    ledgerRetentionDays: integer('ledgerRetentionDays'),
+    sourceMaps: sourceMaps === undefined ? undefined : sourceMaps === true || sourceMaps === 'true',
   };
 }

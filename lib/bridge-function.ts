@@ -37,6 +37,8 @@ export interface BridgeFunctionProps {
   readonly environment: Record<string, string>;
   readonly logRetention: logs.RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Ship source maps and run with --enable-source-maps. @default false */
+  readonly sourceMaps?: boolean;
 }
 
 export class BridgeFunction extends Construct {
@@ -89,7 +91,8 @@ export class BridgeFunction extends Construct {
         // Secrets are cached by Powertools parameters for this many seconds.
         POWERTOOLS_PARAMETERS_MAX_AGE: '300',
         BRIDGE_FUNCTION: props.name,
-        NODE_OPTIONS: '--enable-source-maps',
+        // Source maps cost cold-start time and slow every error path: only when asked for.
+        ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
       },
       bundling: {
         format: nodejs.OutputFormat.ESM,
@@ -97,7 +100,7 @@ export class BridgeFunction extends Construct {
         mainFields: ['module', 'main'],
         banner: ESM_REQUIRE_BANNER,
         minify: true,
-        sourceMap: true,
+        sourceMap: props.sourceMaps ?? false,
         sourcesContent: false,
         // Ship the SDK versions the code was tested with rather than the runtime's.
         bundleAwsSDK: true,

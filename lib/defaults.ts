@@ -41,18 +41,6 @@ export const DEFAULT_WORK_EXPIRATION = Duration.days(30);
 export const POWERTOOLS_SERVICE_NAME = 'mapflow-bridge';
 export const POWERTOOLS_METRICS_NAMESPACE = 'MapflowBridge';
 
-/**
- * Input extensions that trigger a job, with the spellings of each that the
- * trigger rule matches. EventBridge wildcards are case-sensitive, so the usual
- * spellings are listed; the dispatcher re-checks case-insensitively.
- */
-export const INPUT_SUFFIXES: readonly string[] = [
-  '.geojson', '.GEOJSON', '.GeoJSON', '.Geojson', '.geoJSON',
-  '.json', '.JSON', '.Json',
-  '.tif', '.TIF', '.Tif',
-  '.tiff', '.TIFF', '.Tiff',
-];
-
 /** Runtime of every function; NODEJS_24_X exists in this aws-cdk-lib. */
 export const LAMBDA_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const LAMBDA_ARCHITECTURE = lambda.Architecture.ARM_64;
@@ -94,6 +82,12 @@ export const FUNCTION_SETTINGS: Record<BridgeFunctionName, FunctionSettings> = {
 /** SQS: a message whose dispatch fails this many times goes to the dead-letter queue. */
 export const DISPATCH_MAX_RECEIVE_COUNT = 5;
 export const DISPATCH_BATCH_SIZE = 10;
+/**
+ * Message retention, stated rather than left to SQS's default (4 days). A
+ * message keeps its first enqueue time when it moves to a standard DLQ, so the
+ * DLQ must keep messages longer than the trigger queue.
+ */
+export const QUEUE_RETENTION = Duration.days(4);
 export const DLQ_RETENTION = Duration.days(14);
 
 /**
@@ -137,6 +131,15 @@ export const TRANSIENT_RETRY = {
   maxDelay: Duration.seconds(60),
 } as const;
 
+/**
+ * Versioned buckets keep a noncurrent version of every overwritten or deleted
+ * object; every lifecycle rule also expires those, so "expire after N days"
+ * really frees the bytes.
+ */
+export const NONCURRENT_VERSION_EXPIRATION = Duration.days(30);
+/** Noncurrent versions of short-lived files (work/, access logs) go after a day. */
+export const SHORT_NONCURRENT_VERSION_EXPIRATION = Duration.days(1);
+
 /** Bucket settings of a created data bucket: encrypted, versioned, SSL only, private (events to EventBridge: below). */
 export const DATA_BUCKET_PROPS: Readonly<s3.BucketProps> = {
   encryption: s3.BucketEncryption.S3_MANAGED,
@@ -158,7 +161,9 @@ export const DATA_BUCKET_NOTIFICATIONS: s3.CfnBucket.NotificationConfigurationPr
 /** The server access log bucket: same posture; access log delivery requires SSE-S3. */
 export const ACCESS_LOG_BUCKET_PROPS: Readonly<s3.BucketProps> = {
   ...DATA_BUCKET_PROPS,
-  lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+  lifecycleRules: [
+    { id: 'expire-access-logs', expiration: Duration.days(365), noncurrentVersionExpiration: SHORT_NONCURRENT_VERSION_EXPIRATION },
+  ],
 };
 
 /** Ledger table: on demand, point-in-time recovery, encrypted with the AWS managed key. */

@@ -9,8 +9,21 @@ import { Construct } from 'constructs';
 import { ledgerTableSchema } from '../functions/ledger/schema.ts';
 import { LEDGER_TABLE_PROPS } from './defaults.ts';
 
-/** Creates the ledger: on-demand, point-in-time recovery, encrypted, GSIs byStatus and byProcessingId. */
-export function createLedgerTable(scope: Construct, id: string, options: { removalPolicy: RemovalPolicy }): dynamodb.Table {
+/** The attribute the ledger writes on a final status when a retention is set (epoch seconds, DynamoDB TTL). */
+export const LEDGER_TTL_ATTRIBUTE = 'expiresAt';
+
+export interface LedgerTableOptions {
+  readonly removalPolicy: RemovalPolicy;
+  /** Turn on DynamoDB TTL on this attribute. @default no TTL */
+  readonly ttlAttribute?: string;
+}
+
+/**
+ * Creates the ledger: on-demand, point-in-time recovery, encrypted, GSIs
+ * byStatus and byProcessingId. A retained table also gets deletion protection:
+ * it is meant to outlive the stack, so deleting it takes a deliberate step.
+ */
+export function createLedgerTable(scope: Construct, id: string, options: LedgerTableOptions): dynamodb.Table {
   // The name is only a placeholder for the schema; CloudFormation names the table.
   const schema = ledgerTableSchema('ledger');
   const attribute = (name: string | undefined): dynamodb.Attribute => {
@@ -26,6 +39,8 @@ export function createLedgerTable(scope: Construct, id: string, options: { remov
     partitionKey: attribute(keyOf(schema.KeySchema, 'HASH')),
     ...(keyOf(schema.KeySchema, 'RANGE') ? { sortKey: attribute(keyOf(schema.KeySchema, 'RANGE')) } : {}),
     removalPolicy: options.removalPolicy,
+    deletionProtection: options.removalPolicy === RemovalPolicy.RETAIN,
+    ...(options.ttlAttribute ? { timeToLiveAttribute: options.ttlAttribute } : {}),
   });
   for (const index of schema.GlobalSecondaryIndexes ?? []) {
     const sortKey = keyOf(index.KeySchema, 'RANGE');

@@ -39,13 +39,15 @@ import {
   DISPATCH_MAX_RECEIVE_COUNT,
   DLQ_RETENTION,
   FUNCTION_SETTINGS,
-  INPUT_SUFFIXES,
+  NONCURRENT_VERSION_EXPIRATION,
   QUEUE_PROPS,
+  QUEUE_RETENTION,
+  SHORT_NONCURRENT_VERSION_EXPIRATION,
   STATE_MACHINE_TIMEOUT_MARGIN,
   type BridgeFunctionName,
   type PollPolicy,
 } from './defaults.ts';
-import { createLedgerTable } from './ledger-table.ts';
+import { createLedgerTable, LEDGER_TTL_ATTRIBUTE } from './ledger-table.ts';
 import { acknowledgeBridgeNagFindings } from './nag.ts';
 import {
   grantFunctionCapabilities,
@@ -113,7 +115,7 @@ export interface MapflowBridgeProps {
   readonly maxConcurrentProcessings?: number;
   /**
    * Wait between polls and when to give up. Fields not given keep their default.
-   * @default { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxPolls: 500, maxJobSeconds: 86400 }
+   * @default { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86400 } (the poll count follows from maxJobSeconds; maxPolls, optional, caps it)
    */
   readonly pollPolicy?: Partial<PollPolicy>;
   /** Source of the published events. @default 'mapflow.bridge' */
@@ -121,11 +123,26 @@ export interface MapflowBridgeProps {
   /** Retention of the function and state machine logs. @default logs.RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
   /**
-   * What happens to created data (bucket, ledger, secret, log groups) when the stack is deleted.
-   * With DESTROY, a non-empty bucket still has to be emptied first.
+   * What happens to created data (buckets, ledger, secret, log groups) when the stack is deleted.
+   * DESTROY empties the created buckets first, every object version included
+   * (`autoDeleteObjects`, one custom-resource Lambda), so `cdk destroy` can delete them.
+   * RETAIN keeps them (and turns on the ledger's deletion protection): see docs/deploy.md for what stays behind.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Days a finished job's ledger row is kept: the final status write sets
+   * `expiresAt` and DynamoDB's TTL deletes the row (typically within a few days
+   * after). With a table you bring, the rows get `expiresAt` too: turn on TTL on that attribute yourself.
+   * @default undefined: rows are kept forever
+   */
+  readonly ledgerRetentionDays?: number;
+  /**
+   * Ship source maps with the function bundles and run Node with
+   * `--enable-source-maps` (readable stack traces, slower cold starts and error paths).
+   * @default false
+   */
+  readonly sourceMaps?: boolean;
   /** When the reconciler runs. @default every 15 minutes */
   readonly reconcileSchedule?: events.Schedule;
   /** Lifecycle expiry of files under the work prefix of a created bucket. @default 30 days */
@@ -180,6 +197,7 @@ export class MapflowBridge extends Construct {
         new s3.Bucket(this, 'AccessLogsBucket', {
           ...ACCESS_LOG_BUCKET_PROPS,
           removalPolicy,
+          autoDeleteObjects: removalPolicy === RemovalPolicy.DESTROY,
         });
       if (!props.serverAccessLogsBucket) this.accessLogsBucket = accessLogs;
       this.bucket = new s3.Bucket(this, 'Bucket', {
@@ -187,9 +205,20 @@ export class MapflowBridge extends Construct {
         serverAccessLogsBucket: accessLogs,
         serverAccessLogsPrefix: 'data-bucket/',
         removalPolicy,
+        // DeletionPolicy Delete alone fails on a bucket that holds objects (or versions): empty it first.
+        autoDeleteObjects: removalPolicy === RemovalPolicy.DESTROY,
         lifecycleRules: [
-          { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
-          { id: 'expire-work-files', prefix: prefixes.work, expiration: props.workExpiration ?? DEFAULT_WORK_EXPIRATION },
+          {
+            id: 'abort-incomplete-uploads',
+            abortIncompleteMultipartUploadAfter: Duration.days(7),
+            noncurrentVersionExpiration: NONCURRENT_VERSION_EXPIRATION,
+          },
+          {
+            id: 'expire-work-files',
+            prefix: prefixes.work,
+            expiration: props.workExpiration ?? DEFAULT_WORK_EXPIRATION,
+            noncurrentVersionExpiration: SHORT_NONCURRENT_VERSION_EXPIRATION,
+          },
         ],
       });
       // S3 -> EventBridge natively (the L2 prop would add a custom-resource Lambda to do the same).
@@ -207,7 +236,9 @@ export class MapflowBridge extends Construct {
         removalPolicy,
       });
     this.eventBus = props.eventBus ?? new events.EventBus(this, 'EventBus', { description: 'mapflow-bridge job events' });
-    this.ledgerTable = props.ledgerTable ?? createLedgerTable(this, 'Ledger', { removalPolicy });
+    this.ledgerTable =
+      props.ledgerTable ??
+      createLedgerTable(this, 'Ledger', { removalPolicy, ttlAttribute: this.settings.ledgerRetentionDays ? LEDGER_TTL_ATTRIBUTE : undefined });
     this.grantTargets = { bucket: this.bucket, prefixes, ledgerTable: this.ledgerTable, secret: this.secret, eventBus: this.eventBus };
 
     // ---- Task functions and the state machine
@@ -218,6 +249,7 @@ export class MapflowBridge extends Construct {
         environment: { ...environment, ...extraEnvironment },
         logRetention,
         removalPolicy,
+        sourceMaps: props.sourceMaps ?? false,
       });
       return created.function;
     };
@@ -239,12 +271,13 @@ export class MapflowBridge extends Construct {
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', { ...QUEUE_PROPS, retentionPeriod: DLQ_RETENTION });
     this.queue = new sqs.Queue(this, 'TriggerQueue', {
       ...QUEUE_PROPS,
+      retentionPeriod: QUEUE_RETENTION,
       // AWS advises six times the function timeout for SQS event sources.
       visibilityTimeout: Duration.seconds(6 * FUNCTION_SETTINGS.dispatch.timeout.toSeconds()),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: DISPATCH_MAX_RECEIVE_COUNT },
     });
     this.triggerRule = new events.Rule(this, 'InboxObjectCreated', {
-      description: `mapflow-bridge: new ${INPUT_SUFFIXES.filter((s) => s === s.toLowerCase()).join(' ')} files under ${prefixes.inbox}`,
+      description: `mapflow-bridge: new objects under ${prefixes.inbox} (dispatch accepts or rejects each file)`,
       eventPattern: inboxEventPattern(this.bucket.bucketName, prefixes.inbox),
       targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue })],
     });
@@ -321,24 +354,30 @@ export class MapflowBridge extends Construct {
       WORK_PREFIX: s.prefixes.work,
       MAX_CONCURRENT_PROCESSINGS: String(s.maxConcurrentProcessings),
       POLL_POLICY: JSON.stringify(s.pollPolicy),
+      ...(s.ledgerRetentionDays ? { LEDGER_RETENTION_DAYS: String(s.ledgerRetentionDays) } : {}),
     };
   }
 }
 
 /**
  * The EventBridge pattern of the trigger: "Object Created" in this bucket,
- * key under the inbox and ending in an input suffix. Results, reports, work
- * files and tags can never match: they are written outside the inbox (the
- * prefixes are validated apart), and tagging emits "Object Tags Added".
+ * key under the inbox. No `wildcard` (EventBridge refuses wildcard rules above
+ * its complexity limit, and counts them against a per-bus quota), and no
+ * suffix filter: the values of one field are OR-ed, so a prefix AND a suffix
+ * on the key cannot be expressed without a wildcard. Every object under the
+ * inbox reaches dispatch, which accepts it or ends it REJECTED with a report.
+ * Results, reports, work files and tags can never match: they are written
+ * outside the inbox (the prefixes are validated apart), and tagging emits
+ * "Object Tags Added".
  */
 export function inboxEventPattern(bucketName: string, inboxPrefix: string): events.EventPattern {
-  const escaped = inboxPrefix.replace(/[\\*]/g, (c) => `\\${c}`);
   return {
     source: ['aws.s3'],
     detailType: ['Object Created'],
     detail: {
       bucket: { name: [bucketName] },
-      object: { key: INPUT_SUFFIXES.map((suffix) => ({ wildcard: `${escaped}*${suffix}` })) },
+      // S3 keys are case-sensitive and the prefix is plain ASCII (validated), so an exact prefix is right.
+      object: { key: [{ prefix: inboxPrefix }] },
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   MAX_ROUTES_JSON_BYTES,
   type PollPolicy,
 } from './defaults.ts';
+import { pollsFor } from '../functions/jobs/poll-policy.ts';
 
 /** Invalid MapflowBridge props. */
 export class MapflowBridgeConfigError extends Error {
@@ -49,6 +50,7 @@ export type BridgeSettingsInput = Pick<
   | 'maxConcurrentProcessings'
   | 'pollPolicy'
   | 'eventSource'
+  | 'ledgerRetentionDays'
 >;
 
 export interface BridgeSettings {
@@ -60,6 +62,8 @@ export interface BridgeSettings {
   readonly maxConcurrentProcessings: number;
   readonly pollPolicy: PollPolicy;
   readonly eventSource: string;
+  /** Days a finished job's ledger row is kept (TTL); undefined: forever. */
+  readonly ledgerRetentionDays?: number;
 }
 
 /** Applies the defaults and checks every setting; throws MapflowBridgeConfigError. */
@@ -84,6 +88,8 @@ export function resolveBridgeSettings(input: BridgeSettingsInput): BridgeSetting
     ),
     pollPolicy: checkPollPolicy({ ...DEFAULT_POLL_POLICY, ...input.pollPolicy }),
     eventSource: checkEventSource(input.eventSource ?? DEFAULT_EVENT_SOURCE),
+    ledgerRetentionDays:
+      input.ledgerRetentionDays === undefined ? undefined : checkInteger('ledgerRetentionDays', input.ledgerRetentionDays, 1, 36_500),
   };
 }
 
@@ -180,9 +186,16 @@ function checkPollPolicy(policy: PollPolicy): PollPolicy {
   }
   checkNumber('pollPolicy.factor', policy.factor, 1, 10);
   // Each poll round adds history events to the part's execution; stay well below 25,000.
-  checkInteger('pollPolicy.maxPolls', policy.maxPolls, 1, MAX_POLLS);
+  if (policy.maxPolls !== undefined) checkInteger('pollPolicy.maxPolls', policy.maxPolls, 1, MAX_POLLS);
   // Standard executions run for at most a year; leave room for the margin.
   checkInteger('pollPolicy.maxJobSeconds', policy.maxJobSeconds, 60, 300 * 86_400);
+  // The poll count follows from maxJobSeconds (pollsFor); it must fit the execution history too.
+  const polls = pollsFor(policy);
+  if (polls > MAX_POLLS && (policy.maxPolls === undefined || policy.maxPolls > MAX_POLLS)) {
+    throw new MapflowBridgeConfigError(
+      `pollPolicy.maxJobSeconds (${policy.maxJobSeconds}) needs about ${polls} polls at pollPolicy.maxSeconds (${policy.maxSeconds}), more than the ${MAX_POLLS} one execution's history holds; raise maxSeconds or lower maxJobSeconds`,
+    );
+  }
   return policy;
 }
 

@@ -8,7 +8,7 @@
  * payloadResponseOnly, so the Resource is the plain function ARN) and writes
  * its result at the catalogue's resultPath.
  */
-import { Duration, RemovalPolicy, Names } from 'aws-cdk-lib';
+import { Aws, Duration, Fn, RemovalPolicy, Names } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -23,6 +23,8 @@ export const WORKFLOW_STATES = {
   done: 'Done',
   whichKind: 'Which Kind?',
   hasModel: 'Has Model?',
+  imageReady: 'Image Ready?',
+  waitForImage: 'Wait For Image',
   processParts: 'Process Parts',
   slotAcquired: 'Slot Acquired?',
   waitForSlot: 'Wait For Slot',
@@ -54,8 +56,10 @@ export class BridgeWorkflow extends Construct {
   constructor(scope: Construct, id: string, props: BridgeWorkflowProps) {
     super(scope, id);
     this.logGroup = new logs.LogGroup(this, 'Logs', {
-      // The /aws/vendedlogs/ prefix keeps the CloudWatch Logs resource policy small.
-      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}`,
+      // The /aws/vendedlogs/ prefix keeps the CloudWatch Logs resource policy small. The
+      // stack's UUID ends the name: a retained group of a deleted stack never
+      // collides with the next deployment's (AlreadyExists).
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}-${Fn.select(2, Fn.split('/', Aws.STACK_ID))}`,
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
@@ -172,13 +176,20 @@ export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowP
   processParts.addCatch(failJob, catchAll);
 
   const planAndProcess = planProcessing.next(processParts).next(finishJob);
+  // Mapflow preprocesses an uploaded image before it can be used: Upload Image
+  // answers ready=false with a wait until the image is COMPLETED, and runs
+  // again after the wait (it then only looks at the image's status).
+  const hasModel = new sfn.Choice(scope, WORKFLOW_STATES.hasModel)
+    .when(sfn.Condition.booleanEquals('$.job.processImages', true), planProcessing)
+    .otherwise(finishJob);
+  const waitForImage = new sfn.Wait(scope, WORKFLOW_STATES.waitForImage, { time: sfn.WaitTime.secondsPath('$.upload.waitSeconds') });
   const geotiff = inspectGeoTiff
     .next(ensureMosaic)
     .next(uploadImage)
     .next(
-      new sfn.Choice(scope, WORKFLOW_STATES.hasModel)
-        .when(sfn.Condition.booleanEquals('$.job.processImages', true), planProcessing)
-        .otherwise(finishJob),
+      new sfn.Choice(scope, WORKFLOW_STATES.imageReady)
+        .when(sfn.Condition.booleanEquals('$.upload.ready', false), waitForImage.next(uploadImage))
+        .otherwise(hasModel),
     );
 
   return registerJob.next(
