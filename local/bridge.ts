@@ -24,6 +24,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/jobs/model.ts';
 import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
+import type { PollPolicy } from '../functions/jobs/poll-policy.ts';
 import { inputKind, jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
 import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
@@ -36,7 +37,8 @@ import { loadTaskResources } from './engine/handlers.ts';
 import { followEvents, type EventFollower, type LocalEvent } from './events/file.ts';
 import { localS3Client, LOCAL_S3_CREDENTIALS } from './s3/client.ts';
 import { watchDropFolder, type DropFolder } from './s3/drop-folder.ts';
-import { startLocalS3, type LocalS3, type S3NotificationRecord } from './s3/server.ts';
+import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
+import { lockStateDir } from './state-lock.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -50,7 +52,7 @@ export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
 export const SIMULATED_CREDIT_BUDGET = 10_000;
 
 /** Poll quickly locally: the simulator finishes in seconds, not minutes. */
-export const LOCAL_POLL_POLICY = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxPolls: 500, maxJobSeconds: 3_600 };
+export const LOCAL_POLL_POLICY: PollPolicy = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600 };
 
 export interface MapflowTarget {
   /** Base URL, e.g. https://api.mapflow.ai/rest or a remote simulator's /rest URL. */
@@ -74,10 +76,24 @@ export interface LocalBridgeOptions {
   simulator?: Omit<Partial<SimulatorOptions>, 'token' | 'email' | 'dataDir'>;
   /** Routes JSON (functions/routing); default the built-in routes. */
   routes?: string;
-  pollPolicy?: Partial<typeof LOCAL_POLL_POLICY>;
+  pollPolicy?: Partial<PollPolicy>;
   maxConcurrentProcessings?: number;
   /** Watch <stateDir>/drop and upload what appears there (default true). */
   dropFolder?: boolean;
+  /** How long a dropped file must stay unchanged before it is uploaded (default 3 s, see drop-folder.ts). */
+  dropStableMs?: number;
+  /**
+   * Port of the local S3 (default 0: a free one). With `s3PortFallback`, a
+   * taken port is replaced by a free one and the log says so; without it, a
+   * taken port fails the start.
+   */
+  s3Port?: number;
+  s3PortFallback?: boolean;
+  /**
+   * Named in the state folder's lock (see state-lock.ts) so a second bridge on
+   * the same folder can say who holds it. Default 'a local bridge'.
+   */
+  command?: string;
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
   /** Pause before every Retry in ms (tests); default the definition's. */
@@ -134,6 +150,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   const persistent = options.stateDir !== undefined;
   const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), 'mapflow-bridge-'))));
   await mkdir(stateDir, { recursive: true });
+  // One bridge per state folder: taken before anything starts, released last.
+  const lock = persistent ? await lockStateDir(stateDir, options.command ?? 'a local bridge') : undefined;
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
   const dropDir = path.join(stateDir, 'drop');
@@ -147,6 +165,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     }
     stops.length = 0;
   };
+  if (lock) stops.push({ name: 'the state folder lock', stop: () => lock.release() });
 
   try {
     // The three services start side by side (DynamoDB Local's JVM is the slowest);
@@ -181,7 +200,12 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     let onRecord: (record: S3NotificationRecord) => void = (record) => notifications.push(record);
     const s3Start = started(
       's3rver',
-      startLocalS3({ directory: path.join(stateDir, 's3'), buckets: [bucket], onRecord: (record) => onRecord(record) }),
+      startS3OnPort(
+        { directory: path.join(stateDir, 's3'), buckets: [bucket], onRecord: (record) => onRecord(record) },
+        options.s3Port ?? 0,
+        options.s3PortFallback ?? false,
+        log,
+      ),
     );
     // Meanwhile (CPU-bound, in this process): the definition CDK synthesizes for AWS.
     let definition: Record<string, unknown> | undefined;
@@ -326,6 +350,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       drop = await watchDropFolder({
         dir: dropDir,
         uploadedDir: path.join(stateDir, 'uploaded'),
+        ...(options.dropStableMs !== undefined ? { stableMs: options.dropStableMs } : {}),
         s3,
         bucket,
         // The watcher moves a dropped file to uploaded/ once it is in S3; say where both went.
@@ -401,6 +426,31 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     await stopAll();
     if (!persistent) await rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * Starts the local S3 on `port`; when that port is taken and `fallback` is
+ * set, on a free port instead, saying so (saved AWS CLI commands then need the
+ * new endpoint).
+ */
+export async function startS3OnPort(
+  options: Omit<LocalS3Options, 'port'>,
+  port: number,
+  fallback: boolean,
+  log: (message: string) => void,
+): Promise<LocalS3> {
+  try {
+    return await startLocalS3({ ...options, port });
+  } catch (error) {
+    const taken = error instanceof LocalS3StartError && /EADDRINUSE/.test(error.message);
+    if (!taken) throw error;
+    if (!fallback || port === 0) {
+      throw new LocalS3StartError(`port ${port} for the local S3 is taken by another program; give another with --s3-port.`, { cause: error });
+    }
+    const running = await startLocalS3({ ...options, port: 0 });
+    log(`local bridge: port ${port} is taken by another program, so the local S3 listens on port ${running.port} this time (--s3-port chooses one).`);
+    return running;
   }
 }
 

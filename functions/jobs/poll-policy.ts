@@ -16,9 +16,15 @@ export interface PollPolicy {
   maxSeconds: number;
   /** Growth factor of the wait from one poll to the next. */
   factor: number;
-  /** Polls after which the processing is given up (TIMEOUT). */
-  maxPolls: number;
-  /** Seconds after the job was registered after which it is given up (TIMEOUT). */
+  /**
+   * Leave unset: the number of polls then follows from `maxJobSeconds` (see
+   * pollsFor). A Mapflow processing may wait in AWAITING for hours (for its
+   * imagery provider); the former fixed count (500 x 60 s = 8.3 h) ended such
+   * jobs long before maxJobSeconds (24 h). When set, it caps the count further
+   * (tests use it to end a job after a few polls).
+   */
+  maxPolls?: number;
+  /** Seconds after the job was registered after which it is given up (TIMEOUT). The one limit. */
   maxJobSeconds: number;
 }
 
@@ -26,9 +32,27 @@ export const DEFAULT_POLL_POLICY: PollPolicy = {
   initialSeconds: 15,
   maxSeconds: 60,
   factor: 1.5,
-  maxPolls: 500,
   maxJobSeconds: 86_400,
 };
+
+/**
+ * Polls one processing may take within `maxJobSeconds`: the polls of the
+ * ramp from initialSeconds up to maxSeconds, then one per maxSeconds, plus a
+ * tenth for jitter and early polls near completion. A safety bound on the
+ * execution history only: the job ends on time (maxJobSeconds) first.
+ */
+export function pollsFor(policy: Pick<PollPolicy, 'initialSeconds' | 'maxSeconds' | 'factor' | 'maxJobSeconds'>): number {
+  let polls = 0;
+  let elapsed = 0;
+  let wait = policy.initialSeconds;
+  while (wait < policy.maxSeconds && elapsed < policy.maxJobSeconds && polls < 1_000) {
+    elapsed += wait;
+    polls++;
+    wait = policy.factor > 1 ? wait * policy.factor : policy.maxSeconds;
+  }
+  if (elapsed < policy.maxJobSeconds) polls += Math.ceil((policy.maxJobSeconds - elapsed) / policy.maxSeconds);
+  return Math.ceil(polls * 1.1) + 1;
+}
 
 /** Fraction of the wait that jitter may add or take away. */
 const JITTER = 0.1;
@@ -74,9 +98,15 @@ export function estimateRemainingSeconds(progress: PollProgress): number | undef
   return ((100 - percent) / rise) * previousWaitSeconds;
 }
 
-/** True when the processing has been polled for too long. */
+/** The poll count in force: derived from maxJobSeconds, capped by an explicit maxPolls. */
+export function maxPollsOf(policy: PollPolicy): number {
+  const derived = pollsFor(policy);
+  return policy.maxPolls !== undefined ? Math.min(policy.maxPolls, derived) : derived;
+}
+
+/** True when the processing has been polled for too long: past maxJobSeconds (or, as a safety net, more polls than that time allows). */
 export function pollBudgetExhausted(policy: PollPolicy, polls: number, jobStartedAt: Date | undefined, now: Date): boolean {
-  if (polls >= policy.maxPolls) return true;
+  if (polls >= maxPollsOf(policy)) return true;
   if (jobStartedAt && (now.getTime() - jobStartedAt.getTime()) / 1000 > policy.maxJobSeconds) return true;
   return false;
 }

@@ -51,6 +51,7 @@ export interface MosaicResult {
 /** Result of Upload Image (`$.upload`). */
 export interface UploadResult {
   mosaicId: string;
+  /** '' only while the image is still being looked for (`ready` is then false). */
   imageId: string;
   filename: string;
   fileSize: number;
@@ -58,6 +59,21 @@ export interface UploadResult {
   reused: boolean;
   /** The image's footprint in EPSG:4326 (from its WKT, or the inspected one). */
   footprint: GeoJsonPolygon | GeoJsonMultiPolygon;
+  /**
+   * True once Mapflow has preprocessed the image (COMPLETED and data
+   * available): the machine goes on. False: it waits `waitSeconds` and runs
+   * Upload Image again, which only looks at the image's status then.
+   */
+  ready: boolean;
+  waitSeconds: number;
+  /** Mapflow's preprocessing_status at the last look. */
+  preprocessingStatus?: string;
+  /** Looks at the image's status so far. */
+  checks?: number;
+  /** ISO time the upload was sent (to find the image when the answer named none). */
+  uploadedAt?: string;
+  /** SHA-1 of the bytes sent, hex (the image list's `checksum`). */
+  checksum?: string;
 }
 
 /** One processing to run (an item of the Process Parts Map). */

@@ -9,6 +9,12 @@
  *             else `Basic base64(email:token)` (an email is then required).
  * - 'auto' (default): Basic when the token already decodes to `user:secret` or an
  *             email is given, else Bearer.
+ *
+ * The token the web app shows may lack its base64 padding; the official plugin
+ * pads it to a multiple of 4 before sending `Basic <token>` (mapflow-qgis
+ * functional/service/session_service.py `pad_token`). So does `padToken`
+ * here, before any decision: a pre-encoded token is then recognised, sent as
+ * Basic, and never encoded a second time with the email.
  */
 import { ConfigurationError } from '../jobs/errors.ts';
 
@@ -28,8 +34,15 @@ export interface ResolvedAuth {
  * `{ user, secret }` when `token` is canonical base64 of printable `user:secret`
  * (both sides non-empty), else undefined.
  */
-export function decodeBasicCredential(token: string): { user: string; secret: string } | undefined {
+/** The token with base64 padding added up to a multiple of 4 (as the plugin's pad_token). */
+export function padToken(token: string): string {
   const trimmed = token.trim();
+  if (!/^[A-Za-z0-9+/]+$/.test(trimmed)) return trimmed;
+  return trimmed + '='.repeat((4 - (trimmed.length % 4)) % 4);
+}
+
+export function decodeBasicCredential(token: string): { user: string; secret: string } | undefined {
+  const trimmed = padToken(token);
   if (trimmed.length < 4 || trimmed.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return undefined;
   const decoded = Buffer.from(trimmed, 'base64').toString('utf8');
   // Canonical round trip: rejects strings that merely look like base64.
@@ -50,14 +63,16 @@ export function resolveAuth(options: { token: string; email?: string; authScheme
     throw new ConfigurationError(`Mapflow auth scheme must be basic, bearer or auto (got "${String(requested)}")`);
   }
   const preEncoded = decodeBasicCredential(token);
+  const padded = preEncoded ? padToken(token) : token;
   const scheme: 'basic' | 'bearer' = requested === 'auto' ? (preEncoded || email ? 'basic' : 'bearer') : requested;
 
-  const secrets = [token];
+  const secrets = [token, padded];
   if (preEncoded) secrets.push(preEncoded.secret, `${preEncoded.user}:${preEncoded.secret}`);
 
   if (scheme === 'bearer') return { scheme, header: `Bearer ${token}`, secrets };
 
-  if (preEncoded) return { scheme, header: `Basic ${token}`, secrets };
+  // Already base64 of "email:apikey" (padded or not): sent as is, never encoded again.
+  if (preEncoded) return { scheme, header: `Basic ${padded}`, secrets };
   if (!email) {
     throw new ConfigurationError(
       'Mapflow Basic authentication needs the account email, or a token that is already base64 of "email:token"',

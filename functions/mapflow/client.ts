@@ -9,7 +9,7 @@
 import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { resolveAuth, type AuthScheme } from './auth.ts';
-import { MapflowBadResponse, Redactor } from './errors.ts';
+import { MapflowBadResponse, MapflowError, Redactor } from './errors.ts';
 import { Transport, type MapflowLogger, type RequestSpec, type ResponseData } from './http/transport.ts';
 import { resolveRetry, type RetryOptions } from './http/retry.ts';
 import { multipartFileBody } from './multipart.ts';
@@ -19,14 +19,19 @@ import {
   normaliseCatalog,
   normaliseImage,
   normaliseImages,
+  normaliseImageStatus,
   normaliseLinkResult,
   normaliseMosaic,
+  normaliseMosaics,
+  normaliseMosaicStatus,
+  normalisePage,
   normaliseProcessing,
   normaliseProcessingList,
   normaliseProject,
   normaliseProjects,
   normaliseStats,
   normaliseStorageUsage,
+  normaliseUploadAnswer,
   normaliseUserStatus,
   parseCost,
   parseJsonText,
@@ -39,6 +44,7 @@ import type {
   CreateProcessingV1,
   CreateProcessingV2,
   ImageRecord,
+  ImageStatus,
   Mosaic,
   Processing,
   ProcessingAoi,
@@ -46,6 +52,7 @@ import type {
   ProcessingStatsQuery,
   Project,
   StorageUsage,
+  UploadAnswer,
   UploadSource,
   UserStatus,
 } from './types.ts';
@@ -54,6 +61,59 @@ export const DEFAULT_BASE_URL = 'https://api.mapflow.ai/rest';
 export const DEFAULT_CLIENT_NAME = 'mapflow-bridge';
 export const DEFAULT_CLIENT_VERSION = '0.1.0';
 
+/**
+ * Per-call timeouts, milliseconds. Each is the longest wait without progress:
+ * for the answer's first byte, then between chunks.
+ * - `requestMs`: every call not named below (JSON reads and writes).
+ * - `statusMs`: status reads polled over and over (processing, image
+ *   preprocessing); short, since the next poll comes anyway.
+ * - `resultMs`: result downloads. The live service may take minutes before
+ *   the first byte of a large result; the official plugin gives 300 s
+ *   (mapflow-qgis mapflow.py result download).
+ * - `uploadMs`: uploads, including the wait for the answer once the file is
+ *   sent (the service checks the file first); the plugin gives an hour
+ *   (mapflow-qgis functional/api/data_catalog_api.py `timeout=3600`).
+ */
+export interface MapflowTimeouts {
+  requestMs: number;
+  statusMs: number;
+  resultMs: number;
+  uploadMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: MapflowTimeouts = {
+  requestMs: 30_000,
+  statusMs: 20_000,
+  resultMs: 300_000,
+  uploadMs: 3_600_000,
+};
+
+/** Environment variables that set the timeouts, seconds (local mode and Lambda alike). */
+export const TIMEOUT_VARIABLES = {
+  requestMs: 'MAPFLOW_REQUEST_TIMEOUT_SECONDS',
+  statusMs: 'MAPFLOW_STATUS_TIMEOUT_SECONDS',
+  resultMs: 'MAPFLOW_RESULT_TIMEOUT_SECONDS',
+  uploadMs: 'MAPFLOW_UPLOAD_TIMEOUT_SECONDS',
+} as const satisfies Record<keyof MapflowTimeouts, string>;
+
+/** The timeouts the environment sets (TIMEOUT_VARIABLES); a value that is not a positive number is an error. */
+export function timeoutsFromEnv(env: Record<string, string | undefined>): Partial<MapflowTimeouts> {
+  const out: Partial<MapflowTimeouts> = {};
+  for (const [key, variable] of Object.entries(TIMEOUT_VARIABLES) as [keyof MapflowTimeouts, string][]) {
+    const raw = env[variable]?.trim();
+    if (!raw) continue;
+    const seconds = Number(raw);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw new RangeError(`${variable} must be a positive number of seconds (got '${raw}')`);
+    out[key] = Math.round(seconds * 1000);
+  }
+  return out;
+}
+
+/** Items asked for per page of a paged list. */
+const PAGE_LIMIT = 100;
+/** Pages read at most from one list (a server that ignores `offset` must not loop forever). */
+const MAX_PAGES = 1_000;
+
 export interface MapflowClientOptions {
   /** e.g. https://api.mapflow.ai/rest or the simulator's url. */
   baseUrl: string;
@@ -61,13 +121,12 @@ export interface MapflowClientOptions {
   email?: string;
   /** auto (default): Basic when the token already decodes to "x:y" or an email is given, else Bearer. */
   authScheme?: AuthScheme;
-  /** Per request, until the answer is read. Default 30 000. */
+  /** Per request, until the answer is read: the default of `timeouts.requestMs`. Default 30 000. */
   timeoutMs?: number;
-  /**
-   * Uploads: longest time without progress, including the wait for the answer
-   * once the file is sent (the service checks the file first). Default 300 000.
-   */
+  /** Uploads (same as `timeouts.uploadMs`, kept for existing callers). */
   uploadTimeoutMs?: number;
+  /** Per-call timeouts (see MapflowTimeouts); unset ones keep DEFAULT_TIMEOUTS. */
+  timeouts?: Partial<MapflowTimeouts>;
   retry?: RetryOptions;
   /** For tests (MockAgent) and keep-alive pools. */
   dispatcher?: Dispatcher;
@@ -110,13 +169,24 @@ export class MapflowClient {
   readonly #transport: Transport;
   readonly #clientName: string;
   readonly #clientVersion: string;
-  readonly #uploadTimeoutMs: number;
+  readonly #timeouts: MapflowTimeouts;
+  /** Paths of the newer API the server answered 404/405 to: the older form is used from then on. */
+  readonly #legacy = new Set<string>();
 
   constructor(options: MapflowClientOptions) {
     const auth = resolveAuth(options);
     this.#clientName = options.clientName ?? DEFAULT_CLIENT_NAME;
     this.#clientVersion = options.clientVersion ?? DEFAULT_CLIENT_VERSION;
-    this.#uploadTimeoutMs = options.uploadTimeoutMs ?? 300_000;
+    const requestMs = options.timeouts?.requestMs ?? options.timeoutMs ?? DEFAULT_TIMEOUTS.requestMs;
+    this.#timeouts = {
+      requestMs,
+      statusMs: options.timeouts?.statusMs ?? (options.timeoutMs !== undefined ? Math.min(options.timeoutMs, DEFAULT_TIMEOUTS.statusMs) : DEFAULT_TIMEOUTS.statusMs),
+      resultMs: options.timeouts?.resultMs ?? DEFAULT_TIMEOUTS.resultMs,
+      uploadMs: options.timeouts?.uploadMs ?? options.uploadTimeoutMs ?? DEFAULT_TIMEOUTS.uploadMs,
+    };
+    for (const [name, ms] of Object.entries(this.#timeouts)) {
+      if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`Mapflow client timeout ${name} must be a positive number of milliseconds (got ${ms})`);
+    }
     this.#transport = new Transport({
       baseUrl: options.baseUrl || DEFAULT_BASE_URL,
       authorization: auth.header,
@@ -126,7 +196,7 @@ export class MapflowClient {
         'user-agent': `${this.#clientName}/${this.#clientVersion}`,
       },
       redactor: new Redactor(auth.secrets),
-      timeoutMs: options.timeoutMs ?? 30_000,
+      timeoutMs: requestMs,
       retry: resolveRetry(options.retry),
       dispatcher: options.dispatcher,
       sleep: options.sleep ?? defaultSleep,
@@ -145,6 +215,11 @@ export class MapflowClient {
     return { client: this.toString() };
   }
 
+  /** The timeouts in force (for docs, doctor output and tests). */
+  get timeouts(): Readonly<MapflowTimeouts> {
+    return { ...this.#timeouts };
+  }
+
   // -------------------------------------------------------------------------
   // Projects
 
@@ -152,8 +227,17 @@ export class MapflowClient {
     return this.#json({ method: 'POST', path: 'projects', json: body, kind: 'create' }, normaliseProject);
   }
 
+  /**
+   * Every project: the paged `POST projects/page` (mapflow-qgis
+   * functional/api/project_api.py, since 2026-03) read to its last page, or
+   * `GET projects` where the server does not have it (404/405).
+   */
   async listProjects(): Promise<Project[]> {
-    return this.#json({ method: 'GET', path: 'projects', kind: 'idempotent' }, normaliseProjects);
+    return this.#fallback(
+      'projects/page',
+      () => this.#allPages('projects/page', normaliseProject, 'projects'),
+      () => this.#json({ method: 'GET', path: 'projects', kind: 'idempotent' }, normaliseProjects),
+    );
   }
 
   async getProject(id: string): Promise<Project> {
@@ -182,18 +266,30 @@ export class MapflowClient {
     );
   }
 
+  /** Polled: uses the short status timeout. */
   async getProcessing(id: string): Promise<Processing> {
-    return this.#json({ method: 'GET', path: `processings/${seg(id)}/v2`, kind: 'idempotent' }, normaliseProcessing);
+    return this.#json(
+      { method: 'GET', path: `processings/${seg(id)}/v2`, kind: 'idempotent', timeoutMs: this.#timeouts.statusMs },
+      normaliseProcessing,
+    );
   }
 
   async listProcessings(): Promise<Processing[]> {
     return this.#json({ method: 'GET', path: 'processings/v2', kind: 'idempotent' }, normaliseProcessingList);
   }
 
+  /**
+   * Every processing of a project: the paged `POST projects/{id}/processings/v2/page`
+   * (mapflow-qgis functional/api/processing_api.py `get_processings`) read to
+   * its last page, so an earlier processing on page 2 is not missed; or
+   * `GET projects/{id}/processings/v2` where the server does not have it (404/405).
+   */
   async listProjectProcessings(projectId: string): Promise<Processing[]> {
-    return this.#json(
-      { method: 'GET', path: `projects/${seg(projectId)}/processings/v2`, kind: 'idempotent' },
-      normaliseProcessingList,
+    const paged = `projects/${seg(projectId)}/processings/v2/page`;
+    return this.#fallback(
+      'projects/{id}/processings/v2/page',
+      () => this.#allPages(paged, normaliseProcessing, 'processings'),
+      () => this.#json({ method: 'GET', path: `projects/${seg(projectId)}/processings/v2`, kind: 'idempotent' }, normaliseProcessingList),
     );
   }
 
@@ -236,9 +332,16 @@ export class MapflowClient {
     await this.#transport.send({ method: 'PUT', path: `processing/${seg(id)}`, json: body, kind: 'idempotent' }, discard);
   }
 
-  /** PUT /processings/{id}: name, description, projectId (moves it). */
+  /**
+   * PUT /processings/{id}/v2 (mapflow-qgis processing_api.py `update_processing`),
+   * else PUT /processings/{id} on 404/405: name, description, projectId (moves it).
+   */
   async updateProcessing(id: string, body: { name?: string; description?: string; projectId?: string }): Promise<void> {
-    await this.#transport.send({ method: 'PUT', path: `processings/${seg(id)}`, json: body, kind: 'idempotent' }, discard);
+    await this.#fallback(
+      'processings/{id}/v2 PUT',
+      () => this.#transport.send({ method: 'PUT', path: `processings/${seg(id)}/v2`, json: body, kind: 'idempotent' }, discard),
+      () => this.#transport.send({ method: 'PUT', path: `processings/${seg(id)}`, json: body, kind: 'idempotent' }, discard),
+    );
   }
 
   async moveProcessing(id: string, projectId: string): Promise<void> {
@@ -250,7 +353,12 @@ export class MapflowClient {
    * processing with no failed partitions restarts nothing.
    */
   async restartProcessing(id: string): Promise<void> {
-    await this.#transport.send({ method: 'POST', path: `processings/${seg(id)}/restart`, kind: 'idempotent' }, discard);
+    // POST processings/{id}/restart/v2 since 2026-03 (mapflow-qgis processing_api.py), the older path on 404/405.
+    await this.#fallback(
+      'processings/{id}/restart/v2',
+      () => this.#transport.send({ method: 'POST', path: `processings/${seg(id)}/restart/v2`, kind: 'idempotent' }, discard),
+      () => this.#transport.send({ method: 'POST', path: `processings/${seg(id)}/restart`, kind: 'idempotent' }, discard),
+    );
   }
 
   async deleteProcessing(id: string): Promise<void> {
@@ -277,6 +385,7 @@ export class MapflowClient {
         query: { aoiId: options.aoiId },
         kind: 'idempotent',
         accept: 'application/geo+json, application/json, application/octet-stream',
+        timeoutMs: this.#timeouts.resultMs,
       },
       passStream,
       { stream: true },
@@ -308,6 +417,11 @@ export class MapflowClient {
   // -------------------------------------------------------------------------
   // Mosaics and images
 
+  /** Every mosaic of the account (`GET /rasters/mosaic`: mapflow-qgis data_catalog_api.py `get_mosaics`). */
+  async listMosaics(): Promise<Mosaic[]> {
+    return this.#json({ method: 'GET', path: 'rasters/mosaic', kind: 'idempotent' }, normaliseMosaics);
+  }
+
   async createMosaic(body: { name: string; tags?: string[] }): Promise<Mosaic> {
     return this.#json({ method: 'POST', path: 'rasters/mosaic', json: body, kind: 'create' }, normaliseMosaic);
   }
@@ -321,22 +435,26 @@ export class MapflowClient {
     await this.#transport.send({ method: 'PUT', path: `rasters/mosaic/${seg(id)}`, json: body, kind: 'idempotent' }, discard);
   }
 
-  /** Streams the file as multipart part `file`; memory use does not grow with the file. */
-  async uploadImage(mosaicId: string, file: UploadSource): Promise<ImageRecord> {
+  /**
+   * Streams the file as multipart part `file`; memory use does not grow with
+   * the file. The answer may carry no image (`{message, mosaic_id}`: see
+   * UploadAnswer); find the image in the mosaic then (by checksum, size and time).
+   */
+  async uploadImage(mosaicId: string, file: UploadSource): Promise<UploadAnswer> {
     return this.#json(
       {
         method: 'POST',
         path: `rasters/mosaic/${seg(mosaicId)}/image`,
         stream: multipartFileBody(file),
         kind: 'create',
-        timeoutMs: this.#uploadTimeoutMs,
+        timeoutMs: this.#timeouts.uploadMs,
       },
-      normaliseImage,
+      normaliseUploadAnswer,
     );
   }
 
-  /** Creates a mosaic and uploads the image into it in one request. */
-  async createMosaicWithImage(query: { name: string; tags?: string[] }, file: UploadSource): Promise<ImageRecord> {
+  /** Creates a mosaic and uploads the image into it in one request (same answer as uploadImage). */
+  async createMosaicWithImage(query: { name: string; tags?: string[] }, file: UploadSource): Promise<UploadAnswer> {
     return this.#json(
       {
         method: 'POST',
@@ -344,9 +462,25 @@ export class MapflowClient {
         query: { name: query.name, tags: query.tags },
         stream: multipartFileBody(file),
         kind: 'create',
-        timeoutMs: this.#uploadTimeoutMs,
+        timeoutMs: this.#timeouts.uploadMs,
       },
-      normaliseImage,
+      normaliseUploadAnswer,
+    );
+  }
+
+  /** Preprocessing state of an uploaded image (`GET /rasters/image/{id}/status`). Polled: short timeout. */
+  async getImageStatus(id: string): Promise<ImageStatus> {
+    return this.#json(
+      { method: 'GET', path: `rasters/image/${seg(id)}/status`, kind: 'idempotent', timeoutMs: this.#timeouts.statusMs },
+      normaliseImageStatus,
+    );
+  }
+
+  /** Preprocessing state of every image of a mosaic, ready or not (`GET /rasters/mosaic/{id}/status`). */
+  async getMosaicStatus(id: string): Promise<ImageStatus[]> {
+    return this.#json(
+      { method: 'GET', path: `rasters/mosaic/${seg(id)}/status`, kind: 'idempotent', timeoutMs: this.#timeouts.statusMs },
+      normaliseMosaicStatus,
     );
   }
 
@@ -400,6 +534,41 @@ export class MapflowClient {
   }
 
   // -------------------------------------------------------------------------
+
+  /**
+   * The newer form of a call, or the older one when the server answers it
+   * 404 or 405 (it predates the newer path). Remembered per client.
+   */
+  async #fallback<T>(key: string, newer: () => Promise<T>, older: () => Promise<T>): Promise<T> {
+    if (this.#legacy.has(key)) return older();
+    try {
+      return await newer();
+    } catch (error) {
+      if (!(error instanceof MapflowError) || (error.status !== 404 && error.status !== 405)) throw error;
+      this.#legacy.add(key);
+      return older();
+    }
+  }
+
+  /** Every item of a paged list (`{limit, offset}` -> `{results, total, count}`), page after page. */
+  async #allPages<T extends { id: string }>(path: string, item: (entry: unknown) => T, what: string): Promise<T[]> {
+    const all: T[] = [];
+    const seen = new Set<string>();
+    for (let page = 0, offset = 0; page < MAX_PAGES; page++) {
+      const { results, total } = await this.#json(
+        { method: 'POST', path, json: { limit: PAGE_LIMIT, offset }, kind: 'idempotent' },
+        (value) => normalisePage(value, item, what),
+      );
+      const fresh = results.filter((r) => !seen.has(r.id));
+      for (const r of fresh) seen.add(r.id);
+      all.push(...fresh);
+      offset += results.length;
+      // Done: an empty or short page, everything the total announced, or a page with nothing new (offset ignored).
+      if (results.length === 0 || fresh.length === 0) break;
+      if (total !== undefined ? all.length >= total : results.length < PAGE_LIMIT) break;
+    }
+    return all;
+  }
 
   /** Caller's meta over the client identity: caller keys win. */
   #meta(meta: Record<string, string> | undefined): Record<string, string> {

@@ -2,9 +2,9 @@
  * Public API of the Mapflow client. Import from here, not from the files
  * behind it: `import { MapflowClient } from '../mapflow/index.ts'`.
  */
-export { MapflowClient, DEFAULT_BASE_URL, DEFAULT_CLIENT_NAME, DEFAULT_CLIENT_VERSION } from './client.ts';
-export type { MapflowClientOptions } from './client.ts';
-export { AUTH_SCHEMES, resolveAuth, decodeBasicCredential } from './auth.ts';
+export { MapflowClient, DEFAULT_BASE_URL, DEFAULT_CLIENT_NAME, DEFAULT_CLIENT_VERSION, DEFAULT_TIMEOUTS, TIMEOUT_VARIABLES, timeoutsFromEnv } from './client.ts';
+export type { MapflowClientOptions, MapflowTimeouts } from './client.ts';
+export { AUTH_SCHEMES, resolveAuth, decodeBasicCredential, padToken } from './auth.ts';
 export type { AuthScheme, ResolvedAuth } from './auth.ts';
 export {
   MapflowError,

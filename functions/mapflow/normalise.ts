@@ -7,7 +7,11 @@
 import type {
   CatalogProduct,
   CatalogResult,
+  DataProviderInfo,
   ImageRecord,
+  ImageStatus,
+  Page,
+  UploadAnswer,
   Model,
   ModelBlock,
   Mosaic,
@@ -198,12 +202,29 @@ export function normaliseMessages(value: unknown): ProcessingMessage[] {
   });
 }
 
+/**
+ * An ISO time with its zone. The processing service writes times without one
+ * (`2023-01-26T13:58:32.122099`, UTC: real-api-notes, mapflow-qgis
+ * schema/processing.py reads them as naive); JavaScript would read such a
+ * string as local time, so `Z` is added.
+ */
+export function utcTime(value: unknown): string | undefined {
+  const text = str(value);
+  if (text === undefined) return undefined;
+  const trimmed = text.trim();
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(trimmed)) return `${trimmed}Z`;
+  return trimmed;
+}
+
 export function normaliseProcessing(value: unknown): Processing {
   const p = rec(value);
   return defined({
     ...p,
     id: requireId(p, 'processing'),
+    // null or absent at first on the live service: not started yet.
     status: str(p.status) ?? 'UNPROCESSED',
+    created: utcTime(p.created),
+    updated: utcTime(p.updated),
     percentCompleted: num(p.percentCompleted),
     area: num(p.area),
     cost: num(p.cost),
@@ -214,6 +235,14 @@ export function normaliseProcessing(value: unknown): Processing {
 
 export function normaliseProcessingList(value: unknown): Processing[] {
   return listOf(value, ['results', 'processings', 'items', 'content', 'data'], 'processings').map(normaliseProcessing);
+}
+
+/** A page `{results, total, count}` (or a bare array: one page holding everything). */
+export function normalisePage<T>(value: unknown, item: (entry: unknown) => T, what: string): Page<T> {
+  const results = listOf(value, ['results', 'items', 'content', 'data'], what).map(item);
+  if (Array.isArray(value)) return { results, total: results.length, count: results.length };
+  const envelope = rec(value);
+  return defined({ results, total: num(envelope.total), count: num(envelope.count) });
 }
 
 export function normaliseAois(value: unknown): ProcessingAoi[] {
@@ -270,11 +299,16 @@ export function normaliseUserStatus(value: unknown): UserStatus {
   if (!isRecord(value)) throw new ShapeError('user status is not an object');
   const user = rec(value.user);
   const pick = (key: string) => value[key] ?? user[key];
+  const billing = str(pick('billingType'));
   return defined({
     ...value,
     email: str(pick('email')),
     userId: str(user.id) ?? str(value.userId),
-    credits: num(pick('credits')),
+    // The live service's counter is remainingCredits (mapflow-qgis account_service.py); the spec's is credits.
+    credits: num(pick('remainingCredits')) ?? num(pick('credits')),
+    billingType: billing === undefined ? undefined : billing.trim().toUpperCase(),
+    maxAoisPerProcessing: num(pick('maxAoisPerProcessing')),
+    dataProviders: (Array.isArray(value.dataProviders) ? value.dataProviders : []).filter(isRecord).map(normaliseDataProvider).filter((p) => p.name !== ''),
     processedAreaSqM: num(pick('processedArea')),
     remainingAreaSqM: num(pick('remainingArea')),
     areaLimitSqM: num(pick('areaLimit')),
@@ -284,6 +318,16 @@ export function normaliseUserStatus(value: unknown): UserStatus {
     teams: (Array.isArray(value.teams) ? value.teams : []).filter(isRecord) as Team[],
     raw: value,
   }) as UserStatus;
+}
+
+export function normaliseDataProvider(value: unknown): DataProviderInfo {
+  const p = rec(value);
+  return defined({
+    ...p,
+    name: str(p.name) ?? str(p.providerName) ?? '',
+    displayName: str(p.displayName),
+    minAreaSqKm: num(p.minAreaSqKm) ?? num(p.minAreaSqkm) ?? num(p.minArea),
+  }) as DataProviderInfo;
 }
 
 export function normaliseStats(value: unknown): ProcessingStats {
@@ -341,6 +385,47 @@ export function normaliseImage(value: unknown): ImageRecord {
   }) as ImageRecord;
 }
 
+/**
+ * An upload's answer: the image record (reference) or `{message, mosaic_id}`
+ * (raster-service contract, mapflow-qgis spec/002_E_zoom_selector_api.md).
+ */
+export function normaliseUploadAnswer(value: unknown): UploadAnswer {
+  const r = rec(value);
+  if (str(r.id)) {
+    const image = normaliseImage(r);
+    const mosaicId = image.mosaic_id ?? '';
+    return defined({ mosaicId, message: str(r.message), image, id: image.id });
+  }
+  const mosaicId = str(r.mosaic_id) ?? str(r.mosaicId);
+  if (!mosaicId) throw new ShapeError('upload answer has neither an image id nor a mosaic_id');
+  return defined({ ...r, mosaicId, message: str(r.message) }) as UploadAnswer;
+}
+
+/** `GET /rasters/image/{id}/status` or one image of `GET /rasters/mosaic/{id}/status`. */
+export function normaliseImageStatus(value: unknown): ImageStatus {
+  const s = rec(value);
+  const imageId = str(s.image_id) ?? str(s.imageId) ?? str(s.id);
+  if (!imageId) throw new ShapeError('image status has no image_id');
+  return defined({
+    ...s,
+    imageId,
+    preprocessingStatus: (str(s.preprocessing_status) ?? str(s.preprocessingStatus) ?? 'NONE').toUpperCase(),
+    preprocessingError: str(s.preprocessing_error) ?? str(s.preprocessingError),
+    dataAvailable: bool(s.data_available) ?? bool(s.dataAvailable),
+    filename: str(s.filename),
+    uploadedAt: str(s.uploaded_at) ?? str(s.uploadedAt),
+  }) as ImageStatus;
+}
+
+export function normaliseMosaicStatus(value: unknown): ImageStatus[] {
+  const r = rec(value);
+  return (Array.isArray(r.images) ? r.images : []).filter(isRecord).map(normaliseImageStatus);
+}
+
+export function normaliseMosaics(value: unknown): Mosaic[] {
+  return listOf(value, ['results', 'mosaics', 'items', 'data'], 'mosaics').map(normaliseMosaic);
+}
+
 export function normaliseImages(value: unknown): ImageRecord[] {
   return listOf(value, ['images', 'results', 'items', 'data'], 'images').map(normaliseImage);
 }
@@ -353,16 +438,18 @@ export function normaliseStorageUsage(value: unknown): StorageUsage {
     const n = num(v);
     return n === undefined ? undefined : Math.round(n * GIB);
   };
-  const usedBytes = num(value.used_bytes) ?? num(value.memoryUsed) ?? gb(value.used_gb);
-  const limitBytes = num(value.limit_bytes) ?? num(value.memoryLimit) ?? gb(value.limit_gb);
-  if (usedBytes === undefined || limitBytes === undefined) throw new ShapeError('storage usage lacks used/limit figures');
-  const freeBytes = num(value.memoryFree) ?? Math.max(0, limitBytes - usedBytes);
+  const usedBytes = num(value.used_bytes) ?? num(value.memoryUsed) ?? gb(value.used_gb) ?? 0;
+  // memoryLimit: null means storage limiting is off (mapflow-qgis spec/002_E_zoom_selector_api.md).
+  const unlimited = value.memoryLimit === null || value.limit_bytes === null;
+  const limitBytes = unlimited ? undefined : num(value.limit_bytes) ?? num(value.memoryLimit) ?? gb(value.limit_gb);
+  if (!unlimited && limitBytes === undefined) throw new ShapeError('storage usage lacks a limit (a number, or null for none)');
+  const freeBytes = limitBytes === undefined ? undefined : num(value.memoryFree) ?? Math.max(0, limitBytes - usedBytes);
   return defined({
     ...value,
     usedBytes,
     limitBytes,
     freeBytes,
-    usagePercent: num(value.usage_percent) ?? (limitBytes > 0 ? (usedBytes / limitBytes) * 100 : undefined),
+    usagePercent: num(value.usage_percent) ?? (limitBytes !== undefined && limitBytes > 0 ? (usedBytes / limitBytes) * 100 : undefined),
     maxUploadFileSize: num(value.maxUploadFileSize),
     maxPixelCount: num(value.maxPixelCount),
     raw: value,

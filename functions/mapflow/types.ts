@@ -221,7 +221,21 @@ export interface Team extends Extra {
 export interface UserStatus extends Extra {
   email?: string;
   userId?: string;
+  /**
+   * Credits left: `remainingCredits` (live service, mapflow-qgis
+   * functional/service/account_service.py), else the spec's `credits`.
+   */
   credits?: number;
+  /**
+   * Which counter bills this account: `AREA`, `CREDITS` or `NONE`
+   * (mapflow-qgis schema/__init__ BillingType). Undefined when the answer
+   * has no `billingType` (the spec's shapes): then every counter given is checked.
+   */
+  billingType?: 'AREA' | 'CREDITS' | 'NONE' | (string & {});
+  /** Most polygons one processing may have (server: `input.geometry.getNumGeometries > user.maxAoisPerProcessing`). */
+  maxAoisPerProcessing?: number;
+  /** Imagery providers the account may use, as the account names them. */
+  dataProviders: DataProviderInfo[];
   processedAreaSqM?: number;
   remainingAreaSqM?: number;
   areaLimitSqM?: number;
@@ -301,12 +315,61 @@ export interface ImageRecord extends Extra {
  */
 export interface StorageUsage extends Extra {
   usedBytes: number;
-  limitBytes: number;
-  freeBytes: number;
+  /**
+   * Undefined when the service has no storage limit: `memoryLimit: null`
+   * (mapflow-qgis spec/002_E_zoom_selector_api.md: "may be null when memory
+   * limiting is disabled").
+   */
+  limitBytes?: number;
+  /** Undefined when there is no limit. */
+  freeBytes?: number;
   usagePercent?: number;
   maxUploadFileSize?: number;
   maxPixelCount?: number;
   raw: unknown;
+}
+
+/**
+ * What an upload answers. The raster-service contract (mapflow-qgis
+ * spec/002_E_zoom_selector_api.md) answers `{message, mosaic_id}` without an
+ * image record; the bridge's reference answered the image record. `image` is
+ * set only in the second case.
+ */
+export interface UploadAnswer extends Extra {
+  mosaicId: string;
+  message?: string;
+  image?: ImageRecord;
+  /** The image id, when the answer carried one. */
+  id?: string;
+}
+
+/** Preprocessing state of one uploaded image (`GET /rasters/image/{id}/status`). */
+export interface ImageStatus extends Extra {
+  imageId: string;
+  /** NONE, PENDING, IN_PROGRESS, COMPLETED or FAILED. */
+  preprocessingStatus: string;
+  preprocessingError?: string;
+  dataAvailable?: boolean;
+  filename?: string;
+  uploadedAt?: string;
+}
+
+/** One image of `GET /rasters/mosaic/{id}/status` (images that are not ready yet included). */
+export interface MosaicImageStatus extends ImageStatus {}
+
+/** An imagery provider of `/user/status` `dataProviders`. */
+export interface DataProviderInfo extends Extra {
+  name: string;
+  displayName?: string;
+  /** Smallest AOI the provider accepts, km², when the account states one. */
+  minAreaSqKm?: number;
+}
+
+/** One page of a paged list (`{limit, offset}` -> `{results, total, count}`). */
+export interface Page<T> {
+  results: T[];
+  total?: number;
+  count?: number;
 }
 
 /** A file to upload: a stream of exactly `size` bytes. */

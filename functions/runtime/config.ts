@@ -26,6 +26,8 @@ export interface BridgeConfig {
   maxConcurrentProcessings: number;
   pollPolicy: PollPolicy;
   stateMachineArn?: string;
+  /** Days a finished job's ledger row is kept (it gets `expiresAt` for DynamoDB TTL); undefined: forever. */
+  ledgerRetentionDays?: number;
   /** AWS region for the SDK clients; undefined lets the SDK resolve it (Lambda sets AWS_REGION). */
   region?: string;
   /** Local mode only: endpoints of s3rver / DynamoDB Local and the events file. */
@@ -39,7 +41,8 @@ export const DEFAULTS = {
   authScheme: 'auto',
   prefixes: { inbox: 'inbox/', results: 'results/', failed: 'failed/', work: 'work/' },
   maxConcurrentProcessings: 5,
-  pollPolicy: { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxPolls: 500, maxJobSeconds: 86_400 },
+  // No maxPolls: the poll count follows from maxJobSeconds (functions/jobs/poll-policy.ts pollsFor).
+  pollPolicy: { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86_400 },
   /** Region used for local endpoints when none is set (local services ignore it). */
   localRegion: 'us-east-1',
 } as const satisfies Record<string, unknown>;
@@ -60,6 +63,7 @@ export const CONFIG_VARIABLES = [
   'MAX_CONCURRENT_PROCESSINGS',
   'POLL_POLICY',
   'STATE_MACHINE_ARN',
+  'LEDGER_RETENTION_DAYS',
   'AWS_REGION',
   'AWS_DEFAULT_REGION',
   'BRIDGE_S3_ENDPOINT',
@@ -123,6 +127,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
   );
   const pollPolicy = readPollPolicy(read('POLL_POLICY'), problems);
 
+  const retentionText = read('LEDGER_RETENTION_DAYS');
+  const ledgerRetentionDays =
+    retentionText === undefined ? undefined : readInteger(retentionText, 'LEDGER_RETENTION_DAYS', 0, { min: 1, max: 36_500 }, problems);
+
   const stateMachineArn = read('STATE_MACHINE_ARN');
   if (stateMachineArn !== undefined && !/^arn:[^:]+:states:[^:]*:[^:]*:stateMachine:[^:]+$/.test(stateMachineArn)) {
     problems.push(`STATE_MACHINE_ARN "${stateMachineArn}" is not a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>).`);
@@ -149,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
     maxConcurrentProcessings,
     pollPolicy,
     ...(stateMachineArn ? { stateMachineArn } : {}),
+    ...(ledgerRetentionDays ? { ledgerRetentionDays } : {}),
     ...(region ? { region } : {}),
     local: dropUndefined(local),
   };
@@ -234,7 +243,8 @@ function readPollPolicy(value: string | undefined, problems: string[]): PollPoli
     problems.push(`POLL_POLICY must be a JSON object like ${JSON.stringify(DEFAULTS.pollPolicy)}.`);
     return policy;
   }
-  const known = Object.keys(DEFAULTS.pollPolicy);
+  // maxPolls stays accepted: an optional cap below the derived count.
+  const known = [...Object.keys(DEFAULTS.pollPolicy), 'maxPolls'];
   for (const [key, raw] of Object.entries(parsed)) {
     if (!known.includes(key)) {
       problems.push(`POLL_POLICY has an unknown key "${key}"; known keys: ${known.join(', ')}.`);

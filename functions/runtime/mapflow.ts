@@ -12,7 +12,7 @@
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { ConfigurationError } from '../jobs/errors.ts';
-import { MapflowClient, type MapflowClientOptions } from '../mapflow/index.ts';
+import { MapflowClient, timeoutsFromEnv, type MapflowClientOptions } from '../mapflow/index.ts';
 import { isLocal, type BridgeConfig } from './config.ts';
 import { registerSecret } from './logger.ts';
 import { LOCAL_CREDENTIALS } from './aws.ts';
@@ -59,6 +59,8 @@ export async function mapflowClient(config: BridgeConfig, options: MapflowClient
   if (cached && cached.token === token && cached.email === email && !options.client) return cached.client;
   const client = new MapflowClient({
     clientName: CLIENT_NAME,
+    // Per-call timeouts from MAPFLOW_*_TIMEOUT_SECONDS (docs/mapflow-client.md).
+    timeouts: timeoutsFromEnv(options.env ?? process.env),
     ...options.client,
     baseUrl: config.mapflow.baseUrl,
     token,

@@ -12,7 +12,8 @@ import { InputRejected } from '../errors.ts';
 import { EVENT_DETAIL_TYPES, type JobPart } from '../model.ts';
 import type { PartState, PlanPart, ProcessingRequest, ProcessingResult, RegisterResult } from '../workflow.ts';
 import type { CreateProcessingV2, MapflowClient, Processing } from '../../mapflow/index.ts';
-import { errorName, isNotFound, isOutcomeUnknown, jobContextOf, mapflowErrorInfo, publishRow, readWorkJson } from './common.ts';
+import { isNotFound, isOutcomeUnknown, jobContextOf, publishRow, readWorkJson } from './common.ts';
+import { rejectionForRequestError } from './refusals.ts';
 import type { StepContext } from './context.ts';
 
 export async function createProcessing(state: PartState, ctx: StepContext): Promise<ProcessingResult> {
@@ -96,28 +97,5 @@ async function recordStarted(ctx: StepContext, job: RegisterResult, part: PlanPa
 
 /** Mapflow's refusals of the request itself (too large, too small, not allowed), as rejections that say what to fix. */
 export function rejectionForCreateError(err: unknown, part: PlanPart): InputRejected | undefined {
-  const name = errorName(err);
-  const { status, code, params, message } = mapflowErrorInfo(err);
-  const detail = params && Object.keys(params).length ? ` (${Object.entries(params).map(([k, v]) => `${k}=${String(v)}`).join(', ')})` : '';
-  const options = { cause: err, details: { mapflowCode: code, status } };
-  if (code === 'TOO_LARGE_PROCESSING') {
-    return new InputRejected('AREA_TOO_LARGE', `Mapflow refused part '${part.name}' as too large${detail}; split the area into smaller polygons (or set "splitFeatures": true).`, options);
-  }
-  if (code === 'NOT_ENOUGH_CREDITS' || code === 'INSUFFICIENT_CREDITS') {
-    return new InputRejected('INSUFFICIENT_CREDITS', `the Mapflow account has too few credits for part '${part.name}'${detail}; top up the account or drop a smaller area.`, options);
-  }
-  if (code === 'ProviderMinAreaError') {
-    return new InputRejected('AREA_TOO_SMALL', `the imagery provider needs a larger area than part '${part.name}'${detail}; draw a larger polygon or use another source.`, options);
-  }
-  if (name === 'MapflowAuthError' && status === 403) {
-    return new InputRejected(
-      'UNKNOWN_PROVIDER',
-      `Mapflow does not allow this account to run part '${part.name}' as requested (${message}); the imagery provider or model is probably not linked to the account: choose another source or ask Mapflow to enable it.`,
-      options,
-    );
-  }
-  if (name === 'MapflowRequestError' && (status === 400 || status === 422)) {
-    return new InputRejected('PROCESSING_REJECTED', `Mapflow refused the processing of part '${part.name}': ${message}${detail}. Check the route's source, model, blocks and inferenceParams.`, options);
-  }
-  return undefined;
+  return rejectionForRequestError(err, `part '${part.name}'`);
 }

@@ -1,6 +1,7 @@
 /**
  * Ensure Mosaic: finds the route's mosaic (by the id remembered in the
- * ledger, verified with Mapflow) or creates it, and checks that the image
+ * ledger, verified with Mapflow; else by name in the account's mosaic list)
+ * or creates it, and checks that the image
  * can join it: Mapflow wants every image of a mosaic to share CRS, band count
  * and resolution, and says so only after a whole upload.
  */
@@ -9,7 +10,7 @@ import type { MosaicResult, WorkflowState } from '../workflow.ts';
 import { checkImageAgainstMosaic } from '../../geotiff/index.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
 import { defaultMosaicName } from '../../routing/index.ts';
-import { isNotFound, publishRow, routeOf, topJob } from './common.ts';
+import { isNotFound, isOutcomeUnknown, mapflowErrorInfo, publishRow, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 
 export async function ensureMosaic(state: WorkflowState, ctx: StepContext): Promise<MosaicResult> {
@@ -43,14 +44,40 @@ async function findOrCreateMosaic(ctx: StepContext, client: MapflowClient, name:
       ctx.logger.warn('remembered mosaic no longer exists in Mapflow; creating it again', { name, mosaicId: known.id });
     }
   }
-  // No list endpoint exists to find a mosaic whose create answer was lost, so
-  // a MapflowOutcomeUnknown here is left to the Retry (at worst an empty mosaic is orphaned).
-  const mosaic = await client.createMosaic({ name, tags: ['mapflow-bridge'] });
+  // GET /rasters/mosaic lists the account's mosaics (mapflow-qgis data_catalog_api.py
+  // `get_mosaics`): one made by hand, or by an attempt whose create answer was lost, is adopted.
+  let id = await findByName(client, name, known?.id);
+  let createdHere = false;
+  if (!id) {
+    try {
+      id = (await client.createMosaic({ name, tags: ['mapflow-bridge'] })).id;
+      createdHere = true;
+    } catch (err) {
+      if (!isOutcomeUnknown(err)) throw err;
+      id = await findByName(client, name, known?.id); // the lost create may have gone through
+      if (!id) throw err; // not made: the Retry creates it
+    }
+  }
+  const mosaic = { id };
   const winner = await ctx.mosaics.claim(name, mosaic.id, ctx.now(), known?.id);
-  if (winner !== mosaic.id) {
+  if (winner !== mosaic.id && createdHere) {
     // Another job created the same mosaic at the same moment: use theirs, drop ours (it is empty).
     await client.deleteMosaic(mosaic.id).catch((err: unknown) => ctx.logger.warn('could not delete a duplicate empty mosaic', { mosaicId: mosaic.id, err: String(err) }));
     return { mosaicId: winner, created: false };
   }
-  return { mosaicId: mosaic.id, created: true };
+  return { mosaicId: winner, created: createdHere && winner === mosaic.id };
+}
+
+/** The newest mosaic called `name` (other than `exclude`), or undefined; an older service without the list answers 404/405. */
+async function findByName(client: MapflowClient, name: string, exclude: string | undefined): Promise<string | undefined> {
+  let mosaics;
+  try {
+    mosaics = await client.listMosaics();
+  } catch (err) {
+    if (isNotFound(err) || mapflowErrorInfo(err).status === 405) return undefined;
+    throw err;
+  }
+  const named = mosaics.filter((m) => m.name === name && m.id !== exclude);
+  named.sort((a, b) => String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')));
+  return named[0]?.id;
 }

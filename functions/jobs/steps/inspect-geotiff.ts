@@ -22,6 +22,7 @@ import { DEFAULT_CREDIT_BUDGET, DEFAULT_GEOJSON_MODEL } from '../../routing/inde
 import { round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { resolveModel } from './models.ts';
+import { rejectionForRequestError } from './refusals.ts';
 
 export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
   const job = topJob(state);
@@ -48,12 +49,17 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
 
     // The budget guard, before the upload: a job over budget must leave nothing behind in Mapflow.
     const areaSqKm = geodesicAreaSqM(info.footprint4326) / 1e6;
-    const estimate = await client.estimateCost({
-      wdId: model.id,
-      geometry: info.footprint4326 as never,
-      areaSqKm,
-      ...(route.blocks && { blocks: route.blocks }),
-    });
+    const estimate = await client
+      .estimateCost({
+        wdId: model.id,
+        geometry: info.footprint4326 as never,
+        areaSqKm,
+        ...(route.blocks && { blocks: route.blocks }),
+      })
+      // Refusals riding on the cost call are classified like those of the create.
+      .catch((err: unknown) => {
+        throw rejectionForRequestError(err, `the processing of '${input.key}'`) ?? err;
+      });
     const creditBudget = route.creditBudget ?? DEFAULT_CREDIT_BUDGET;
     if (estimate > creditBudget) {
       throw new InputRejected(
@@ -68,7 +74,8 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
   checkImageLimits(info, input.size, {
     maxUploadFileSize: usage.maxUploadFileSize ?? DEFAULT_MAX_UPLOAD_FILE_SIZE,
     maxPixelCount: usage.maxPixelCount ?? DEFAULT_MAX_PIXEL_COUNT,
-    ...(usage.limitBytes > 0 && { freeBytes: usage.freeBytes }),
+    // No limit (memoryLimit: null) means no free-space check.
+    ...(usage.limitBytes !== undefined && usage.limitBytes > 0 && usage.freeBytes !== undefined && { freeBytes: usage.freeBytes }),
   });
 
   const { bytesRead: _bytesRead, ...image } = info;

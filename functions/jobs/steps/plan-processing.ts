@@ -32,6 +32,7 @@ import { readObjectBytes, writeJson } from '../../storage/s3.ts';
 import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { checkBlocks, resolveModel } from './models.ts';
+import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from './refusals.ts';
 
 /** Cost estimates in flight at once (a split file may have many parts). */
 const ESTIMATE_CONCURRENCY = 4;
@@ -41,7 +42,7 @@ type Geometry = GeoJsonPolygon | GeoJsonMultiPolygon;
 /** Most processings one job may run with splitFeatures (bounded by the execution state's 256 KB). */
 export const MAX_SPLIT_PARTS = 100;
 
-interface DraftPart {
+export interface DraftPart {
   index: number;
   name: string;
   displayName: string;
@@ -97,19 +98,27 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: geodesicAreaSqM(upload.footprint) }];
   }
 
+  sourceParams = resolveProvider(status, sourceParams);
+  checkAccountLimits(status, sourceParams, drafts);
+
   const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
   checkBlocks(model, route.blocks);
   const params: ProcessingRequest['params'] = { sourceParams: sourceParams as Record<string, unknown>, ...(route.inferenceParams && { inferenceParams: route.inferenceParams }) };
 
   // Estimate every part before anything is created: the budget guard must reject a job that has spent nothing.
   const estimates = await mapLimit(drafts, ESTIMATE_CONCURRENCY, (draft) =>
-    client.estimateCost({
-      wdId: model.id,
-      geometry: draft.geometry as never,
-      areaSqKm: draft.areaSqM / 1e6,
-      params: params as never,
-      ...(route.blocks && { blocks: route.blocks }),
-    }),
+    client
+      .estimateCost({
+        wdId: model.id,
+        geometry: draft.geometry as never,
+        areaSqKm: draft.areaSqM / 1e6,
+        params: params as never,
+        ...(route.blocks && { blocks: route.blocks }),
+      })
+      // The server checks more on the cost call than the price (a provider's minimum area): same codes as the create.
+      .catch((err: unknown) => {
+        throw rejectionForRequestError(err, `part '${draft.name}'`) ?? err;
+      }),
   );
   const areaSqM = drafts.reduce((sum, d) => sum + d.areaSqM, 0);
   const estimatedCost = estimates.reduce((sum, c) => sum + c, 0);
@@ -178,16 +187,85 @@ async function aoiAreaLimitOf(client: MapflowClient, status: UserStatus, ctx: St
   }
 }
 
-/** Rejects a job the account clearly cannot pay for (only when the account reports the figures). */
-function assertAccountCanPay(status: UserStatus, estimatedCost: number, areaSqM: number, areaText: string): void {
-  if (typeof status.credits === 'number' && status.credits < estimatedCost) {
+/**
+ * The account's spelling of the route's imagery provider. `/user/status`
+ * lists the providers the account may use (`dataProviders`, names as the
+ * service wants them: mapflow-mcp src/schemas.ts, mapflow-qgis
+ * schema/provider.py); a route may write `mapbox` or `Mapbox`.
+ */
+export function resolveProvider(status: UserStatus, sourceParams: SourceParams): SourceParams {
+  const source = sourceParams as Record<string, unknown>;
+  const provider = source.dataProvider as { providerName?: unknown } | undefined;
+  const wanted = typeof provider?.providerName === 'string' ? provider.providerName.trim() : undefined;
+  if (!wanted || status.dataProviders.length === 0) return sourceParams;
+  const match = status.dataProviders.find((p) => p.name.toLowerCase() === wanted.toLowerCase())
+    ?? status.dataProviders.find((p) => p.displayName?.toLowerCase() === wanted.toLowerCase());
+  if (!match) {
+    throw new InputRejected(
+      'UNKNOWN_PROVIDER',
+      `the imagery provider '${wanted}' is not enabled for this Mapflow account; use one of: ${status.dataProviders.map((p) => p.name).join(', ')}.`,
+      { details: { provider: wanted, available: status.dataProviders.map((p) => p.name) } },
+    );
+  }
+  return { ...source, dataProvider: { ...provider, providerName: match.name } } as SourceParams;
+}
+
+/** Polygons of a geometry as the server counts them (`getNumGeometries`). */
+export function polygonCount(geometry: Geometry): number {
+  return geometry.type === 'MultiPolygon' ? geometry.coordinates.length : 1;
+}
+
+/**
+ * Checks made from `/user/status` before any call that costs: the provider's
+ * minimum area (the plugin checks it before the cost call; the server answers
+ * ProviderMinAreaError) and the account's most polygons per processing (the
+ * server: `input.geometry.getNumGeometries > user.maxAoisPerProcessing` is a
+ * BadRequest; its default is 10).
+ */
+export function checkAccountLimits(status: UserStatus, sourceParams: SourceParams, drafts: readonly DraftPart[]): void {
+  const providerName = ((sourceParams as Record<string, unknown>).dataProvider as { providerName?: string } | undefined)?.providerName;
+  const provider = providerName ? status.dataProviders.find((p) => p.name === providerName) : undefined;
+  const minAreaSqKm = provider?.minAreaSqKm;
+  for (const draft of drafts) {
+    if (minAreaSqKm !== undefined && draft.areaSqM / 1e6 < minAreaSqKm) {
+      throw new InputRejected(
+        'AREA_TOO_SMALL',
+        `part '${draft.name}' covers ${round(draft.areaSqM / 1e6, 3)} km², below the ${minAreaSqKm} km² the imagery provider ${provider!.name} needs; draw a larger polygon or use another source.`,
+        { details: { areaSqKm: draft.areaSqM / 1e6, minAreaSqKm, provider: provider!.name } },
+      );
+    }
+    const max = status.maxAoisPerProcessing;
+    const count = polygonCount(draft.geometry);
+    if (max !== undefined && max > 0 && count > max) {
+      throw new InputRejected(
+        'TOO_MANY_AOIS',
+        `part '${draft.name}' has ${count} separate polygons after merging, but this Mapflow account allows at most ${max} per processing (maxAoisPerProcessing); ${TOO_MANY_AOIS_ADVICE}.`,
+        { details: { polygons: count, maxAoisPerProcessing: max } },
+      );
+    }
+  }
+}
+
+/**
+ * Rejects a job the account clearly cannot pay for. Only the counter of the
+ * account's `billingType` is checked, as the plugin does (mapflow-qgis
+ * functional/helpers.py `check_processing_limit`: AREA -> remainingArea,
+ * CREDITS -> remainingCredits, NONE -> nothing); the other counter is 0 on
+ * the live service. Without a billingType (the spec's shapes), every counter
+ * the account reports is checked.
+ */
+export function assertAccountCanPay(status: UserStatus, estimatedCost: number, areaSqM: number, areaText: string): void {
+  const billing = status.billingType;
+  const checkCredits = billing === 'CREDITS' || billing === undefined;
+  const checkArea = billing === 'AREA' || billing === undefined;
+  if (checkCredits && typeof status.credits === 'number' && status.credits < estimatedCost) {
     throw new InputRejected(
       'INSUFFICIENT_CREDITS',
       `processing ${areaText} is estimated at ${estimatedCost} credits but the Mapflow account has ${status.credits}; top up the account or drop a smaller area.`,
       { details: { estimatedCost, credits: status.credits } },
     );
   }
-  if (typeof status.remainingAreaSqM === 'number' && status.remainingAreaSqM < areaSqM) {
+  if (checkArea && typeof status.remainingAreaSqM === 'number' && status.remainingAreaSqM < areaSqM) {
     throw new InputRejected(
       'INSUFFICIENT_CREDITS',
       `processing ${areaText} exceeds the ${round(status.remainingAreaSqM / 1e6, 2)} km² the Mapflow account may still process; raise the account's area limit or drop a smaller area.`,

@@ -5,7 +5,9 @@
  *   RESTART  failed with only transient errors, not restarted yet
  *   FAILED   failed, cancelled or refunded
  *   TIMEOUT  polled too often or for too long
- *   WAIT     still running; come back after `waitSeconds` (see poll-policy.ts)
+ *   WAIT     still running (also: status null or UNPROCESSED at first,
+ *            AWAITING for hours while a provider delivers, OK with a review
+ *            status NOT_ACCEPTED); come back after `waitSeconds` (see poll-policy.ts)
  * The ledger follows the percentage; an event is published only when
  * Mapflow's status changes, not on every percent.
  */
@@ -37,7 +39,9 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
 
   let outcome: PollOutcome;
   let waitSeconds = 0;
-  if (status === 'OK') {
+  // OK under review and NOT_ACCEPTED is not final: the results will be redone (the official plugin does not take it as done).
+  const notAccepted = status === 'OK' && String(processing.reviewStatus?.status ?? '').toUpperCase() === 'NOT_ACCEPTED';
+  if (status === 'OK' && !notAccepted) {
     outcome = 'OK';
   } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, polls, undefined, ctx.now())) {
     // Still the failure the restart answered (Mapflow has not picked the restart up yet).
