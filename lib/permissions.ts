@@ -20,6 +20,12 @@ export type Capability =
   | 'ledger:write'
   /** Read dropped inputs (ranged GETs of GeoTIFFs, GeoJSON text). */
   | 'inbox:read'
+  /**
+   * s3:ListBucket for keys under the inbox only (an s3:prefix condition): S3
+   * answers HeadObject of a missing key with 404 only to a principal that may
+   * list it, and with 403 otherwise.
+   */
+  | 'inbox:list'
   /** Tag dropped inputs with the job id and status (merging existing tags). */
   | 'inbox:tag'
   | 'work:read'
@@ -58,8 +64,8 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   // The failure quicklook (functions/quicklook) draws the AOI: the GeoJSON input, else the first part's geometry.
   'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read', 'mapflow:token'],
   'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
-  // HeadObject fills in etag/size when a notification lacks them.
-  dispatch: ['workflow:start', 'inbox:read'],
+  // HeadObject fills in etag/size when a notification lacks them, and tells which of two keys exists (404 needs inbox:list).
+  dispatch: ['workflow:start', 'inbox:read', 'inbox:list'],
   // Settles lost jobs: ledger, failure report, input tag, event.
   reconcile: [...JOB_TASK, 'workflow:describe', 'failed:write', 'inbox:tag'],
 };
@@ -109,6 +115,9 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
       return;
     case 'inbox:read':
       grantObjects(grantee, bucket, prefixes.inbox, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
+      return;
+    case 'inbox:list':
+      grantListPrefixes(grantee, bucket, [prefixes.inbox]);
       return;
     case 'inbox:tag':
       grantObjects(grantee, bucket, prefixes.inbox, OBJECT_TAG_ACTIONS, []);

@@ -143,13 +143,23 @@ async function existingKey(ctx: Pick<BridgeContext, 's3'>, ref: ObjectCreatedRef
       const head = await ctx.s3.send(new HeadObjectCommand({ Bucket: ref.bucket, Key: key, ...(ref.versionId ? { VersionId: ref.versionId } : {}) }));
       found.push({ key, etag: head?.ETag ? normaliseEtag(head.ETag) : undefined });
     } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      // 404 for a key that is not there; 400 when the event's version id belongs to the other key.
-      if ((error as Error).name !== 'NotFound' && (error as Error).name !== 'NoSuchKey' && status !== 404 && status !== 400) throw error;
+      if (!isNotThisOne(error)) throw error;
     }
   }
   const sameContent = found.find((f) => ref.etag !== undefined && f.etag === ref.etag);
   return (sameContent ?? found[0])?.key ?? candidates[0]!;
+}
+
+/**
+ * An answer to HeadObject that means "no such object under this key": 404;
+ * 403 (S3 answers a missing key with 403 to a principal without s3:ListBucket
+ * on that key, which the dispatch role has only on the inbox, and a deployment
+ * may have narrowed); 400 when the event's version id belongs to the other key.
+ */
+function isNotThisOne(error: unknown): boolean {
+  const name = (error as Error)?.name;
+  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+  return name === 'NotFound' || name === 'NoSuchKey' || name === 'Forbidden' || name === 'AccessDenied' || status === 404 || status === 403 || status === 400;
 }
 
 /**

@@ -3,7 +3,7 @@
  * change it: S3 documents URL-encoded keys for notifications, not for
  * EventBridge, whose real events carry raw keys. Dispatch asks S3.
  */
-import { HeadObjectCommand, NotFound, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, NotFound, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { completeObject, objectsFromMessage } from '../../functions/handlers/dispatch.ts';
@@ -50,6 +50,33 @@ describe('EventBridge object keys', () => {
 
     // Assess
     expect(object.key).toBe('inbox/my scene.tif');
+  });
+
+  it('takes the raw key when S3 answers 403 for the decoded one (no s3:ListBucket on that key)', async () => {
+    // Prepare: how S3 answers HeadObject of a missing key to a principal without ListBucket
+    const forbidden = new S3ServiceException({ name: 'Forbidden', $fault: 'client', message: 'Forbidden', $metadata: { httpStatusCode: 403 } });
+    s3.on(HeadObjectCommand, { Key: 'inbox/c   notes.geojson' }).rejects(forbidden);
+    s3.on(HeadObjectCommand, { Key: 'inbox/c++ notes.geojson' }).resolves({ ETag: `"${ETAG}"`, ContentLength: 10 });
+    const [ref] = objectsFromMessage(event('inbox/c++ notes.geojson'));
+
+    // Act
+    const object = await completeObject(ctx, ref!);
+
+    // Assess
+    expect(object.key).toBe('inbox/c++ notes.geojson');
+  });
+
+  it('still fails on other errors, so SQS retries the message', async () => {
+    // Prepare
+    const throttled = new S3ServiceException({ name: 'SlowDown', $fault: 'server', message: 'Please reduce your request rate.', $metadata: { httpStatusCode: 503 } });
+    s3.on(HeadObjectCommand).rejects(throttled);
+    const [ref] = objectsFromMessage(event('inbox/c++ notes.geojson'));
+
+    // Act
+    const attempt = completeObject(ctx, ref!);
+
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ name: 'SlowDown' });
   });
 
   it('picks the object with the event ETag when both keys exist', async () => {
