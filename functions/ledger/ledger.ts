@@ -59,6 +59,8 @@ export class Ledger {
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly clock: () => Date = () => new Date(),
+    /** retentionDays: a final status also sets `expiresAt` (epoch seconds) for DynamoDB TTL. */
+    private readonly options: { retentionDays?: number } = {},
   ) {}
 
   /**
@@ -117,6 +119,9 @@ export class Ledger {
     update.set('updatedAt', now);
     update.append('statusHistory', [{ status, at: now, ...(note ? { note } : {}) }]);
     if (isFinalStatus(status)) update.set('finishedAt', now);
+    if (isFinalStatus(status) && this.options.retentionDays) {
+      update.set('expiresAt', Math.floor(Date.parse(now) / 1000) + this.options.retentionDays * 86_400);
+    }
     applyPatch(update, patch);
 
     // Forward only; IN_PROGRESS may be re-entered; never out of a final status.

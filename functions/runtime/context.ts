@@ -52,7 +52,7 @@ export function createBridgeContext(parts: BridgeContextParts): BridgeContext {
     config,
     s3: overrides.s3 ?? s3Client(config),
     doc,
-    ledger: overrides.ledger ?? new Ledger(doc, config.ledgerTable),
+    ledger: overrides.ledger ?? new Ledger(doc, config.ledgerTable, undefined, { retentionDays: config.ledgerRetentionDays }),
     slots: overrides.slots ?? new ConcurrencySlots(doc, config.ledgerTable, config.maxConcurrentProcessings),
     events: overrides.events ?? createPublisher(config),
     mapflow: overrides.mapflow ?? ((options) => mapflowClient(config, { env, refresh: options?.refresh })),
