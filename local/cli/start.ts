@@ -5,18 +5,25 @@
  * - state in .local/ (S3 objects, the ledger, the simulator's data, events), kept across restarts;
  * - files copied into .local/drop/ are uploaded to inbox/<same path> (a sub-folder picks the route);
  * - on the first run the bundled samples are dropped so the pipeline can be seen working;
- * - one line per job event, a progress bar while Mapflow processes, and the
- *   local paths of the results once a job is final.
+ * - one line per job event, a progress bar while Mapflow processes (redrawn in
+ *   place on a terminal, see live.ts), and the local paths of the results once
+ *   a job is final; every line starts with the time;
+ * - one bridge per state folder (state-lock.ts): a second start on the same
+ *   folder says which process holds it and exits 2;
+ * - the local S3 listens on the same port every time (DEFAULT_S3_PORT, or
+ *   --s3-port), so saved AWS CLI commands keep working.
  */
-import { access, mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { readFile } from 'node:fs/promises';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/jobs/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
+import { DEFAULT_STABLE_MS } from '../s3/drop-folder.ts';
+import { StateDirLockedError } from '../state-lock.ts';
+import { integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
@@ -26,6 +33,12 @@ export const DEFAULT_STATE_DIR = '.local';
 export const ENDPOINTS_FILE = 'endpoints.json';
 const SAMPLES_MARKER = 'samples-dropped';
 const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
+/**
+ * The local S3's port unless --s3-port says otherwise: s3rver's own default, so
+ * an endpoint a user saved (aws --endpoint-url ...) works after a restart.
+ * When another program holds it, a free port is used and the banner says so.
+ */
+export const DEFAULT_S3_PORT = 4568;
 
 export const START_USAGE = `Usage: mapflow-bridge start [options]     (npm start)
 
@@ -42,9 +55,16 @@ Options:
   --token <token>             its token (required with --mapflow-url)
   --email <email>             its account e-mail
   --routes <file>             routes JSON (default: the built-in routes)
+  --s3-port <port>            port of the local S3 (default ${DEFAULT_S3_PORT}; when it is taken,
+                              a free one is used and the banner says which)
+  --drop-stable-seconds <n>   upload a dropped file once it has not changed for this long
+                              and no program holds it open (default ${DEFAULT_STABLE_MS / 1000})
   --no-samples                do not drop the bundled samples on the first run
-  --verbose                   show the handlers' logs
-  -h, --help                  show this help`;
+  --verbose                   show the handlers' logs (and plain lines instead of live progress)
+  -h, --help                  show this help
+
+Exit status: 0 after Ctrl-C, 1 when the bridge cannot start, 2 on a usage error
+or when another bridge runs on the same state folder.`;
 
 interface StartOptions {
   stateDir: string;
@@ -52,6 +72,9 @@ interface StartOptions {
   processingSeconds: number;
   mapflow?: MapflowTarget;
   routes?: string;
+  /** Set by --s3-port: that port or fail. */
+  s3Port?: number;
+  dropStableMs: number;
   samples: boolean;
   verbose: boolean;
 }
@@ -61,7 +84,8 @@ export async function runStartCommand(args: string[]): Promise<number> {
   try {
     options = await parseStartArguments(args);
   } catch (error) {
-    console.error(`mapflow-bridge start: ${(error as Error).message}\n\n${START_USAGE}`);
+    if (!(error instanceof UsageError)) throw error;
+    console.error(usageLine('start', error.message));
     return 2;
   }
   if (!options) {
@@ -73,7 +97,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
 }
 
 async function parseStartArguments(args: string[]): Promise<StartOptions | undefined> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
     strict: true,
@@ -85,24 +109,34 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
       token: { type: 'string' },
       email: { type: 'string' },
       routes: { type: 'string' },
+      's3-port': { type: 'string' },
+      'drop-stable-seconds': { type: 'string' },
       'no-samples': { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return undefined;
-  if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'.`);
-  const processingSeconds = Number(values['processing-seconds'] ?? 20);
-  if (!Number.isFinite(processingSeconds) || processingSeconds <= 0) throw new Error('--processing-seconds must be a positive number.');
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const processingSeconds = positiveOption(values['processing-seconds'] ?? '20', '--processing-seconds');
+  const s3Port = values['s3-port'] === undefined ? undefined : integerOption(values['s3-port'], '--s3-port', 1, 65_535);
+  const dropStableMs = values['drop-stable-seconds'] === undefined ? DEFAULT_STABLE_MS : positiveOption(values['drop-stable-seconds'], '--drop-stable-seconds') * 1000;
   let mapflow: MapflowTarget | undefined;
   if (values['mapflow-url']) {
-    if (!values.token) throw new Error('--mapflow-url needs --token.');
+    if (!values.token) throw new UsageError('--mapflow-url needs --token');
     mapflow = { url: values['mapflow-url'], token: values.token, ...(values.email ? { email: values.email } : {}) };
   }
   let routes: string | undefined;
   if (values.routes) {
-    routes = await readFile(values.routes, 'utf8');
-    parseRoutes(routes);
+    const file = values.routes;
+    routes = await readFile(file, 'utf8').catch(() => {
+      throw new UsageError(`cannot read the routes file '${file}'`);
+    });
+    try {
+      parseRoutes(routes);
+    } catch (error) {
+      throw new UsageError(`${file}: ${(error as Error).message}`);
+    }
   }
   return {
     stateDir: path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR),
@@ -110,28 +144,42 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
     processingSeconds,
     ...(mapflow ? { mapflow } : {}),
     ...(routes ? { routes } : {}),
+    ...(s3Port !== undefined ? { s3Port } : {}),
+    dropStableMs,
     samples: !values['no-samples'],
     verbose: values.verbose ?? false,
   };
 }
 
 async function serve(options: StartOptions): Promise<number> {
-  const say = (message: string) => process.stdout.write(`${message}\n`);
   if (!options.verbose) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  // The handlers' logs (--verbose) write straight to stdout: live redraws would garble them.
+  const out = createLiveOutput(options.verbose ? { live: false } : {});
+  const say = (message: string) => out.line(message);
   say(`Starting mapflow-bridge locally (state in ${options.stateDir}) ...`);
 
-  const progress = new JobProgress(say, options.outDir);
+  const progress = new JobProgress(out, options.outDir);
   let bridge: LocalBridge;
   try {
     bridge = await startLocalBridge({
       stateDir: options.stateDir,
+      command: 'mapflow-bridge start',
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),
-      log: (message) => process.stderr.write(`${message}\n`),
+      // --s3-port: that port or nothing; by default the usual port, or a free one when it is taken.
+      s3Port: options.s3Port ?? DEFAULT_S3_PORT,
+      s3PortFallback: options.s3Port === undefined,
+      dropStableMs: options.dropStableMs,
+      log: (message) => say(message),
       onEvent: (event) => progress.onEvent(event),
     });
   } catch (error) {
+    out.stop();
+    if (error instanceof StateDirLockedError) {
+      console.error(`mapflow-bridge start: ${error.message}`);
+      return 2;
+    }
     console.error(`Cannot start the local bridge: ${(error as Error).message}`);
     return 1;
   }
@@ -139,14 +187,20 @@ async function serve(options: StartOptions): Promise<number> {
   const endpointsFile = path.join(options.stateDir, ENDPOINTS_FILE);
   await writeFile(endpointsFile, JSON.stringify({ ...bridge.endpoints, bucket: bridge.bucket, ledgerTable: bridge.ledgerTable, pid: process.pid }, null, 2));
 
-  say('');
-  say(`  S3 endpoint   ${bridge.endpoints.s3}   (path-style; any access key)`);
-  say(`  bucket        ${bridge.bucket}   (drop under inbox/, results under results/, reports under failed/)`);
-  say(`  drop folder   ${bridge.dropDir}${path.sep}   (files copied here go to inbox/<same path>; buildings/ runs the Buildings model on GeoTIFFs)`);
-  say(`  Mapflow       ${options.mapflow ? options.mapflow.url : `simulator at ${bridge.endpoints.mapflow}`}`);
-  say(`  results       copied to ${options.outDir}${path.sep}`);
-  say(`  events        ${bridge.eventsFile}`);
-  say('');
+  say(
+    [
+      '',
+      `  S3 endpoint   ${bridge.endpoints.s3}   (path-style; any access key)`,
+      `  bucket        ${bridge.bucket}   (drop under inbox/, results under results/, reports under failed/)`,
+      `  drop folder   ${bridge.dropDir}${path.sep}   (it is the inbox: a file copied here goes to inbox/<same path>)`,
+      `                buildings/ runs the Buildings model on GeoTIFFs; a leading inbox/ folder is not doubled;`,
+      `                a file goes up once unchanged for ${options.dropStableMs / 1000} s and closed by the program writing it`,
+      `  Mapflow       ${options.mapflow ? options.mapflow.url : `simulator at ${bridge.endpoints.mapflow}`}`,
+      `  results       copied to ${options.outDir}${path.sep}`,
+      `  events        ${bridge.eventsFile}`,
+      '',
+    ].join('\n'),
+  );
 
   if (options.samples) await dropSamplesOnce(bridge, options.stateDir, say);
   say('Waiting for files. Press Ctrl-C to stop.');
@@ -162,17 +216,19 @@ async function serve(options: StartOptions): Promise<number> {
         process.exit(130);
       }
       stoppingSince = Date.now();
-      say(`\n${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
       progress.stop();
-      bridge
-        .close()
-        .then(() => rm(endpointsFile, { force: true }))
+      say(`${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
+      // endpoints.json goes before the state folder is unlocked: once it is, another start may write its own.
+      removeOwnEndpoints(endpointsFile)
+        .then(() => bridge.close())
         .then(
           () => {
             say('Stopped. State is kept in ' + options.stateDir);
+            out.stop();
             resolve(0);
           },
           (error: unknown) => {
+            out.stop();
             console.error(`Error while stopping: ${(error as Error).message}`);
             resolve(1);
           },
@@ -181,6 +237,19 @@ async function serve(options: StartOptions): Promise<number> {
     process.on('SIGINT', () => stop('Ctrl-C'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** Removes endpoints.json when it is this process's (never another bridge's). */
+async function removeOwnEndpoints(file: string): Promise<void> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined) return;
+  try {
+    if ((JSON.parse(text) as { pid?: number }).pid !== process.pid) return;
+  } catch {
+    // unreadable: ours was written whole, so this is not ours either
+    return;
+  }
+  await rm(file, { force: true });
 }
 
 /** The first start drops the bundled GeoJSON and GeoTIFF into the drop folder. */
@@ -198,22 +267,22 @@ async function dropSamplesOnce(bridge: LocalBridge, stateDir: string, say: (mess
 }
 
 /**
- * Prints one line per event and, while Mapflow processes, a progress line
- * whenever a job's percentage moves (read from the ledger). When a job is
- * final, copies its outputs and prints where they are.
+ * Prints one line per event and keeps one progress line per job in flight
+ * (its status, and a bar while Mapflow processes, read from the ledger). When
+ * a job is final, copies its outputs and prints where they are.
  */
-class JobProgress {
-  private bridge?: LocalBridge;
-  private readonly watching = new Map<string, { name: string; percent?: number }>();
+export class JobProgress {
+  private bridge?: Pick<LocalBridge, 'ledger' | 's3' | 'bucket'>;
+  private readonly watching = new Map<string, { name: string; status: JobStatus; percent?: number; cost?: number }>();
   private timer?: NodeJS.Timeout;
   private polling = false;
 
   constructor(
-    private readonly say: (message: string) => void,
+    private readonly out: LiveOutput,
     private readonly outDir: string,
   ) {}
 
-  attach(bridge: LocalBridge): void {
+  attach(bridge: Pick<LocalBridge, 'ledger' | 's3' | 'bucket'>): void {
     this.bridge = bridge;
     this.timer = setInterval(() => void this.poll(), 1_000);
     this.timer.unref();
@@ -221,40 +290,59 @@ class JobProgress {
 
   stop(): void {
     clearInterval(this.timer);
+    for (const jobId of this.watching.keys()) this.out.progress(jobId, undefined);
   }
 
   onEvent(event: LocalEvent): void {
     const { detail } = event;
     const name = detail.input.key.replace(/^inbox\//, '');
-    const time = new Date(event.time ?? detail.at).toLocaleTimeString();
+    const at = new Date(event.time ?? detail.at);
     const extras = [
       detail.percentCompleted !== undefined && !isFinalStatus(detail.status) ? `${detail.percentCompleted}%` : '',
       formatCost(detail.actualCost ?? detail.estimatedCost),
       formatError(detail.error),
     ].filter(Boolean);
-    this.say(`${time}  ${name}  ${event.detailType}${extras.length ? `  (${extras.join(', ')})` : ''}`);
+    this.out.line(`${name}  ${event.detailType}${extras.length ? `  (${extras.join(', ')})` : ''}`, Number.isNaN(at.getTime()) ? undefined : at);
     if (isFinalStatus(detail.status)) {
       this.watching.delete(detail.jobId);
+      this.out.progress(detail.jobId, undefined);
       void this.reportFinal(detail.jobId);
     } else {
-      this.watching.set(detail.jobId, this.watching.get(detail.jobId) ?? { name });
+      const job = this.watching.get(detail.jobId) ?? { name, status: detail.status };
+      job.status = detail.status;
+      if (detail.percentCompleted !== undefined) job.percent = detail.percentCompleted;
+      this.watching.set(detail.jobId, job);
+      // In a pipe a progress line is printed only while Mapflow processes (as before); live, every job in flight has one.
+      if (this.out.live || (isProcessing(job.status) && job.percent !== undefined)) this.show(detail.jobId);
     }
   }
 
-  private async poll(): Promise<void> {
+  /** Reads the percentage of every job in flight from the ledger (the events carry none while Mapflow processes). */
+  async poll(): Promise<void> {
     if (!this.bridge || this.polling) return;
     this.polling = true;
     try {
       for (const [jobId, job] of this.watching) {
         const row = await this.bridge.ledger.get(jobId).catch(() => undefined);
-        if (!row || !isProcessing(row.status) || row.percentCompleted === undefined) continue;
-        if (row.percentCompleted === job.percent) continue;
-        job.percent = row.percentCompleted;
-        this.say(`          ${job.name}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted)}  ${formatCost(costOf(row))}`);
+        if (!row || isFinalStatus(row.status) || !this.watching.has(jobId)) continue;
+        const cost = costOf(row);
+        if (row.status === job.status && row.percentCompleted === job.percent && cost === job.cost) continue;
+        job.status = row.status;
+        job.cost = cost;
+        if (row.percentCompleted !== undefined) job.percent = row.percentCompleted;
+        if (this.out.live || (isProcessing(job.status) && job.percent !== undefined)) this.show(jobId);
       }
     } finally {
       this.polling = false;
     }
+  }
+
+  private show(jobId: string): void {
+    const job = this.watching.get(jobId);
+    if (!job) return;
+    const bar = isProcessing(job.status) && job.percent !== undefined ? ` ${progressBar(job.percent)}` : '';
+    const cost = formatCost(job.cost);
+    this.out.progress(jobId, `${job.name}  ${job.status.padEnd(11)}${bar}${cost ? `  ${cost}` : ''}`);
   }
 
   private async reportFinal(jobId: string): Promise<void> {
@@ -265,10 +353,9 @@ class JobProgress {
       const outputs = await copyJobOutputs(this.bridge.s3, this.bridge.bucket, row, this.outDir);
       const lines = [...outputs.results, ...(outputs.report ? [outputs.report] : [])];
       if (lines.length === 0) return;
-      this.say(`          ${inputName(row)}  ${row.status}: ${row.status === 'SUCCEEDED' ? 'results' : 'report'} in`);
-      for (const line of lines) this.say(`            ${line}`);
+      this.out.line([`${inputName(row)}  ${row.status}: ${row.status === 'SUCCEEDED' ? 'results' : 'report'} in`, ...lines.map((line) => `  ${line}`)].join('\n'));
     } catch (error) {
-      this.say(`          ${inputName(row)}: cannot copy the outputs: ${(error as Error).message}`);
+      this.out.line(`${inputName(row)}: cannot copy the outputs: ${(error as Error).message}`);
     }
   }
 }

@@ -1,0 +1,123 @@
+/**
+ * One bridge per state folder. Two bridges on one `.local/` would open the
+ * same DynamoDB files and drop folder with different ports, and the one that
+ * stops first would delete the other's endpoints.json. The first bridge writes
+ * `<stateDir>/bridge.lock` (its pid, start time and command); a second one
+ * finds it, checks that the holder still runs, and refuses with the holder's
+ * details. A lock left by a process that died (kill -9, a crash) is taken over.
+ *
+ * The file is created atomically (written aside, then hard-linked into place,
+ * which fails when it exists), so two starts racing cannot both win.
+ */
+import { readFileSync } from 'node:fs';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export const LOCK_FILE = 'bridge.lock';
+
+export interface LockHolder {
+  pid: number;
+  /** ISO time the holder took the lock. */
+  since: string;
+  /** What runs, e.g. `mapflow-bridge start`. */
+  command: string;
+  /** Linux: the process start time in clock ticks (/proc/<pid>/stat field 22), to see through pid reuse. */
+  processStart?: string;
+}
+
+export interface StateLock {
+  readonly file: string;
+  release(): Promise<void>;
+}
+
+/** The state folder is used by a live bridge. */
+export class StateDirLockedError extends Error {
+  constructor(
+    readonly stateDir: string,
+    readonly holder: LockHolder,
+  ) {
+    super(
+      `${stateDir} is in use by another bridge: pid ${holder.pid} (${holder.command}, since ${holder.since}). ` +
+        `Stop that one first (Ctrl-C in its terminal, or kill ${holder.pid}), or give another --state-dir.`,
+    );
+    this.name = 'StateDirLockedError';
+  }
+}
+
+/** Locks held by this process (a pid check cannot tell them apart from stale ones). */
+const heldHere = new Set<string>();
+
+export async function lockStateDir(stateDir: string, command: string): Promise<StateLock> {
+  const file = path.join(stateDir, LOCK_FILE);
+  const me: LockHolder = { pid: process.pid, since: new Date().toISOString(), command, ...processStartOf(process.pid) };
+  const aside = `${file}.${process.pid}.${Date.now()}`;
+  await writeFile(aside, `${JSON.stringify(me)}\n`);
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await link(aside, file);
+        heldHere.add(file);
+        return { file, release: () => release(file, me) };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const holder = await readHolder(file);
+      if (holder && isAlive(holder, file)) throw new StateDirLockedError(stateDir, holder);
+      // Stale (its process is gone) or unreadable: take it over.
+      await unlink(file).catch(() => undefined);
+    }
+    throw new Error(`cannot take the lock ${file}: it keeps coming back.`);
+  } finally {
+    await unlink(aside).catch(() => undefined);
+  }
+}
+
+/** The live holder of a state folder's lock, if any (for messages and tests). */
+export async function lockHolder(stateDir: string): Promise<LockHolder | undefined> {
+  const file = path.join(stateDir, LOCK_FILE);
+  const holder = await readHolder(file);
+  return holder && isAlive(holder, file) ? holder : undefined;
+}
+
+async function release(file: string, me: LockHolder): Promise<void> {
+  if (!heldHere.delete(file)) return;
+  const current = await readHolder(file);
+  // Only remove our own lock, never one another bridge took over.
+  if (current?.pid === me.pid && current.since === me.since) await unlink(file).catch(() => undefined);
+}
+
+async function readHolder(file: string): Promise<LockHolder | undefined> {
+  try {
+    const holder = JSON.parse(await readFile(file, 'utf8')) as LockHolder;
+    return Number.isInteger(holder.pid) && holder.pid > 0 ? holder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(holder: LockHolder, file: string): boolean {
+  // Our own pid: live only if this process holds it (else a previous run with the same pid died).
+  if (holder.pid === process.pid) return heldHere.has(file);
+  try {
+    process.kill(holder.pid, 0);
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // Same pid, another process (the holder died and the pid was reused)?
+  const now = processStartOf(holder.pid).processStart;
+  return !(holder.processStart && now && now !== holder.processStart);
+}
+
+/** Linux: the start time of a process (clock ticks since boot); nothing elsewhere. */
+function processStartOf(pid: number): { processStart?: string } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = fields[19];
+    return start ? { processStart: start } : {};
+  } catch {
+    return {};
+  }
+}
