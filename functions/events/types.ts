@@ -96,11 +96,15 @@ export const JobEventDetailSchema = Type.Object(detailProperties, { additionalPr
 export type JobEventDetail = Static<typeof JobEventDetailSchema>;
 export type ImageryChoice = Static<typeof ImageryChoiceSchema>;
 
-/** The same detail with its status fixed (and, for failures, an error required). */
-function detailWith<const S extends readonly (typeof JOB_STATUS_VALUES)[number][]>(title: string, statuses: S, requireError = false) {
-  const { error, status: _status, ...rest } = detailProperties;
+/** The same detail with its status narrowed (keys keep their order). */
+function detailWith<const S extends readonly (typeof JOB_STATUS_VALUES)[number][]>(title: string, statuses: S) {
+  return Type.Object({ ...detailProperties, status: StringEnum(statuses, 'The job status after the transition.') }, { additionalProperties: false, title });
+}
+
+/** A final failure: its status narrowed and an error required. */
+function failureDetail<const S extends readonly (typeof JOB_STATUS_VALUES)[number][]>(title: string, statuses: S) {
   return Type.Object(
-    { ...rest, status: StringEnum(statuses, 'The job status after the transition.'), error: requireError ? JobErrorSchema : error },
+    { ...detailProperties, status: StringEnum(statuses, 'The job status after the transition.'), error: JobErrorSchema },
     { additionalProperties: false, title },
   );
 }
@@ -120,8 +124,8 @@ export const EVENT_DETAIL_SCHEMAS = {
   'Processing Started': detailWith('ProcessingStarted', ACTIVE),
   'Processing Restarted': detailWith('ProcessingRestarted', ACTIVE),
   'Job Succeeded': detailWith('JobSucceeded', ['SUCCEEDED'] as const),
-  'Job Failed': detailWith('JobFailed', ['FAILED'] as const, true),
-  'Job Rejected': detailWith('JobRejected', ['REJECTED'] as const, true),
+  'Job Failed': failureDetail('JobFailed', ['FAILED'] as const),
+  'Job Rejected': failureDetail('JobRejected', ['REJECTED'] as const),
   'Job Cancelled': detailWith('JobCancelled', ['CANCELLED'] as const),
 } as const;
 
