@@ -1,0 +1,182 @@
+/**
+ * Every command the README shows runs as written from the root of a fresh
+ * clone (issue 8): each `npx mapflow-bridge …` and `npm …` line names a real
+ * command, flags that command accepts, npm scripts that exist and paths that
+ * exist in the repository (or that an earlier line of the same block
+ * creates). The quick `local run` examples of the Quick start are run end to
+ * end.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, globSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../e2e/helpers.ts';
+
+const run = promisify(execFile);
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const SCRIPTS = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+/** Reports quote what a user typed on their own machine (/tmp files, wrong names) on purpose. */
+const REPORTS = new Set(['docs/new-user-trial.md', 'docs/reliability-findings.md']);
+const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)].filter((f) => !REPORTS.has(f));
+/** Flags whose value is a folder the command creates, not an input. */
+const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir']);
+
+interface Command {
+  file: string;
+  line: number;
+  /** One simple command: `npx mapflow-bridge …` or `npm …`, comment and `$ ` stripped. */
+  text: string;
+  /** The whole code block it stands in (where earlier lines may create files); '' for inline code. */
+  block: string;
+  /** A synopsis such as `local run [--json] [--out <dir>]`: checked, never run. */
+  synopsis: boolean;
+  section: string;
+}
+
+function commandsOf(file: string): Command[] {
+  const markdown = read(file);
+  const lineOf = (index: number) => markdown.slice(0, index).split('\n').length;
+  const sectionAt = (index: number) => [...markdown.slice(0, index).matchAll(/^#{1,4} (.+)$/gm)].at(-1)?.[1] ?? '';
+  const found: Command[] = [];
+  const add = (raw: string, index: number, block: string) => {
+    const withoutComment = raw.replace(/\s+#\s.*$/, '').replace(/^\s*\$\s+/, '').trim();
+    for (const part of withoutComment.split(/\s*(?:&&|\|\||;|\|)\s*/)) {
+      const text = part.replace(/^\(+|\)+$/g, '').trim();
+      if (!/^(npx mapflow-bridge|npm)(\s|$)/.test(text)) continue;
+      found.push({ file, line: lineOf(index), text, block, synopsis: /[[<]|\.\.\.|…/.test(text), section: sectionAt(index) });
+    }
+  };
+  for (const match of markdown.matchAll(/```(?:sh|bash|shell|console)?\n([\s\S]*?)```/g)) {
+    let offset = match.index + match[0].indexOf('\n') + 1;
+    for (const line of match[1]!.split('\n')) {
+      add(line, offset, match[1]!);
+      offset += line.length + 1;
+    }
+  }
+  const prose = markdown.replace(/```[\s\S]*?```/g, (block) => ' '.repeat(block.length));
+  for (const match of prose.matchAll(/`((?:npx mapflow-bridge|npm) [^`\n]+)`/g)) add(match[1]!, match.index, '');
+  return found;
+}
+
+/** Splits a command line into words, keeping quoted strings whole. */
+const words = (text: string) => [...text.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
+
+/** The command words before the first flag or argument: `local run`, `jobs list`, `sim`. */
+function cliCommand(argv: string[]): string[] {
+  const command: string[] = [];
+  for (const word of argv) {
+    if (command.length === 2 || !/^[a-z][a-z-]*$/.test(word)) break;
+    command.push(word);
+  }
+  return command;
+}
+
+/** What an `npm …` or `npx mapflow-bridge …` line hands to the CLI, if anything. */
+function cliArgs(command: Command): string[] | undefined {
+  const argv = words(command.text);
+  if (argv[0] === 'npx') return argv.slice(2);
+  if (argv[1] === 'start') return ['start', ...argv.slice(argv.indexOf('--') + 1 || argv.length)];
+  if (argv[1] === 'run' && argv[2] === 'bench') return ['bench', ...(argv.includes('--') ? argv.slice(argv.indexOf('--') + 1) : [])];
+  return undefined;
+}
+
+/** Words that name files: a slash or a data-file extension, not a URL, flag, placeholder or output folder. */
+function pathsOf(argv: string[]): string[] {
+  return argv.filter((word, i) => {
+    if (word.startsWith('-') || word.includes('://') || /[<>[\]{}$]|\.\.\.|…/.test(word)) return false;
+    if (OUTPUT_FLAGS.has(argv[i - 1] ?? '')) return false;
+    return word.includes('/') || /\.(geojson|json|tiff?|md|txt|ts)$/i.test(word);
+  });
+}
+
+const helpCache = new Map<string, Promise<string>>();
+function helpOf(command: string[]): Promise<string> {
+  const key = command.join(' ');
+  let help = helpCache.get(key);
+  if (!help) {
+    help = run(process.execPath, [CLI, ...command, '--help'], { cwd: ROOT, timeout: 60_000 }).then(({ stdout, stderr }) => stdout + stderr);
+    helpCache.set(key, help);
+  }
+  return help;
+}
+
+/** One check per distinct command of a file (`npm start` is named a dozen times in prose). */
+const commands = DOCS.flatMap(commandsOf).filter((c, i, all) => all.findIndex((o) => o.file === c.file && o.text === c.text) === i);
+const readmeCommands = commands.filter((c) => c.file === 'README.md');
+const label = (c: Command) => `${c.file}:${c.line} ${c.text}`;
+
+describe('README and docs commands', () => {
+  it('finds the commands it is meant to check', () => {
+    // Assess: the Quick start's two commands and its local run examples are seen
+    const texts = readmeCommands.map((c) => c.text);
+    expect(texts).toEqual(expect.arrayContaining(['npm ci', 'npm start', 'npm test']));
+    expect(readmeCommands.filter((c) => c.section === 'Quick start' && c.text.startsWith('npx mapflow-bridge local run')).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(commands.filter((c) => c.text.startsWith('npm ')).map((c) => [label(c), c] as const))('%s uses an npm command or script that exists', (_label, command) => {
+    // Prepare
+    const [, verb, script] = words(command.text);
+
+    // Assess: built-in verbs, or a script of package.json
+    if (verb === 'run') expect(Object.keys(SCRIPTS)).toContain(script);
+    else if (verb === 'start' || verb === 'test') expect(SCRIPTS[verb!], `package.json has no "${verb}" script`).toBeDefined();
+    else expect(['ci', 'install', 'exec', 'pack', 'view']).toContain(verb);
+  });
+
+  it.each(commands.filter((c) => cliArgs(c)).map((c) => [label(c), c] as const))('%s names a real command, its flags and existing paths', async (_label, command) => {
+    // Prepare
+    const argv = cliArgs(command)!;
+    const name = cliCommand(argv);
+
+    // Act
+    const help = await helpOf(name);
+
+    // Assess: the command answers --help, knows every flag shown, and every path exists
+    expect(help, `'mapflow-bridge ${name.join(' ')} --help'`).toMatch(/Usage:/);
+    for (const flag of argv.filter((w) => /^--[a-z]/.test(w)).map((w) => w.split('=')[0]!)) {
+      expect(help, `${flag} is not in 'mapflow-bridge ${name.join(' ')} --help'`).toContain(flag);
+    }
+    for (const file of pathsOf(argv)) {
+      if (path.isAbsolute(file)) {
+        expect(command.block, `${file} is neither in the repository nor created earlier in the block`).toMatch(new RegExp(`(>|cp .*|mkdir .*)\\s*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      } else {
+        // A clone has nothing beside it: a path that leaves the repository cannot work
+        expect(path.relative(ROOT, path.resolve(ROOT, file)), `${file} is outside the repository`).not.toMatch(/^\.\./);
+        expect(globSync(file, { cwd: ROOT }).length, `${file} does not exist in the repository`).toBeGreaterThan(0);
+      }
+    }
+  }, 90_000);
+});
+
+describe('Quick start local run examples, run as written', () => {
+  const outputs: string[] = [];
+  afterAll(async () => {
+    await Promise.all(outputs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+  const examples = readmeCommands.filter((c) => c.section === 'Quick start' && !c.synopsis && c.text.startsWith('npx mapflow-bridge local run'));
+
+  it.each(examples.map((c) => [label(c), c] as const))('%s succeeds from the repository root', async (_label, command) => {
+    // Prepare: results go to a temporary folder instead of ./mapflow-output
+    const out = await mkdtemp(path.join(tmpdir(), 'readme-run-'));
+    outputs.push(out);
+    const argv = [...cliArgs(command)!, '--out', out];
+
+    // Act
+    const { stdout } = await run(process.execPath, [CLI, ...argv], { cwd: ROOT, timeout: 280_000, maxBuffer: 64 << 20 });
+
+    // Assess: exit 0 (execFile throws otherwise), every file SUCCEEDED, results copied
+    if (argv.includes('--json')) {
+      const summary = JSON.parse(stdout) as { jobs: { status: string }[] };
+      expect(summary.jobs.length).toBe(pathsOf(cliArgs(command)!).length);
+      expect(summary.jobs.map((j) => j.status)).toEqual(summary.jobs.map(() => 'SUCCEEDED'));
+    } else {
+      expect(stdout).toMatch(/(\d+) of \1 job\(s\) succeeded/);
+    }
+    expect(globSync('results/**/job.json', { cwd: out }).length).toBeGreaterThan(0);
+    expect(existsSync(out)).toBe(true);
+  }, 300_000);
+});
