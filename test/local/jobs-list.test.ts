@@ -1,0 +1,74 @@
+/**
+ * `jobs list` says when it shows fewer jobs than the ledger holds, instead of
+ * letting the newest 50 pass for all of them.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Ledger } from '../../functions/ledger/ledger.ts';
+import { runJobsCommand } from '../../local/cli/jobs.ts';
+import { moreJobsLine } from '../../local/cli/list-count.ts';
+import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
+import { useDynamoDbLocal } from '../support/dynamodb.ts';
+
+const dynamodb = useDynamoDbLocal();
+
+describe('jobs list on a ledger of 55 jobs', () => {
+  let stateDir: string;
+
+  beforeAll(async () => {
+    // Prepare: 55 jobs, and an endpoints.json as a running `start` writes it
+    const table = await dynamodb.createLedgerTable();
+    const ledger = new Ledger(dynamodb.doc, table);
+    for (let i = 0; i < 55; i++) {
+      const jobId = `job-${String(i).padStart(2, '0')}`;
+      await ledger.register({ jobId, input: { bucket: 'b', key: `inbox/${jobId}.geojson`, etag: 'e', size: 1 }, kind: 'geojson', routeName: 'default' });
+    }
+    stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-jobs-'));
+    await writeFile(path.join(stateDir, ENDPOINTS_FILE), JSON.stringify({ dynamodb: dynamodb.endpoint, ledgerTable: table }));
+  }, 120_000);
+  afterAll(async () => {
+    vi.restoreAllMocks();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  async function list(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void out.push(parts.join(' ')));
+    const error = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void err.push(parts.join(' ')));
+    try {
+      const code = await runJobsCommand(['list', '--state-dir', stateDir, ...args]);
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    } finally {
+      log.mockRestore();
+      error.mockRestore();
+    }
+  }
+
+  it('says it shows the newest 50 of 55 by default', { timeout: 60_000 }, async () => {
+    // Act
+    const result = await list();
+    // Assess
+    expect(result.code, result.err).toBe(0);
+    expect(result.out.split('\n').filter((line) => line.startsWith('job-'))).toHaveLength(50);
+    expect(result.out).toContain('showing the newest 50 of 55 jobs; --limit to see more');
+  });
+
+  it('says nothing more when every job is shown, and keeps stdout one JSON document with --json', { timeout: 60_000 }, async () => {
+    // Act
+    const all = await list('--limit', '60');
+    const json = await list('--json', '--limit', '10');
+    // Assess
+    expect(all.out).not.toContain('showing the newest');
+    expect(all.out.split('\n').filter((line) => line.startsWith('job-'))).toHaveLength(55);
+    expect((JSON.parse(json.out) as { jobs: unknown[] }).jobs).toHaveLength(10);
+    expect(json.err).toContain('showing the newest 10 of 55 jobs');
+  });
+
+  it('names the status when the list is filtered', () => {
+    expect(moreJobsLine(50, 55, 'FAILED')).toBe('showing the newest 50 of 55 FAILED jobs; --limit to see more');
+    expect(moreJobsLine(55, 55)).toBeUndefined();
+  });
+});
