@@ -26,6 +26,7 @@ import { Construct } from 'constructs';
 import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
 import type { Route } from '../functions/routing/index.ts';
 import { BridgeDashboard } from './dashboard.ts';
+import { BridgeEventSchemas } from './event-schemas.ts';
 import { BridgeFunction } from './bridge-function.ts';
 import {
   ACCESS_LOG_BUCKET_PROPS,
@@ -48,6 +49,7 @@ import {
   type PollPolicy,
 } from './defaults.ts';
 import { createLedgerTable, LEDGER_TTL_ATTRIBUTE } from './ledger-table.ts';
+import { checkHistoryBudget } from './history-budget.ts';
 import { acknowledgeBridgeNagFindings } from './nag.ts';
 import {
   grantFunctionCapabilities,
@@ -149,6 +151,13 @@ export interface MapflowBridgeProps {
   readonly workExpiration?: Duration;
   /** Create the CloudWatch dashboard. @default true */
   readonly dashboard?: boolean;
+  /**
+   * Create an EventBridge schema registry with the JSON Schema (draft-04) of every
+   * job event, so subscribers get code bindings from AWS's tools. `true` lets
+   * CloudFormation name the registry.
+   * @default false
+   */
+  readonly eventSchemaRegistry?: boolean | { readonly registryName?: string };
 }
 
 export class MapflowBridge extends Construct {
@@ -173,6 +182,8 @@ export class MapflowBridge extends Construct {
   public readonly dispatchFunction: lambda.Function;
   public readonly reconcileFunction: lambda.Function;
   public readonly dashboard?: BridgeDashboard;
+  /** The schema registry of the job events, with `eventSchemaRegistry`. */
+  public readonly eventSchemas?: BridgeEventSchemas;
   /** The validated settings (prefixes, routes, poll policy...) with defaults applied. */
   public readonly settings: BridgeSettings;
 
@@ -264,6 +275,8 @@ export class MapflowBridge extends Construct {
       removalPolicy,
     });
     this.stateMachine = workflow.stateMachine;
+    // Every loop of the definition at its bound must fit 25,000 history events per execution.
+    checkHistoryBudget(this.stateMachine, this.settings.pollPolicy);
     this.stateMachineLogGroup = workflow.logGroup;
     const workflowTargets: GrantTargets = { ...this.grantTargets, stateMachine: this.stateMachine };
 
@@ -308,6 +321,11 @@ export class MapflowBridge extends Construct {
         deadLetterQueue: this.deadLetterQueue,
         ledgerTable: this.ledgerTable,
       });
+    }
+
+    if (props.eventSchemaRegistry) {
+      const registryName = typeof props.eventSchemaRegistry === 'object' ? props.eventSchemaRegistry.registryName : undefined;
+      this.eventSchemas = new BridgeEventSchemas(this, 'EventSchemas', { eventSource: this.settings.eventSource, registryName });
     }
 
     acknowledgeBridgeNagFindings(this, Object.values(prefixes));
