@@ -122,13 +122,15 @@ export interface DataProvider {
   /** The name sent in requests (matched case-insensitively). */
   name: string;
   displayName: string;
+  /** Smallest processing area the provider takes, km² (ProviderMinAreaError below it). */
+  minAreaSqKm?: number;
 }
 
 /** Built-in imagery providers of the account (`sourceParams.dataProvider.providerName`). */
 export const DATA_PROVIDERS: readonly DataProvider[] = [
   { name: 'Mapbox', displayName: 'Mapbox Satellite' },
   { name: 'arcgis_world_imagery', displayName: 'ArcGIS World Imagery' },
-  { name: 'sentinel_l2a', displayName: 'Sentinel-2 L2A' },
+  { name: 'sentinel_l2a', displayName: 'Sentinel-2 L2A', minAreaSqKm: 10 },
 ];
 
 export function findDataProvider(name: string): DataProvider | undefined {
@@ -161,7 +163,8 @@ export interface Limits {
   aoiAreaLimitSqM: number;
   areaLimitSqM: number;
   credits: number;
-  storageLimitBytes: number;
+  /** null: no storage limit (`memoryLimit: null` on the live service). */
+  storageLimitBytes: number | null;
   maxUploadFileSize: number;
   maxPixelCount: number;
 }

@@ -18,7 +18,16 @@ Options:
   --drop-after-commit <0..1>    fraction of creates whose response is lost      default 0
   --seed <n>                    seed of every random choice                     default 1
   --latency-ms <n>              added latency per request                       default 0
-  --real-shapes                 answer with the live service's shapes (real-api-notes.md)
+  --real-shapes                 answer as the live service does (docs/integration-notes.md): upload
+                                answers without image, image preprocessing, billingType, paged
+                                lists and v2 paths, null/UNPROCESSED then AWAITING, naive times
+  --billing-type <AREA|CREDITS> with --real-shapes: the billed counter; the other reads 0  default CREDITS
+  --storage-limit <bytes|none>  storage of the account; none: no limit (memoryLimit null)  default 10 GiB
+  --result-delay-seconds <n>    wait before the first byte of a result download   default 0
+  --preprocessing-seconds <n>   with --real-shapes: time to preprocess an upload  default 2
+  --queued-seconds <n>          with --real-shapes: time a processing is UNPROCESSED default 1
+  --awaiting-seconds <n>        with --real-shapes: then time it is AWAITING      default 2
+  --max-aois <n>                with --real-shapes: most polygons per processing  default 10
   --data-dir <dir>              keep state and uploads here across restarts     default: a temp dir
   -h, --help                    show this help`;
 
@@ -48,6 +57,13 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
         seed: { type: 'string' },
         'latency-ms': { type: 'string' },
         'real-shapes': { type: 'boolean' },
+        'billing-type': { type: 'string' },
+        'storage-limit': { type: 'string' },
+        'result-delay-seconds': { type: 'string' },
+        'preprocessing-seconds': { type: 'string' },
+        'queued-seconds': { type: 'string' },
+        'awaiting-seconds': { type: 'string' },
+        'max-aois': { type: 'string' },
         'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -61,7 +77,21 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
   if (!values.email) throw new UsageError('--email is required');
   if (!values.email.includes('@')) throw new UsageError(`--email must be an e-mail address, got '${values.email}'`);
   const fraction = (n: number) => n >= 0 && n <= 1;
+  const billing = values['billing-type']?.toUpperCase();
+  if (billing !== undefined && billing !== 'AREA' && billing !== 'CREDITS') throw new UsageError(`--billing-type must be AREA or CREDITS, got '${values['billing-type']}'`);
+  const storage = values['storage-limit'];
+  const storageLimitBytes = storage === undefined ? undefined : storage.trim().toLowerCase() === 'none' ? null
+    : number('storage-limit', storage, (n) => Number.isInteger(n) && n >= 0, "a whole number of bytes or 'none'");
+  const seconds = (name: string) => number(name, values[name as keyof typeof values] as string | undefined, (n) => n >= 0, 'a number of seconds, 0 or more');
+  const maxAois = number('max-aois', values['max-aois'], (n) => Number.isInteger(n) && n >= 1, 'a whole number, 1 or more');
   return {
+    ...(billing && { billingType: billing as 'AREA' | 'CREDITS' }),
+    ...(storageLimitBytes !== undefined && { limits: { storageLimitBytes } }),
+    ...(seconds('result-delay-seconds') !== undefined && { resultDelaySeconds: seconds('result-delay-seconds') }),
+    ...(seconds('preprocessing-seconds') !== undefined && { preprocessingSeconds: seconds('preprocessing-seconds') }),
+    ...(seconds('queued-seconds') !== undefined && { queuedSeconds: seconds('queued-seconds') }),
+    ...(seconds('awaiting-seconds') !== undefined && { awaitingSeconds: seconds('awaiting-seconds') }),
+    ...(maxAois !== undefined && { maxAoisPerProcessing: maxAois }),
     port: number('port', values.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
     token: values.token,
     email: values.email,

@@ -17,10 +17,31 @@ export interface SimContext {
   readonly seed: number;
   readonly realShapes: boolean;
   readonly processingMs: number;
+  /** Delay before the first byte of a result download (both modes). */
+  readonly resultDelayMs: number;
+  /** What the live service does beyond the spec (set by --real-shapes and its options). */
+  readonly live: LiveBehaviour;
   /** Base URL of the API, e.g. http://127.0.0.1:PORT/rest. */
   baseUrl(): string;
   now(): number;
   images: ImageLookup;
+}
+
+/**
+ * The live service's behaviours the simulator reproduces in `realShapes`
+ * mode (docs/simulator.md, docs/integration-notes.md). Durations in ms.
+ */
+export interface LiveBehaviour {
+  /** AREA or CREDITS: which counter bills the account; the other is reported as 0 and not enforced. */
+  billingType: 'AREA' | 'CREDITS';
+  /** An uploaded image is PENDING, then IN_PROGRESS, for this long before it is COMPLETED. */
+  preprocessingMs: number;
+  /** A new processing reports status null, then UNPROCESSED, for this long. */
+  queuedMs: number;
+  /** Then AWAITING (waiting for its imagery provider) for this long. */
+  awaitingMs: number;
+  /** Most polygons in one processing (server default 10). */
+  maxAoisPerProcessing: number;
 }
 
 /** What a handler answers; the router writes it (or drops it, see dropAfterCommit). */
@@ -49,6 +70,8 @@ export interface Route {
   create?: boolean;
   /** Counted in stats().processingsCreated. */
   createsProcessing?: boolean;
+  /** Only in realShapes mode (the live service's endpoints beyond the reference). */
+  live?: boolean;
   handle(ctx: SimContext, request: RouteRequest): Promise<Reply>;
 }
 

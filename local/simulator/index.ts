@@ -27,7 +27,20 @@ export interface SimulatorOptions {
   latencyMs?: number;
   realShapes?: boolean;
   dataDir?: string;
-  limits?: { aoiAreaLimitSqM?: number; areaLimitSqM?: number; credits?: number; storageLimitBytes?: number; maxUploadFileSize?: number; maxPixelCount?: number };
+  /** Storage limit null: no limit (answered as `memoryLimit: null`). */
+  limits?: { aoiAreaLimitSqM?: number; areaLimitSqM?: number; credits?: number; storageLimitBytes?: number | null; maxUploadFileSize?: number; maxPixelCount?: number };
+  /** Seconds before the first byte of a result download (the live service may take minutes). Default 0. */
+  resultDelaySeconds?: number;
+  /** realShapes: the account's billing counter. Default CREDITS. */
+  billingType?: 'AREA' | 'CREDITS';
+  /** realShapes: seconds an uploaded image takes to preprocess. Default 2. */
+  preprocessingSeconds?: number;
+  /** realShapes: seconds a new processing stays null/UNPROCESSED. Default 1. */
+  queuedSeconds?: number;
+  /** realShapes: seconds a processing then stays AWAITING. Default 2. */
+  awaitingSeconds?: number;
+  /** realShapes: most polygons per processing (the server's default is 10). */
+  maxAoisPerProcessing?: number;
 }
 
 export interface RunningSimulator {
@@ -62,7 +75,18 @@ function checkOptions(options: SimulatorOptions): void {
     throw new SimulatorOptionsError('port must be an integer from 0 to 65535');
   }
   for (const [name, value] of Object.entries(options.limits ?? {})) {
-    if (value !== undefined && (!Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`limits.${name} must be 0 or more`);
+    if (name === 'storageLimitBytes' && value === null) continue;
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`limits.${name} must be 0 or more`);
+  }
+  for (const name of ['resultDelaySeconds', 'preprocessingSeconds', 'queuedSeconds', 'awaitingSeconds'] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`${name} must be a number of seconds, 0 or more`);
+  }
+  if (options.billingType !== undefined && options.billingType !== 'AREA' && options.billingType !== 'CREDITS') {
+    throw new SimulatorOptionsError('billingType must be AREA or CREDITS');
+  }
+  if (options.maxAoisPerProcessing !== undefined && (!Number.isInteger(options.maxAoisPerProcessing) || options.maxAoisPerProcessing < 1)) {
+    throw new SimulatorOptionsError('maxAoisPerProcessing must be a whole number, 1 or more');
   }
 }
 
@@ -102,6 +126,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     seed,
     realShapes: options.realShapes ?? false,
     processingMs: (options.processingSeconds ?? 20) * 1000,
+    resultDelayMs: (options.resultDelaySeconds ?? 0) * 1000,
+    live: {
+      billingType: options.billingType ?? 'CREDITS',
+      preprocessingMs: (options.preprocessingSeconds ?? 2) * 1000,
+      queuedMs: (options.queuedSeconds ?? 1) * 1000,
+      awaitingMs: (options.awaitingSeconds ?? 2) * 1000,
+      maxAoisPerProcessing: options.maxAoisPerProcessing ?? 10,
+    },
     baseUrl: () => baseUrl,
     now: () => Date.now(),
     images,

@@ -16,7 +16,8 @@ import type { Message, ProcessingRecord } from './store.ts';
 export type ProcessingStatus = 'UNPROCESSED' | 'IN_PROGRESS' | 'AWAITING' | 'OK' | 'FAILED' | 'CANCELLED' | 'REFUNDED';
 
 export interface ProcessingState {
-  status: ProcessingStatus;
+  /** null: the live service's very first status of a new processing (realShapes). */
+  status: ProcessingStatus | null;
   percentCompleted: number;
   messages: Message[];
   /** When the current status began (ms since epoch). */
@@ -38,8 +39,23 @@ function plannedFailure(record: ProcessingRecord): { at: number; messages: Messa
   return undefined;
 }
 
+/**
+ * realShapes runs first wait: status null for the first fifth of `queuedMs`,
+ * UNPROCESSED for the rest, then AWAITING for `awaitingMs` (a provider
+ * delivering imagery can take hours on the live service), then the run.
+ */
 export function processingState(record: ProcessingRecord, now: number): ProcessingState {
-  const start = record.runStartedAt;
+  const queued = record.queuedMs ?? 0;
+  const awaiting = record.awaitingMs ?? 0;
+  const begin = record.runStartedAt;
+  if (now < begin + queued) {
+    return { status: now < begin + queued / 5 ? null : 'UNPROCESSED', percentCompleted: 0, messages: [], since: begin };
+  }
+  if (now < begin + queued + awaiting) return { status: 'AWAITING', percentCompleted: 0, messages: [], since: begin + queued };
+  return runState(record, begin + queued + awaiting, now);
+}
+
+function runState(record: ProcessingRecord, start: number, now: number): ProcessingState {
   const duration = Math.max(1, record.durationMs);
   const fraction = Math.max(0, (now - start) / duration);
   const at = (f: number) => start + Math.round(f * duration);

@@ -3,7 +3,9 @@
  * estimates, AOIs, results, user status and processing history.
  */
 import { randomUUID } from 'node:crypto';
-import { CATALOG_PROVIDERS, DATA_PROVIDERS, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CATALOG_PROVIDERS, DATA_PROVIDERS, findDataProvider, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
+import { imageReady } from './rasters.ts';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { costOf, resolveBlocks } from './cost.ts';
 import {
@@ -81,12 +83,40 @@ function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number):
     if (boxArea > limit) throw tooLarge(boxArea);
   }
   const { processedAreaSqM } = ctx.store.state;
-  if (processedAreaSqM + total > ctx.limits.areaLimitSqM) {
+  // A credit-billed account (realShapes) is not limited by area.
+  if (billsArea(ctx) && processedAreaSqM + total > ctx.limits.areaLimitSqM) {
     throw new SimHttpError(400, 'AREA_LIMIT_EXCEEDED', 'The account area limit would be exceeded', {
       area: Math.round(total),
       remainingArea: Math.max(0, Math.round(ctx.limits.areaLimitSqM - processedAreaSqM)),
     });
   }
+}
+
+/** Which counters the account is billed by: the spec's accounts both; realShapes only its billingType's. */
+function billsArea(ctx: SimContext): boolean {
+  return !ctx.realShapes || ctx.live.billingType === 'AREA';
+}
+function billsCredits(ctx: SimContext): boolean {
+  return !ctx.realShapes || ctx.live.billingType === 'CREDITS';
+}
+
+/** ProviderMinAreaError (params as mapflow-qgis errors/api_errors.py: aoiArea, providerName, providerMinArea; km²). */
+function checkProviderMinArea(source: ReturnType<typeof sourceFromV2>, totalSqM: number): void {
+  if (source.kind !== 'dataProvider') return;
+  const provider = findDataProvider(source.providerName);
+  if (provider?.minAreaSqKm === undefined || totalSqM / 1e6 >= provider.minAreaSqKm) return;
+  throw new SimHttpError(400, 'ProviderMinAreaError', `Geometry area is smaller than the minimum required area for ${provider.name}`, {
+    aoiArea: Math.round((totalSqM / 1e6) * 100) / 100,
+    providerName: provider.name,
+    providerMinArea: provider.minAreaSqKm,
+  });
+}
+
+/** The server (ProcessingService.scala): `input.geometry.getNumGeometries > user.maxAoisPerProcessing` is a BadRequest. */
+function checkAoiCount(ctx: SimContext, geometry: AoiGeometry): void {
+  const count = splitPolygons(geometry).length;
+  const max = ctx.live.maxAoisPerProcessing;
+  if (count > max) throw badRequest(`Too many AOI geometries. One processing can have up to ${max} geometries`);
 }
 
 // ---------------------------------------------------------------- processings
@@ -104,13 +134,19 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   const meta = stringMap(body.meta, 'meta');
   const source = apiVersion === 'v2' ? sourceFromV2(body.params) : sourceFromV1(body.params);
   const images = imagesOfSource(source, ctx.images);
+  if (ctx.realShapes && images?.some((image) => !imageReady(ctx, image))) {
+    // Real notes: 409 = image data not ready (still in preprocessing).
+    throw new SimHttpError(409, 'IMAGE_NOT_READY', 'The image data is not available yet; wait until its preprocessing is COMPLETED');
+  }
 
   const total = areaSqM(geometry);
+  if (ctx.realShapes) checkAoiCount(ctx, geometry);
   checkAreaLimits(ctx, geometry, total);
+  checkProviderMinArea(source, total);
   const cost = costOf(model, total, blocks);
   const { state } = ctx.store;
   const remaining = ctx.limits.credits - state.creditsUsed;
-  if (cost > remaining) {
+  if (billsCredits(ctx) && cost > remaining) {
     throw new SimHttpError(400, 'NOT_ENOUGH_CREDITS', `The processing costs ${cost} credits; ${remaining} remain`, { cost, remainingCredits: remaining });
   }
 
@@ -141,6 +177,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
     attempt: 1,
     runStartedAt: now,
     durationMs: ctx.processingMs,
+    ...(ctx.realShapes && { queuedMs: ctx.live.queuedMs, ...(source.kind !== 'myImagery' && { awaitingMs: ctx.live.awaitingMs }) }),
     vectorLayerId: randomUUID(),
     rasterLayerId: randomUUID(),
     created: isoTime(now),
@@ -200,6 +237,8 @@ async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<R
     indexes = [index];
   }
   const model = findModel(record.wdId)!;
+  // The live service may take minutes before the first byte of a large result.
+  if (ctx.resultDelayMs > 0) await sleep(ctx.resultDelayMs);
   const stream = resultStream(
     {
       processingId: record.id,
@@ -229,6 +268,15 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
   } else {
     throw badRequest(apiVersion === 'v2' ? 'geometry or areaSqKm is required' : 'geometry is required');
   }
+  if (ctx.realShapes) {
+    // The live cost call runs the server's checks too (a provider's minimum area rides on /cost:
+    // mapflow-qgis functional/service/processing_service.py).
+    if (body.geometry !== undefined && body.geometry !== null) {
+      const geometry = readGeometry(body.geometry);
+      checkAreaLimits(ctx, geometry, area);
+    }
+    if (body.params !== undefined && body.params !== null) checkProviderMinArea(sourceFromV2(body.params), area);
+  }
   return { kind: 'text', body: String(costOf(model, area, resolveBlocks(model, body.blocks))) };
 }
 
@@ -237,13 +285,40 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
 function userStatus(ctx: SimContext): unknown {
   const { state } = ctx.store;
   const credits = ctx.limits.credits - state.creditsUsed;
+  const remainingArea = Math.max(0, Math.round(ctx.limits.areaLimitSqM - state.processedAreaSqM));
+  if (ctx.realShapes) {
+    // The live shape (mapflow-qgis account_service.py, mapflow-mcp src/schemas.ts): billingType names the
+    // counter that bills the account; the other one reads 0. No `credits`, no `user`.
+    const billing = ctx.live.billingType;
+    return {
+      email: ctx.account.email,
+      processedArea: Math.round(state.processedAreaSqM),
+      remainingArea: billing === 'AREA' ? remainingArea : 0,
+      remainingCredits: billing === 'CREDITS' ? credits : 0,
+      areaLimit: ctx.limits.areaLimitSqM,
+      aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
+      memoryLimit: ctx.limits.storageLimitBytes,
+      maxAoisPerProcessing: ctx.live.maxAoisPerProcessing,
+      billingType: billing,
+      reviewWorkflowEnabled: false,
+      models: MODELS.map(publicModel),
+      dataProviders: DATA_PROVIDERS.map((p, i) => ({
+        id: `2b7c4d5e-0000-4000-8000-00000000000${i + 1}`,
+        name: p.name,
+        displayName: p.displayName,
+        previewUrl: `https://example.invalid/${p.name}/{z}/{x}/{y}.png`,
+        price: [{ zoom: 18, priceSqKm: 1 }],
+      })),
+      teams: [],
+    };
+  }
   // Both spec shapes (A and B) in one body: a client of either finds its fields.
   return {
     id: state.userId,
     email: ctx.account.email,
     login: ctx.account.email,
     processedArea: Math.round(state.processedAreaSqM),
-    remainingArea: Math.max(0, Math.round(ctx.limits.areaLimitSqM - state.processedAreaSqM)),
+    remainingArea,
     areaLimit: ctx.limits.areaLimitSqM,
     aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
     memoryLimit: ctx.limits.storageLimitBytes,
@@ -279,7 +354,7 @@ async function processingStats(ctx: SimContext, request: RouteRequest): Promise<
       projectId: record.projectId,
       projectName: project?.name ?? '',
       workflowDefName: findModel(record.wdId)?.name ?? '',
-      status: state.status,
+      status: state.status ?? 'UNPROCESSED',
       percentCompleted: state.percentCompleted,
       area: Math.round(record.areaSqM),
       cost: record.cost,
@@ -361,6 +436,20 @@ async function deleteProject(ctx: SimContext, request: RouteRequest): Promise<Re
   return empty();
 }
 
+// ---------------------------------------------------------------- paged lists (realShapes)
+
+/** `{limit, offset}` -> `{results, total, count}` (mapflow-qgis project_api.py, processing_api.py, since 2026-03). */
+async function page(ctx: SimContext, request: RouteRequest, items: () => unknown[]): Promise<Reply> {
+  const body = await readJsonObject(request.req);
+  const limit = body.limit === undefined ? 20 : Number(body.limit);
+  const offset = body.offset === undefined ? 0 : Number(body.offset);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be a whole number from 1 to 1000');
+  if (!Number.isInteger(offset) || offset < 0) throw badRequest('offset must be a whole number, 0 or more');
+  const all = items();
+  const results = all.slice(offset, offset + limit);
+  return json({ results, total: all.length, count: results.length });
+}
+
 // ---------------------------------------------------------------- routes
 
 const ID = '([^/]+)';
@@ -415,4 +504,15 @@ export const processingRoutes: Route[] = [
   },
   { method: 'GET', pattern: r(`/processings/${ID}/aois`), family: 'api', handle: async (ctx, { params }) => json(aoiViews(ctx, processingOr404(ctx, params[0]!))) },
   { method: 'GET', pattern: r(`/processings/${ID}/result`), family: 'api', handle: downloadResult },
+  // The newer paths of the live service (realShapes only: an older service answers 404/405 to them).
+  { method: 'POST', pattern: r('/projects/page'), family: 'api', live: true, handle: (ctx, request) => page(ctx, request, () => ctx.store.state.projects.map((p) => projectView(ctx, p))) },
+  {
+    method: 'POST', pattern: r(`/projects/${ID}/processings/v2/page`), family: 'api', live: true,
+    handle: (ctx, request) => {
+      const project = projectOr404(ctx, request.params[0]!);
+      return page(ctx, request, () => ownProcessings(ctx, project.id).map((p) => fullProcessing(ctx, p)));
+    },
+  },
+  { method: 'POST', pattern: r(`/processings/${ID}/restart/v2`), family: 'api', live: true, handle: restartProcessing },
+  { method: 'PUT', pattern: r(`/processings/${ID}/v2`), family: 'api', live: true, handle: (ctx, request) => updateProcessing(ctx, request, true) },
 ];

@@ -62,14 +62,14 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
   try {
     tiff = await fromFile(path);
   } catch (cause) {
-    throw new RasterRejected('FileValidationFailed', 'The file is not a GeoTIFF', { reason: (cause as Error).message }, { cause });
+    throw new RasterRejected('FileOpenError', 'The file cannot be opened as a GeoTIFF', { reason: (cause as Error).message }, { cause });
   }
   try {
     let image: GeoTIFFImage;
     try {
       image = await tiff.getImage();
     } catch (cause) {
-      throw new RasterRejected('FileValidationFailed', 'The file is not a readable TIFF', { reason: (cause as Error).message }, { cause });
+      throw new RasterRejected('FileOpenError', 'The file cannot be opened as a GeoTIFF', { reason: (cause as Error).message }, { cause });
     }
     const width = image.getWidth();
     const height = image.getHeight();
@@ -80,7 +80,8 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
     const epsg = Number(keys.ProjectedCSTypeGeoKey ?? keys.GeographicTypeGeoKey ?? NaN);
     const projection = Number.isFinite(epsg) ? projectionOf(epsg) : undefined;
     if (!projection) {
-      throw new RasterRejected('FileValidationFailed', 'The image has no coordinate reference system the service supports', {
+      // mapflow-qgis errors/data_errors.py: ImageOutOfBounds = "check CRS and transform of the image".
+      throw new RasterRejected('ImageOutOfBounds', 'The image extent is out of coordinate range: check its CRS and transform', {
         reason: Number.isFinite(epsg) ? `EPSG:${epsg} is not supported` : 'no EPSG code in the GeoTIFF keys',
       });
     }
@@ -90,7 +91,7 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
       resolution = image.getResolution();
       box = image.getBoundingBox();
     } catch (cause) {
-      throw new RasterRejected('FileValidationFailed', 'The image is not georeferenced', { reason: (cause as Error).message }, { cause });
+      throw new RasterRejected('ImageOutOfBounds', 'The image extent is out of coordinate range: check its CRS and transform', { reason: (cause as Error).message }, { cause });
     }
     // Pixel data must decode: sample one pixel (so one tile or strip) at nine
     // places of the full-resolution image; cheap, and catches damaged blocks.
@@ -103,7 +104,7 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
         }
       }
     } catch (cause) {
-      throw new RasterRejected('FileValidationFailed', 'The image pixel data cannot be read', { reason: (cause as Error).message }, { cause });
+      throw new RasterRejected('FileOpenError', 'The image pixel data cannot be read', { reason: (cause as Error).message }, { cause });
     }
 
     const [west, south, east, north] = box as [number, number, number, number];

@@ -51,7 +51,42 @@ function newMosaic(ctx: SimContext, name: unknown, tags: string[]): MosaicRecord
 }
 
 function storageFree(ctx: SimContext): number {
+  if (ctx.limits.storageLimitBytes === null) return Number.POSITIVE_INFINITY;
   return Math.max(0, ctx.limits.storageLimitBytes - ctx.store.storageUsed());
+}
+
+/** A file whose name asks for it fails preprocessing (realShapes), to test that path. */
+const PREPROCESSING_FAILS = /preprocessing-fail/i;
+
+/**
+ * The preprocessing state of an image (raster-service contract, mapflow-qgis
+ * spec/002_E_zoom_selector_api.md): PENDING for the first half of the
+ * preprocessing time, IN_PROGRESS for the second, then COMPLETED (or FAILED).
+ * Outside realShapes, or for images stored before, ready at once.
+ */
+export function preprocessingOf(ctx: SimContext, image: ImageRecord): { status: string; error: string | null; dataAvailable: boolean } {
+  if (image.readyAt === undefined) return { status: 'COMPLETED', error: null, dataAvailable: true };
+  const uploaded = Date.parse(image.uploaded_at);
+  const now = ctx.now();
+  if (now < image.readyAt) return { status: now < (uploaded + image.readyAt) / 2 ? 'PENDING' : 'IN_PROGRESS', error: null, dataAvailable: false };
+  if (image.preprocessingError) return { status: 'FAILED', error: image.preprocessingError, dataAvailable: false };
+  return { status: 'COMPLETED', error: null, dataAvailable: true };
+}
+
+export function imageReady(ctx: SimContext, image: ImageRecord): boolean {
+  return preprocessingOf(ctx, image).status === 'COMPLETED';
+}
+
+function statusView(ctx: SimContext, image: ImageRecord) {
+  const p = preprocessingOf(ctx, image);
+  return {
+    image_id: image.id,
+    filename: image.filename,
+    preprocessing_status: p.status,
+    preprocessing_error: p.error,
+    data_available: p.dataAvailable,
+    uploaded_at: image.uploaded_at,
+  };
 }
 
 // ---------------------------------------------------------------- upload
@@ -111,7 +146,8 @@ function receiveFile(ctx: SimContext, req: IncomingMessage): Promise<ReceivedFil
         return;
       }
       const tempPath = ctx.store.filePath(`upload-${randomUUID()}.part`);
-      const hash = createHash('sha256');
+      // The image list's checksum is SHA-1 (raster-service contract).
+      const hash = createHash('sha1');
       let size = 0;
       const meter = new Transform({
         transform(chunk: Buffer, _encoding, done) {
@@ -160,13 +196,16 @@ const sameResolution = (a: [number, number], b: [number, number]) =>
   Math.abs(a[0] - b[0]) <= 0.01 * Math.max(a[0], b[0]) && Math.abs(a[1] - b[1]) <= 0.01 * Math.max(a[1], b[1]);
 
 /** All images of a mosaic share CRS, band count and resolution (spec: Mosaic consistency). */
-function checkFitsMosaic(ctx: SimContext, mosaicId: string, info: Pick<RasterInfo, 'meta'>): void {
+function checkFitsMosaic(ctx: SimContext, mosaicId: string, info: Pick<RasterInfo, 'meta'> & { filename?: string }): void {
   const existing = ctx.store.state.images.find((i) => i.mosaicId === mosaicId);
   if (!existing) return;
   const want = existing.meta_data;
   const got = info.meta;
+  // mapflow-qgis errors/data_errors.py: FileValidationFailed = "{param_name} of the file is {got_param}, it should be {expected_param}".
   const mismatch = (reason: string, expected: unknown, actual: unknown) =>
-    dataError(422, 'ImageOutOfBounds', `The image does not fit the mosaic: its ${reason} differs`, { reason, expected, actual });
+    dataError(422, 'FileValidationFailed', `The image does not fit the mosaic: its ${reason} differs`, {
+      filename: info.filename ?? '', mosaic_id: mosaicId, param_name: reason, got_param: actual, expected_param: expected,
+    });
   if (want.crs !== got.crs) throw mismatch('crs', want.crs, got.crs);
   if (want.count !== got.count) throw mismatch('count', want.count, got.count);
   if (!sameResolution(want.pixel_size, got.pixel_size)) throw mismatch('pixel_size', want.pixel_size, got.pixel_size);
@@ -184,7 +223,7 @@ async function acceptUpload(ctx: SimContext, req: IncomingMessage, mosaicFor: ()
       throw error;
     }
     const mosaic = mosaicFor();
-    checkFitsMosaic(ctx, mosaic.id, info);
+    checkFitsMosaic(ctx, mosaic.id, { ...info, filename: file.filename });
     if (file.size > storageFree(ctx)) throw dataError(413, 'MemoryLimitExceeded', 'Not enough free storage for this file', { memory_free: storageFree(ctx) });
     const id = randomUUID();
     const fileKey = `${id}.tif`;
@@ -203,6 +242,10 @@ async function acceptUpload(ctx: SimContext, req: IncomingMessage, mosaicFor: ()
       checksum: file.checksum,
       image_url: `${prefix}/${file.filename}`,
       cog_link: `${prefix}/cog.tif`,
+      ...(ctx.realShapes && {
+        readyAt: ctx.now() + ctx.live.preprocessingMs,
+        ...(PREPROCESSING_FAILS.test(file.filename) && { preprocessingError: 'Failed to build the COG: the raster data could not be decoded' }),
+      }),
     };
     // Recorded before the (asynchronous) move so that concurrent uploads see the storage it takes.
     const addsMosaic = !ctx.store.state.mosaics.includes(mosaic);
@@ -252,7 +295,13 @@ async function uploadImage(ctx: SimContext, { req, params }: RouteRequest): Prom
     abandon(req);
     throw error;
   }
-  return json(imageView(ctx, await acceptUpload(ctx, req, () => mosaic)));
+  return uploadAnswer(ctx, await acceptUpload(ctx, req, () => mosaic));
+}
+
+/** realShapes: `{message, mosaic_id}` without the image (raster-service contract); else the image record (reference). */
+function uploadAnswer(ctx: SimContext, image: ImageRecord): Reply {
+  if (ctx.realShapes) return json({ message: 'Files successfully uploaded', mosaic_id: image.mosaicId });
+  return json(imageView(ctx, image));
 }
 
 async function createMosaicWithImage(ctx: SimContext, { req, url }: RouteRequest): Promise<Reply> {
@@ -264,7 +313,7 @@ async function createMosaicWithImage(ctx: SimContext, { req, url }: RouteRequest
   const tags = url.searchParams.getAll('tags');
   // The mosaic is only made once its first image is accepted.
   const pending: MosaicRecord = { id: randomUUID(), name, tags, created_at: isoTime(ctx.now()) };
-  return json(imageView(ctx, await acceptUpload(ctx, req, () => pending)));
+  return uploadAnswer(ctx, await acceptUpload(ctx, req, () => pending));
 }
 
 async function linkImage(ctx: SimContext, { req, params }: RouteRequest): Promise<Reply> {
@@ -288,7 +337,7 @@ async function linkImage(ctx: SimContext, { req, params }: RouteRequest): Promis
     cog_link: `${BUCKET}/${ctx.store.state.userId}/${mosaic.id}/${id}/cog.tif`,
   });
   ctx.store.save();
-  return json({ message: 'Image linked to the mosaic', mosaic_id: mosaic.id });
+  return json({ message: ctx.realShapes ? 'File successfully linked to a mosaic' : 'Image linked to the mosaic', mosaic_id: mosaic.id });
 }
 
 /** Deletes image records and the files no other record shares. */
@@ -330,8 +379,10 @@ function memory(ctx: SimContext): Reply {
   const used = ctx.store.storageUsed();
   const limit = ctx.limits.storageLimitBytes;
   if (ctx.realShapes) {
-    return json({ memoryLimit: limit, memoryUsed: used, memoryFree: Math.max(0, limit - used), maxUploadFileSize: ctx.limits.maxUploadFileSize, maxPixelCount: ctx.limits.maxPixelCount });
+    // memoryLimit and memoryFree are null when storage limiting is off (raster-service contract).
+    return json({ memoryLimit: limit, memoryUsed: used, memoryFree: limit === null ? null : Math.max(0, limit - used), maxUploadFileSize: ctx.limits.maxUploadFileSize, maxPixelCount: ctx.limits.maxPixelCount });
   }
+  if (limit === null) return json({ used_bytes: used, limit_bytes: null, used_gb: Math.round((used / 1024 ** 3) * 1e6) / 1e6, limit_gb: null, usage_percent: null });
   const gb = (bytes: number) => Math.round((bytes / 1024 ** 3) * 1e6) / 1e6;
   return json({ used_bytes: used, limit_bytes: limit, used_gb: gb(used), limit_gb: gb(limit), usage_percent: limit > 0 ? Math.round((used / limit) * 1e8) / 1e6 : 0 });
 }
@@ -350,7 +401,8 @@ export const rasterRoutes: Route[] = [
     method: 'GET', pattern: r(`/rasters/mosaic/${ID}/image`), family: 'data',
     handle: async (ctx, { params }) => {
       const mosaic = mosaicOr404(ctx, params[0]!);
-      return json(ctx.store.state.images.filter((i) => i.mosaicId === mosaic.id).map((i) => imageView(ctx, i)));
+      // realShapes: images still in preprocessing are not listed (the mosaic status lists them).
+      return json(ctx.store.state.images.filter((i) => i.mosaicId === mosaic.id && (!ctx.realShapes || imageReady(ctx, i))).map((i) => imageView(ctx, i)));
     },
   },
   { method: 'POST', pattern: r(`/rasters/mosaic/${ID}/link-image`), family: 'data', handle: linkImage },
@@ -365,4 +417,27 @@ export const rasterRoutes: Route[] = [
   },
   { method: 'GET', pattern: r(`/rasters/image/${ID}/preview/${ID}`), family: 'data', handle: preview },
   { method: 'GET', pattern: r('/rasters/memory'), family: 'data', handle: async (ctx) => memory(ctx) },
+  // The live service's raster endpoints beyond the reference (realShapes only; 404/405 otherwise, as an older service).
+  { method: 'GET', pattern: r('/rasters/mosaic'), family: 'data', live: true, handle: async (ctx) => json(ctx.store.state.mosaics.map((m) => mosaicView(ctx, m, false))) },
+  {
+    method: 'GET', pattern: r(`/rasters/image/${ID}/status`), family: 'data', live: true,
+    handle: async (ctx, { params }) => json(statusView(ctx, imageOr404(ctx, params[0]!))),
+  },
+  {
+    method: 'GET', pattern: r(`/rasters/mosaic/${ID}/status`), family: 'data', live: true,
+    handle: async (ctx, { params }) => {
+      const mosaic = mosaicOr404(ctx, params[0]!);
+      const images = ctx.store.state.images.filter((i) => i.mosaicId === mosaic.id).map((i) => statusView(ctx, i));
+      const count = (status: string) => images.filter((i) => i.preprocessing_status === status).length;
+      return json({
+        mosaic_id: mosaic.id,
+        total_images: images.length,
+        ready_images: count('COMPLETED'),
+        pending_images: count('PENDING'),
+        in_progress_images: count('IN_PROGRESS'),
+        failed_images: count('FAILED'),
+        images,
+      });
+    },
+  },
 ];

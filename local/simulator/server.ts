@@ -93,6 +93,14 @@ async function injectFault(req: IncomingMessage, res: ServerResponse, faults: Fa
   return true;
 }
 
+function decodePathParam(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new SimHttpError(400, 'BAD_REQUEST', 'The path has a malformed percent-escape');
+  }
+}
+
 export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyMs: number, counters: Counters): Server {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     counters.requests++;
@@ -119,13 +127,15 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
     }
     let matchedPath = false;
     for (const route of ROUTES) {
+      if (route.live && !ctx.realShapes) continue;
       const match = route.pattern.exec(path);
       if (!match) continue;
       matchedPath = true;
       if (route.method !== req.method) continue;
-      const params = match.slice(1).map((p) => decodeURIComponent(p));
       let reply: Reply;
       try {
+        // A malformed percent-escape (`%zz`) is the client's error: 400, not a crash answered 500.
+        const params = match.slice(1).map((p) => decodePathParam(p));
         reply = await route.handle(ctx, { req, url, params });
       } catch (error) {
         if (error instanceof SimHttpError) {

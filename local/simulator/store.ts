@@ -54,6 +54,10 @@ export interface ProcessingRecord {
   attempt: number;
   runStartedAt: number;
   durationMs: number;
+  /** realShapes: time the run first reports status null, then UNPROCESSED (before it starts). */
+  queuedMs?: number;
+  /** realShapes: time it then waits AWAITING for its imagery provider. */
+  awaitingMs?: number;
   vectorLayerId: string;
   rasterLayerId: string;
   created: string;
@@ -94,6 +98,10 @@ export interface ImageRecord {
   checksum: string;
   image_url: string;
   cog_link: string;
+  /** realShapes: when preprocessing ends (ms since epoch); absent: ready at once. */
+  readyAt?: number;
+  /** realShapes: preprocessing ends FAILED with this preprocessing_error. */
+  preprocessingError?: string;
 }
 
 export interface SimState {

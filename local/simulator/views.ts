@@ -12,8 +12,17 @@ export function stateOf(ctx: SimContext, record: ProcessingRecord): ProcessingSt
   return processingState(record, ctx.now());
 }
 
-function updatedOf(record: ProcessingRecord, state: ProcessingState): string {
-  return isoTime(Math.max(Date.parse(record.updated), state.since));
+function updatedOf(ctx: SimContext, record: ProcessingRecord, state: ProcessingState): string {
+  return wireTime(ctx, Math.max(Date.parse(record.updated), state.since));
+}
+
+/**
+ * Processing times as the live service writes them: without a zone and with
+ * microseconds (`2023-01-26T13:58:32.122099`, UTC) in realShapes; ISO with Z otherwise.
+ */
+export function wireTime(ctx: SimContext, ms: number): string {
+  const iso = isoTime(ms);
+  return ctx.realShapes ? `${iso.slice(0, -1)}000` : iso;
 }
 
 function modelOf(record: ProcessingRecord) {
@@ -63,8 +72,8 @@ export function fullProcessing(ctx: SimContext, record: ProcessingRecord, state 
     blocks: record.blocks,
     meta: record.meta,
     messages: state.messages,
-    created: record.created,
-    updated: updatedOf(record, state),
+    created: wireTime(ctx, Date.parse(record.created)),
+    updated: updatedOf(ctx, record, state),
   };
 }
 
@@ -81,16 +90,19 @@ export function processingV2(ctx: SimContext, record: ProcessingRecord) {
     cost: record.cost,
     vectorLayer: { id: record.vectorLayerId, tileUrl: layers(ctx, record).vectorLayer.tileUrl },
     created: record.created,
-    updated: updatedOf(record, state),
+    updated: updatedOf(ctx, record, state),
   };
 }
 
 /** A created processing is IN_PROGRESS at 0 % (spec: States and transitions). */
 const JUST_CREATED: ProcessingState = { status: 'IN_PROGRESS', percentCompleted: 0, messages: [], since: 0 };
 
+/** The live service's first status of a new processing is null (real-api-notes: "Status may be null or UNPROCESSED at first"). */
+const JUST_CREATED_LIVE: ProcessingState = { status: null, percentCompleted: 0, messages: [], since: 0 };
+
 /** POST /processings/v2 response. */
 export function createdV2(ctx: SimContext, record: ProcessingRecord) {
-  if (ctx.realShapes) return fullProcessing(ctx, record, JUST_CREATED);
+  if (ctx.realShapes) return fullProcessing(ctx, record, JUST_CREATED_LIVE);
   return { id: record.id, name: record.name, status: 'IN_PROGRESS', percentCompleted: 0, cost: record.cost, created: record.created };
 }
 
@@ -141,13 +153,13 @@ export function projectView(ctx: SimContext, project: ProjectRecord) {
   const states = processings.map((p) => ({ record: p, state: stateOf(ctx, p) }));
   const byStatus = new Map<string, { count: number; area: number; since: number }>();
   for (const { record, state } of states) {
-    const entry = byStatus.get(state.status) ?? { count: 0, area: 0, since: 0 };
+    const entry = byStatus.get(state.status ?? 'UNPROCESSED') ?? { count: 0, area: 0, since: 0 };
     entry.count++;
     entry.area += Math.round(record.areaSqM);
     entry.since = Math.max(entry.since, state.since);
-    byStatus.set(state.status, entry);
+    byStatus.set(state.status ?? 'UNPROCESSED', entry);
   }
-  const finished = states.length > 0 && states.every(({ state }) => ['OK', 'FAILED', 'CANCELLED', 'REFUNDED'].includes(state.status));
+  const finished = states.length > 0 && states.every(({ state }) => ['OK', 'FAILED', 'CANCELLED', 'REFUNDED'].includes(state.status ?? ''));
   const percent = states.length === 0 ? 0 : Math.floor(states.reduce((sum, { state }) => sum + state.percentCompleted, 0) / states.length);
   const overall = states.length === 0 ? 'UNPROCESSED' : finished ? (states.some(({ state }) => state.status === 'FAILED') ? 'FAILED' : 'OK') : 'IN_PROGRESS';
   return {

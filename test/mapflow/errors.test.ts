@@ -68,11 +68,11 @@ describe('error bodies', () => {
     // Prepare
     setup = mockClient({ retry: { maxAttempts: 1 } });
     setup.pool
-      .intercept({ path: `${BASE}/projects`, method: 'GET' })
+      .intercept({ path: `${BASE}/processings/v2`, method: 'GET' })
       .reply(502, '<html><body>Bad gateway from the proxy</body></html>', { headers: { 'content-type': 'text/html' } });
 
     // Act
-    const error = await rejectionOf(setup.client.listProjects());
+    const error = await rejectionOf(setup.client.listProcessings());
 
     // Assess
     expect(error).toBeInstanceOf(MapflowUnavailable);

@@ -101,10 +101,10 @@ describe('token redaction', () => {
   it('keeps the pre-encoded token and its decoded secret out of errors', async () => {
     // Prepare
     setup = mockClient({ token: BASIC_CREDENTIAL, authScheme: 'auto' });
-    setup.pool.intercept({ path: `${BASE}/projects`, method: 'GET' }).reply(401, { code: 'UNAUTHORIZED', message: `bad token ${BASIC_CREDENTIAL} for ${TOKEN}` });
+    setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(401, { code: 'UNAUTHORIZED', message: `bad token ${BASIC_CREDENTIAL} for ${TOKEN}` });
 
     // Act
-    const error = await rejectionOf(setup.client.listProjects());
+    const error = await rejectionOf(setup.client.listProcessings());
 
     // Assess
     expect(error.name).toBe('MapflowAuthError');

@@ -60,10 +60,10 @@ describe('retries of idempotent requests', () => {
     // Prepare
     for (const r of [0, 0.999999]) {
       const local = mockClient({ random: () => r, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 150 } });
-      local.pool.intercept({ path: `${BASE}/projects`, method: 'GET' }).reply(502, '').times(3);
+      local.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(502, '').times(3);
 
       // Act
-      await rejectionOf(local.client.listProjects());
+      await rejectionOf(local.client.listProcessings());
 
       // Assess
       expect(local.delays).toEqual(r === 0 ? [0, 0] : [99, 149]);
@@ -92,12 +92,12 @@ describe('retries of idempotent requests', () => {
     const now = Date.parse('2024-05-01T12:00:00Z');
     setup = mockClient({ now: () => now });
     setup.pool
-      .intercept({ path: `${BASE}/projects`, method: 'GET' })
+      .intercept({ path: `${BASE}/processings/v2`, method: 'GET' })
       .reply(503, 'later', { headers: { 'retry-after': new Date(now + 3_000).toUTCString() } });
-    setup.pool.intercept({ path: `${BASE}/projects`, method: 'GET' }).reply(200, [], JSON_HEADERS);
+    setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(200, [], JSON_HEADERS);
 
     // Act
-    await setup.client.listProjects();
+    await setup.client.listProcessings();
 
     // Assess
     expect(setup.delays).toEqual([3_000]);
@@ -107,11 +107,11 @@ describe('retries of idempotent requests', () => {
     // Prepare
     setup = mockClient({ retry: { maxAttempts: 4, maxRetryAfterMs: 5_000 } });
     setup.pool
-      .intercept({ path: `${BASE}/projects`, method: 'GET' })
+      .intercept({ path: `${BASE}/processings/v2`, method: 'GET' })
       .reply(429, { code: 'RATE', message: 'slow down' }, { headers: { 'retry-after': '120' } });
 
     // Act
-    const error = await rejectionOf(setup.client.listProjects());
+    const error = await rejectionOf(setup.client.listProcessings());
 
     // Assess
     expect(error).toBeInstanceOf(MapflowRateLimited);
@@ -122,10 +122,10 @@ describe('retries of idempotent requests', () => {
   it('ends with MapflowRateLimited when 429 persists', async () => {
     // Prepare
     setup = mockClient({ retry: { maxAttempts: 3, baseDelayMs: 10 } });
-    setup.pool.intercept({ path: `${BASE}/projects`, method: 'GET' }).reply(429, '').times(3);
+    setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(429, '').times(3);
 
     // Act
-    const error = await rejectionOf(setup.client.listProjects());
+    const error = await rejectionOf(setup.client.listProcessings());
 
     // Assess
     expect(error.name).toBe('MapflowRateLimited');
@@ -150,10 +150,10 @@ describe('retries of idempotent requests', () => {
   it('times a slow request out and retries it, ending with MapflowUnavailable', async () => {
     // Prepare
     setup = mockClient({ timeoutMs: 40, retry: { maxAttempts: 2, baseDelayMs: 1 } });
-    setup.pool.intercept({ path: `${BASE}/projects`, method: 'GET' }).reply(200, []).delay(500).times(2);
+    setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(200, []).delay(500).times(2);
 
     // Act
-    const error = await rejectionOf(setup.client.listProjects());
+    const error = await rejectionOf(setup.client.listProcessings());
 
     // Assess: the 200 would have come after 500 ms; that the call failed at
     // all, with our timer's abort as its cause, shows it did not wait for it.
@@ -365,7 +365,7 @@ describe('creates are never retried blindly', () => {
     const image = await setup.client.uploadImage('m-1', { stream: Readable.from([bytes]), size: bytes.length, filename: 'a.tif' });
 
     // Assess
-    expect(image).toMatchObject({ id: 'img-1', mosaicId: 'm-1', fileSize: bytes.length });
+    expect(image).toMatchObject({ id: 'img-1', mosaicId: 'm-1', image: { fileSize: bytes.length } });
     expect(setup.delays).toHaveLength(1);
   });
 });

@@ -127,7 +127,7 @@ describe('streamed upload', () => {
     }
 
     // Assess
-    expect(image).toMatchObject({ id: 'img-1', mosaicId: 'm-1', fileSize: size });
+    expect(image).toMatchObject({ id: 'img-1', mosaicId: 'm-1', image: { fileSize: size } });
     expect(path).toBe('/rest/rasters/mosaic/m-1/image');
     expect(upload!.fileBytes).toBe(size);
     expect(upload!.fileSha256).toBe(file.hash.digest('hex'));
@@ -203,7 +203,7 @@ describe('upload timeout', () => {
     const image = await client.uploadImage('m', { stream: Readable.from(slow(), { objectMode: false }), size: 8 * 1024, filename: 'slow.tif' });
 
     // Assess
-    expect(image.fileSize).toBe(8 * 1024);
+    expect(image.image?.fileSize).toBe(8 * 1024);
   });
 
   it('gives up on an answer that does not come after the file was sent, as an unknown outcome', async () => {

@@ -4,7 +4,8 @@
  * mismatch, size, quota), links, previews, storage usage, and uploaded images
  * as a processing source.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +68,8 @@ describe('image upload', () => {
     expect(image.meta_data.pixel_size[0]).toBeCloseTo(0.597, 3);
     expect(image.footprint).toMatch(/^POLYGON \(\(128\.655\d+ 37\.666\d+, 128\.660\d+ 37\.666\d+/);
     expect(image.image_url).toMatch(/^s3:\/\//);
-    expect(image.checksum).toMatch(/^[0-9a-f]{64}$/);
+    // SHA-1, as the raster-service contract's image list (mapflow-qgis spec/002_E_zoom_selector_api.md).
+    expect(image.checksum).toBe(createHash('sha1').update(readFileSync(COGEO)).digest('hex'));
     expect(image.preview_url_s).toBe(`${sim.url}/rasters/image/${image.id}/preview/s`);
     expect(read.json).toEqual(image);
     expect(list.json).toEqual([image]);
@@ -89,18 +91,20 @@ describe('image upload', () => {
     expect(lat).toBeLessThan(26);
   });
 
+  // Codes as mapflow-qgis errors/data_errors.py defines them: FileOpenError = cannot be opened as a GeoTIFF,
+  // ImageOutOfBounds = extent out of coordinate range ("check CRS and transform").
   it.each([
-    ['corrupt.tif', 'pixel data cannot be read'],
-    ['rotated.tif', 'no coordinate reference system'],
-    ['float_nan.tif', 'no coordinate reference system'],
-  ])('refuses %s with 400 FileValidationFailed', async (file) => {
+    ['corrupt.tif', 'FileOpenError'],
+    ['rotated.tif', 'ImageOutOfBounds'],
+    ['float_nan.tif', 'ImageOutOfBounds'],
+  ])('refuses %s with 400 %s (errors/data_errors.py)', async (file, code) => {
     // Prepare
     const mosaic = await newMosaic();
     // Act
     const answer = await upload(mosaic.id, file);
     // Assess
     expect(answer.status).toBe(400);
-    expect(answer.json.detail.code).toBe('FileValidationFailed');
+    expect(answer.json.detail.code).toBe(code);
   });
 
   it('refuses a file that is not a GeoTIFF', async () => {
@@ -112,10 +116,10 @@ describe('image upload', () => {
     const answer = await call(sim, 'POST', `/rasters/mosaic/${mosaic.id}/image`, form);
     // Assess
     expect(answer.status).toBe(400);
-    expect(answer.json.detail).toMatchObject({ code: 'FileValidationFailed', parameters: expect.any(Object) });
+    expect(answer.json.detail).toMatchObject({ code: 'FileOpenError', parameters: expect.any(Object) });
   });
 
-  it('refuses an image whose CRS, bands or resolution differ from the mosaic with 422 ImageOutOfBounds', async () => {
+  it('refuses an image whose CRS, bands or resolution differ from the mosaic with 422 FileValidationFailed (errors/data_errors.py: a mismatch with the mosaic)', async () => {
     // Prepare
     const mosaic = await newMosaic();
     await upload(mosaic.id, 'cogeo.tif');
@@ -125,7 +129,10 @@ describe('image upload', () => {
     const same = await upload(mosaic.id, 'cogeo.tif');
     // Assess
     expect(utm.status).toBe(422);
-    expect(utm.json.detail).toMatchObject({ code: 'ImageOutOfBounds', parameters: { reason: 'crs' } });
+    expect(utm.json.detail).toMatchObject({
+      code: 'FileValidationFailed',
+      parameters: { filename: 'RGB.byte.tif', mosaic_id: mosaic.id, param_name: 'crs', expected_param: 'EPSG:3857' },
+    });
     expect(rgba.status).toBe(422);
     expect(same.status).toBe(200);
   });

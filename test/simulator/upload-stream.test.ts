@@ -47,7 +47,7 @@ describe('streamed upload', () => {
       // Assess
       expect(onDisk[0]).toBeLessThan(16 * 1024 * 1024);
       expect(status).toBe(400);
-      expect(JSON.parse(body).detail.code).toBe('FileValidationFailed');
+      expect(JSON.parse(body).detail.code).toBe('FileOpenError');
       expect(partFiles()).toEqual([]);
       expect((await call(sim, 'GET', '/rasters/memory')).json.used_bytes).toBe(0);
     } finally {
