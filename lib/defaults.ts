@@ -68,6 +68,8 @@ export const FUNCTION_SETTINGS: Record<BridgeFunctionName, FunctionSettings> = {
   'upload-image': STREAMING,
   'plan-processing': { memorySize: 1024, timeout: Duration.minutes(2) },
   'acquire-slot': SHORT,
+  'admit-job': SHORT,
+  'wait-for-slot': SHORT,
   'create-processing': SHORT,
   'poll-processing': SHORT,
   'restart-processing': SHORT,

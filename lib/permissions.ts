@@ -5,6 +5,7 @@
  *
  * Reviewing a function's rights means reading one line of FUNCTION_CAPABILITIES.
  */
+import { ArnFormat, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -39,7 +40,13 @@ export type Capability =
   /** states:StartExecution on the bridge's state machine. */
   | 'workflow:start'
   /** states:DescribeExecution / ListExecutions on the bridge's state machine. */
-  | 'workflow:describe';
+  | 'workflow:describe'
+  /**
+   * states:SendTaskSuccess on the bridge's state machines: hands a freed slot to
+   * a waiting task token (admission). Granted by ARN pattern, not by reference:
+   * the state machine refers to these functions, so a reference would be a cycle.
+   */
+  | 'workflow:respond';
 
 const JOB_TASK: readonly Capability[] = ['ledger:read', 'ledger:write', 'events:put'];
 
@@ -55,19 +62,23 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   'upload-image': [...JOB_TASK, 'inbox:read', 'mapflow:token'],
   'plan-processing': [...JOB_TASK, 'inbox:read', 'work:write', 'mapflow:token'],
   'acquire-slot': [...JOB_TASK],
+  // Admission (.waitForTaskToken): join the slot queue, wake our own token on a free slot.
+  'admit-job': [...JOB_TASK, 'workflow:respond'],
+  'wait-for-slot': [...JOB_TASK, 'workflow:respond'],
   'create-processing': [...JOB_TASK, 'work:read', 'mapflow:token'],
   'poll-processing': [...JOB_TASK, 'mapflow:token'],
   'restart-processing': [...JOB_TASK, 'mapflow:token'],
   'store-results': [...JOB_TASK, 'work:read', 'results:write', 'mapflow:token'],
-  'finish-part': [...JOB_TASK],
+  // Releasing a slot hands it to the oldest waiter (SendTaskSuccess).
+  'finish-part': [...JOB_TASK, 'workflow:respond'],
   // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.
   // The failure quicklook (functions/quicklook) draws the AOI: the GeoJSON input, else the first part's geometry.
   'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read', 'mapflow:token'],
-  'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
+  'fail-job': [...JOB_TASK, 'workflow:respond', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
   // HeadObject fills in etag/size when a notification lacks them, and tells which of two keys exists (404 needs inbox:list).
   dispatch: ['workflow:start', 'inbox:read', 'inbox:list'],
   // Settles lost jobs: ledger, failure report, input tag, event.
-  reconcile: [...JOB_TASK, 'workflow:describe', 'failed:write', 'inbox:tag'],
+  reconcile: [...JOB_TASK, 'workflow:describe', 'workflow:respond', 'failed:write', 'inbox:tag'],
 };
 
 /** The resources capabilities point at. */
@@ -148,6 +159,15 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
       const stateMachine = requireStateMachine(targets, capability);
       stateMachine.grantExecution(grantee, 'states:DescribeExecution');
       iam.Grant.addToPrincipal({ grantee, actions: ['states:ListExecutions'], resourceArns: [stateMachine.stateMachineArn] });
+      return;
+    }
+    case 'workflow:respond': {
+      const stack = Stack.of(bucket);
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['states:SendTaskSuccess'],
+        resourceArns: [stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+      });
       return;
     }
   }

@@ -75,7 +75,10 @@ export class BridgeWorkflow extends Construct {
 }
 
 /** Builds the flow of docs/architecture.md. */
-export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowProps, 'taskFunctions' | 'maxConcurrency'>): sfn.IChainable {
+export function buildJobDefinition(
+  scope: Construct,
+  props: Pick<BridgeWorkflowProps, 'taskFunctions' | 'maxConcurrency'> & { timeout?: Duration },
+): sfn.IChainable {
   const task = (fn: HandlerName, payload?: sfn.TaskInput): tasks.LambdaInvoke => {
     const entry = taskEntry(fn);
     const invoke = new tasks.LambdaInvoke(scope, entry.state, {
@@ -97,6 +100,34 @@ export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowP
     return invoke;
   };
   const catchAll = { errors: [sfn.Errors.ALL], resultPath: '$.error' };
+  // Admission (docs/architecture.md): the execution sleeps on its task token,
+  // no polling, until a released slot is handed to it (SendTaskSuccess).
+  const tokenTask = (fn: HandlerName, part: sfn.TaskInput['value']): tasks.LambdaInvoke => {
+    const entry = taskEntry(fn);
+    const invoke = new tasks.LambdaInvoke(scope, entry.state, {
+      lambdaFunction: props.taskFunctions[fn],
+      integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      payload: sfn.TaskInput.fromObject({
+        job: sfn.JsonPath.objectAt('$.job'),
+        part,
+        taskToken: sfn.JsonPath.taskToken,
+        executionArn: sfn.JsonPath.executionId,
+      }),
+      // A waiter never waits longer than a job may run (then QueueTimeout semantics: the part fails).
+      taskTimeout: sfn.Timeout.duration(props.timeout ?? Duration.hours(24)),
+      retryOnServiceExceptions: false,
+      resultPath: entry.resultPath,
+    });
+    invoke.addRetry({
+      errors: [...TRANSIENT_ERRORS],
+      interval: TRANSIENT_RETRY.interval,
+      maxAttempts: TRANSIENT_RETRY.maxAttempts,
+      backoffRate: TRANSIENT_RETRY.backoffRate,
+      maxDelay: TRANSIENT_RETRY.maxDelay,
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    return invoke;
+  };
 
   // ---- Top level: failure path
   const failJob = task('fail-job');
@@ -107,7 +138,7 @@ export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowP
 
   // ---- One part (an item of the Process Parts Map)
   const acquireSlot = task('acquire-slot');
-  const waitForSlot = new sfn.Wait(scope, WORKFLOW_STATES.waitForSlot, { time: sfn.WaitTime.secondsPath('$.slot.waitSeconds') });
+  const waitForSlot = tokenTask('wait-for-slot', { index: sfn.JsonPath.numberAt('$.part.index') });
   const createProcessing = task('create-processing');
   const pollProcessing = task('poll-processing');
   const waitForProcessing = new sfn.Wait(scope, WORKFLOW_STATES.waitForProcessing, {
@@ -116,14 +147,14 @@ export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowP
   const restartProcessing = task('restart-processing');
   const storeResults = task('store-results');
   const finishPart = task('finish-part');
-  for (const partTask of [acquireSlot, createProcessing, pollProcessing, restartProcessing, storeResults]) {
+  for (const partTask of [acquireSlot, waitForSlot, createProcessing, pollProcessing, restartProcessing, storeResults]) {
     partTask.addCatch(finishPart, catchAll);
   }
 
   const partDefinition = acquireSlot.next(
     new sfn.Choice(scope, WORKFLOW_STATES.slotAcquired)
       .when(sfn.Condition.booleanEquals('$.slot.acquired', true), createProcessing)
-      .otherwise(waitForSlot.next(acquireSlot)),
+      .otherwise(waitForSlot.next(createProcessing)),
   );
   createProcessing.next(pollProcessing);
   pollProcessing.next(
@@ -170,12 +201,15 @@ export function buildJobDefinition(scope: Construct, props: Pick<BridgeWorkflowP
   const uploadImage = task('upload-image');
   const planProcessing = task('plan-processing');
   const finishJob = task('finish-job');
-  for (const topTask of [registerJob, inspectGeoTiff, ensureMosaic, uploadImage, planProcessing, finishJob]) {
+  // Admission before the Map Run opens (issue: 1,000 open Map Runs per account):
+  // the job's first part takes its slot here, FIFO, asleep on a task token.
+  const admitJob = tokenTask('admit-job', { index: sfn.JsonPath.numberAt('$.plan.parts[0].index') });
+  for (const topTask of [registerJob, inspectGeoTiff, ensureMosaic, uploadImage, planProcessing, admitJob, finishJob]) {
     topTask.addCatch(failJob, catchAll);
   }
   processParts.addCatch(failJob, catchAll);
 
-  const planAndProcess = planProcessing.next(processParts).next(finishJob);
+  const planAndProcess = planProcessing.next(admitJob).next(processParts).next(finishJob);
   // Mapflow preprocesses an uploaded image before it can be used: Upload Image
   // answers ready=false with a wait until the image is COMPLETED, and runs
   // again after the wait (it then only looks at the image's status).

@@ -25,7 +25,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/jobs/model.ts';
 import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
 import type { PollPolicy } from '../functions/jobs/poll-policy.ts';
-import { inputKind, jobIdFor, parseRoutes } from '../functions/routing/index.ts';
+import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
 import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
 import { reconcile } from '../functions/handlers/reconcile.ts';
@@ -34,6 +34,7 @@ import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
 import { LocalEngine, type ExecutionRecord } from './engine/engine.ts';
 import { loadTaskResources } from './engine/handlers.ts';
+import { LocalTaskTokens } from './engine/task-tokens.ts';
 import { followEvents, type EventFollower, type LocalEvent } from './events/file.ts';
 import { localS3Client, LOCAL_S3_CREDENTIALS } from './s3/client.ts';
 import { watchDropFolder, type DropFolder } from './s3/drop-folder.ts';
@@ -229,8 +230,14 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
 
+    // SendTaskSuccess for the local engine's waiting states (slot hand-over), through the real SDK.
+    const taskTokens = new LocalTaskTokens();
+    const tokenEndpoint = await taskTokens.listen();
+    stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
+
     // The handlers' environment, as the CDK construct sets it on AWS.
     const restoreEnv = setEnvironment({
+      BRIDGE_SFN_ENDPOINT: tokenEndpoint.endpoint,
       LEDGER_TABLE: ledgerTable,
       BRIDGE_S3_ENDPOINT: s3rver.endpoint,
       BRIDGE_DYNAMODB_ENDPOINT: dynamodb.endpoint,
@@ -262,6 +269,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     const engine = new LocalEngine({
       definition,
+      taskTokens,
       taskResources: await loadTaskResources(),
       ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
@@ -356,7 +364,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         // The watcher moves a dropped file to uploaded/ once it is in S3; say where both went.
         onUploaded: (upload) => {
           log(`uploaded ${upload.key} to s3://${bucket}/ (the file moved to ${path.relative(process.cwd(), upload.file) || upload.file})`);
-          if (!inputKind(upload.key)) log(`  ${path.basename(upload.key)} is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff): no job started`);
+          // A file of another type is a job too: it ends REJECTED UNSUPPORTED_FILE_TYPE, in the events like any other.
         },
         onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
       });

@@ -14,6 +14,11 @@ export interface TaskEntry {
   readonly fn: HandlerName;
   /** Where the Task's result is written in the state (`$` replaces the state). */
   readonly resultPath: string;
+  /**
+   * `.waitForTaskToken`: the state sleeps until SendTaskSuccess of its token
+   * (admission); the handler gets `{job, part, taskToken, executionArn}`.
+   */
+  readonly waitsForToken?: boolean;
 }
 
 export type HandlerName =
@@ -22,7 +27,9 @@ export type HandlerName =
   | 'ensure-mosaic'
   | 'upload-image'
   | 'plan-processing'
+  | 'admit-job'
   | 'acquire-slot'
+  | 'wait-for-slot'
   | 'create-processing'
   | 'poll-processing'
   | 'restart-processing'
@@ -40,8 +47,11 @@ export const TASKS: readonly TaskEntry[] = [
   { state: 'Ensure Mosaic', fn: 'ensure-mosaic', resultPath: '$.mosaic' },
   { state: 'Upload Image', fn: 'upload-image', resultPath: '$.upload' },
   { state: 'Plan Processing', fn: 'plan-processing', resultPath: '$.plan' },
+  // Before the Map opens: a job waits for its first slot without an open Map Run.
+  { state: 'Admit Job', fn: 'admit-job', resultPath: '$.admission', waitsForToken: true },
   // Inside the "Process Parts" Map iterator (one iteration per processing):
   { state: 'Acquire Slot', fn: 'acquire-slot', resultPath: '$.slot' },
+  { state: 'Wait For Slot', fn: 'wait-for-slot', resultPath: '$.slot', waitsForToken: true },
   { state: 'Create Processing', fn: 'create-processing', resultPath: '$.processing' },
   { state: 'Poll Processing', fn: 'poll-processing', resultPath: '$.poll' },
   { state: 'Restart Processing', fn: 'restart-processing', resultPath: '$.restart' },

@@ -79,6 +79,9 @@ export async function reconcile(
   const freed = await ctx.slots.reclaim(alive);
   summary.reclaimedSlots = freed.map((slot) => slot.holder);
   for (const slot of freed) ctx.logger.warn('slot reclaimed from an execution that is gone', { ...slot });
+  // Admission's safety net: re-send hand-overs that failed half way, drop waiters whose execution is gone.
+  const queue = await ctx.slots.repairQueue(alive);
+  if (queue.rewoken.length + queue.dropped.length > 0) ctx.logger.warn('slot queue repaired', { ...queue });
   ctx.logger.info('reconcile finished', { ...summary });
   return summary;
 }

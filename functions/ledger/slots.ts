@@ -11,9 +11,21 @@
  * is idempotent for a holder that already has a slot (a retried task), release
  * is idempotent, and `reclaim` frees slots whose execution has died (the
  * reconciler) so a crash can never leak capacity forever.
+ *
+ * Admission is first come, first served and free while waiting (see
+ * docs/architecture.md, "Admission"): a part that finds no free slot joins
+ * `waiters` (holder -> its order key, the job's arrival time) and parks its
+ * Step Functions task token in a row of its own (`#wait#<holder>`, since tokens
+ * are long), then its execution sleeps on `.waitForTaskToken`: no polling.
+ * Every release `pump`s: it moves the oldest waiter into `holders` (the same
+ * atomic `size(holders) < max` condition) and hands it its token's success.
+ * The fast path `acquire` refuses while anyone waits, so nobody jumps the queue.
+ * A token that is gone (its execution was stopped) frees the slot again and
+ * the next waiter gets it; a token row left behind (a lost hand-over) is
+ * re-sent by the reconciler.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SLOTS_ROW_ID } from './schema.ts';
 
 export interface SlotHolder {
@@ -25,7 +37,35 @@ export interface SlotHolder {
 interface SlotsRow {
   jobId: typeof SLOTS_ROW_ID;
   holders: Record<string, { executionArn: string; since: string }>;
+  /** Waiting holders -> order key (oldest first is served first). */
+  waiters?: Record<string, string>;
   updatedAt?: string;
+}
+
+/** A parked waiter: what its hand-over needs. */
+export interface SlotWaiter {
+  holder: string;
+  /** Sorts like arrival: the job's registration time, then job id and part. */
+  order: string;
+  executionArn: string;
+  taskToken: string;
+  since: string;
+}
+
+/**
+ * Wakes a waiter that was given a slot (SendTaskSuccess of its token).
+ * 'gone' when the token no longer exists (the execution was stopped or timed out).
+ */
+export type WakeWaiter = (waiter: SlotWaiter) => Promise<'sent' | 'gone'>;
+
+/** Row id of a waiter's task token. */
+export function waiterRowId(holder: string): string {
+  return `#wait#${holder}`;
+}
+
+/** Order key of a part: the job's arrival, then its id and the part index (zero padded). */
+export function waiterOrder(createdAt: string, jobId: string, partIndex: number): string {
+  return `${createdAt}#${jobId}#${String(partIndex).padStart(4, '0')}`;
 }
 
 /** The holder name of a job's part. */
@@ -39,6 +79,8 @@ export class ConcurrencySlots {
     private readonly tableName: string,
     readonly max: number,
     private readonly clock: () => Date = () => new Date(),
+    /** How a waiter is woken; without it nobody can wait (acquire only). */
+    private readonly wake?: WakeWaiter,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`ConcurrencySlots max must be a whole number >= 1, got ${max}.`);
   }
@@ -56,9 +98,12 @@ export class ConcurrencySlots {
             TableName: this.tableName,
             Key: { jobId: SLOTS_ROW_ID },
             UpdateExpression: 'SET holders.#holder = if_not_exists(holders.#holder, :entry), updatedAt = :now',
-            ConditionExpression: 'attribute_exists(holders) AND (attribute_exists(holders.#holder) OR size(holders) < :max)',
+            // Nobody jumps the queue: a free slot goes to the oldest waiter (pump), not to a newcomer.
+            ConditionExpression:
+              'attribute_exists(holders) AND (attribute_exists(holders.#holder) OR ' +
+              '(size(holders) < :max AND (attribute_not_exists(waiters) OR size(waiters) = :zero)))',
             ExpressionAttributeNames: { '#holder': holder },
-            ExpressionAttributeValues: { ':entry': { executionArn, since: now }, ':max': this.max, ':now': now },
+            ExpressionAttributeValues: { ':entry': { executionArn, since: now }, ':max': this.max, ':now': now, ':zero': 0 },
             ReturnValues: 'ALL_NEW',
           }),
         );
@@ -78,15 +123,211 @@ export class ConcurrencySlots {
     throw new Error('The concurrency slots row could not be created; check the ledger table.');
   }
 
-  /** Frees the holder's slot; nothing happens when it has none. */
+  /** Frees the holder's slot (nothing happens when it has none) and hands free slots to the oldest waiters. */
   async release(holder: string): Promise<void> {
     await this.removeHolders([holder]);
+    await this.pump();
   }
 
-  /** Frees every slot of a job (all its parts). */
+  /** Frees every slot of a job (all its parts), gives up its places in the queue, and hands the slots on. */
   async releaseJob(jobId: string): Promise<void> {
-    const holders = (await this.holders()).filter((h) => h.holder === jobId || h.holder.startsWith(`${jobId}#`));
-    await this.removeHolders(holders.map((h) => h.holder));
+    const row = await this.read();
+    const ofJob = (h: string) => h === jobId || h.startsWith(`${jobId}#`);
+    const waiting = Object.keys(row?.waiters ?? {}).filter(ofJob);
+    for (const holder of waiting) await this.leave(holder);
+    await this.removeHolders(Object.keys(row?.holders ?? {}).filter(ofJob));
+    await this.pump();
+  }
+
+  /**
+   * Takes a slot for `holder` or joins the queue with its task token. Returns
+   * 'acquired' when it holds a slot now (its token has then been woken too, or
+   * is woken by whoever granted it), 'waiting' when it sleeps until a release
+   * hands it one. Idempotent: a retried call finds its place or its slot.
+   */
+  async enqueue(waiter: Omit<SlotWaiter, 'since'>): Promise<'acquired' | 'waiting'> {
+    if (!this.wake) throw new Error('ConcurrencySlots: waiting needs a way to wake waiters (SendTaskSuccess).');
+    const now = this.clock().toISOString();
+    // The token first: whoever grants the slot must find it.
+    await this.doc.send(
+      new PutCommand({ TableName: this.tableName, Item: { jobId: waiterRowId(waiter.holder), ...waiter, since: now } }),
+    );
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { jobId: SLOTS_ROW_ID },
+            UpdateExpression: 'SET waiters = if_not_exists(waiters, :empty), updatedAt = :now',
+            ConditionExpression: 'attribute_exists(holders)',
+            ExpressionAttributeValues: { ':empty': {}, ':now': now },
+          }),
+        );
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { jobId: SLOTS_ROW_ID },
+            UpdateExpression: 'SET waiters.#holder = if_not_exists(waiters.#holder, :order), updatedAt = :now',
+            // A holder that already has its slot (a retry after the grant) does not queue again.
+            ConditionExpression: 'attribute_not_exists(holders.#holder)',
+            ExpressionAttributeNames: { '#holder': waiter.holder },
+            ExpressionAttributeValues: { ':order': waiter.order, ':now': now },
+          }),
+        );
+        break;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        const row = await this.read();
+        if (!row) {
+          await this.createRow(now);
+          continue;
+        }
+        // Already a holder: wake our own token (the grant may have raced us) and go on.
+        await this.wakeHolder(waiter.holder);
+        return 'acquired';
+      }
+    }
+    // A slot may have been freed between our failed acquire and joining the queue.
+    const granted = await this.pump();
+    return granted.includes(waiter.holder) ? 'acquired' : 'waiting';
+  }
+
+  /** Wakes a token whose holder took its slot on the fast path (no queue row needed). */
+  async wakeOwn(waiter: SlotWaiter): Promise<void> {
+    if (!this.wake) throw new Error('ConcurrencySlots: waiting needs a way to wake waiters (SendTaskSuccess).');
+    if ((await this.wake(waiter)) === 'gone') await this.release(waiter.holder);
+  }
+
+  /** Gives up a place in the queue (the job was stopped, failed or cancelled). */
+  async leave(holder: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { jobId: SLOTS_ROW_ID },
+          UpdateExpression: 'REMOVE waiters.#holder SET updatedAt = :now',
+          ConditionExpression: 'attribute_exists(waiters.#holder)',
+          ExpressionAttributeNames: { '#holder': holder },
+          ExpressionAttributeValues: { ':now': this.clock().toISOString() },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { jobId: waiterRowId(holder) } }));
+  }
+
+  /** Waiters, oldest first. */
+  async waiters(): Promise<{ holder: string; order: string }[]> {
+    const row = await this.read();
+    return Object.entries(row?.waiters ?? {})
+      .map(([holder, order]) => ({ holder, order }))
+      .sort((a, b) => a.order.localeCompare(b.order) || a.holder.localeCompare(b.holder));
+  }
+
+  /**
+   * Hands every free slot to the oldest waiters, one conditional write each
+   * (`size(holders) < max`, so concurrent pumps never overshoot; the loser of a
+   * race for the same waiter reads again). A woken waiter whose token is gone
+   * gives the slot back at once. Returns the holders granted by this call.
+   */
+  async pump(): Promise<string[]> {
+    if (!this.wake) return [];
+    const granted: string[] = [];
+    for (let round = 0; round < 10_000; round++) {
+      const row = await this.read();
+      if (!row) return granted;
+      const free = this.max - Object.keys(row.holders).length;
+      const queue = Object.entries(row.waiters ?? {}).sort(([ha, a], [hb, b]) => a.localeCompare(b) || ha.localeCompare(hb));
+      if (free <= 0 || queue.length === 0) return granted;
+      const [holder] = queue[0] as [string, string];
+      const token = await this.readToken(holder);
+      if (!token) {
+        // Nobody could be woken: the place is void (a waiter that left half way).
+        await this.leave(holder);
+        continue;
+      }
+      const now = this.clock().toISOString();
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { jobId: SLOTS_ROW_ID },
+            UpdateExpression: 'REMOVE waiters.#holder SET holders.#holder = :entry, updatedAt = :now',
+            ConditionExpression: 'attribute_exists(waiters.#holder) AND attribute_not_exists(holders.#holder) AND size(holders) < :max',
+            ExpressionAttributeNames: { '#holder': holder },
+            ExpressionAttributeValues: {
+              ':entry': { executionArn: token.executionArn, since: now },
+              ':max': this.max,
+              ':now': now,
+            },
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        continue; // someone else moved the queue: look again
+      }
+      granted.push(holder);
+      if ((await this.wakeHolder(holder, token)) === 'gone') {
+        // Its execution is gone: the slot goes straight back (to the next waiter, next round).
+        await this.removeHolders([holder]);
+        granted.pop();
+      }
+    }
+    return granted;
+  }
+
+  /**
+   * Re-sends the grant of holders whose token row is still there (a hand-over
+   * that failed half way) and gives up the places of waiters whose execution is
+   * gone; then pumps. The reconciler's safety net.
+   */
+  async repairQueue(isExecutionAlive: (executionArn: string) => Promise<boolean>, olderThanMs = 10_000): Promise<{ rewoken: string[]; dropped: string[] }> {
+    const row = await this.read();
+    const rewoken: string[] = [];
+    const dropped: string[] = [];
+    const now = this.clock().getTime();
+    for (const holder of Object.keys(row?.holders ?? {})) {
+      const token = await this.readToken(holder);
+      if (!token || now - Date.parse(token.since) < olderThanMs) continue;
+      const outcome = await this.wakeHolder(holder, token);
+      if (outcome === 'gone') await this.removeHolders([holder]);
+      rewoken.push(holder);
+    }
+    for (const holder of Object.keys(row?.waiters ?? {})) {
+      const token = await this.readToken(holder);
+      if (token && (await isExecutionAlive(token.executionArn))) continue;
+      await this.leave(holder);
+      dropped.push(holder);
+    }
+    await this.pump();
+    return { rewoken, dropped };
+  }
+
+  /** Wakes a holder's parked token, if one is parked, and deletes it once delivered (or gone). */
+  private async wakeHolder(holder: string, known?: SlotWaiter): Promise<'sent' | 'gone' | 'none'> {
+    const token = known ?? (await this.readToken(holder));
+    if (!token || !this.wake) return 'none';
+    const outcome = await this.wake(token);
+    await this.doc.send(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { jobId: waiterRowId(holder) },
+        // A newer parking of the same holder (a retried task) keeps its row.
+        ConditionExpression: 'attribute_not_exists(taskToken) OR taskToken = :token',
+        ExpressionAttributeValues: { ':token': token.taskToken },
+      }),
+    ).catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+    return outcome;
+  }
+
+  private async readToken(holder: string): Promise<SlotWaiter | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { jobId: waiterRowId(holder) }, ConsistentRead: true }),
+    );
+    return Item && typeof Item.taskToken === 'string' ? (Item as unknown as SlotWaiter) : undefined;
   }
 
   /** Current holders, oldest first. */
@@ -124,6 +365,7 @@ export class ConcurrencySlots {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       }
     }
+    if (freed.length > 0) await this.pump();
     return freed;
   }
 

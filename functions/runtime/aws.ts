@@ -75,5 +75,8 @@ export function eventBridgeClient(config: BridgeConfig): EventBridgeClient {
 
 export function sfnClient(config: BridgeConfig): SFNClient {
   const clients = clientsFor(config);
-  return (clients.sfn ??= new SFNClient(common(config)));
+  return (clients.sfn ??= new SFNClient({
+    ...common(config),
+    ...(config.local.sfnEndpoint ? { endpoint: config.local.sfnEndpoint } : {}),
+  }));
 }

@@ -31,7 +31,7 @@ export interface BridgeConfig {
   /** AWS region for the SDK clients; undefined lets the SDK resolve it (Lambda sets AWS_REGION). */
   region?: string;
   /** Local mode only: endpoints of s3rver / DynamoDB Local and the events file. */
-  local: { s3Endpoint?: string; dynamodbEndpoint?: string; eventsFile?: string };
+  local: { s3Endpoint?: string; dynamodbEndpoint?: string; eventsFile?: string; sfnEndpoint?: string };
 }
 
 export const DEFAULTS = {
@@ -69,6 +69,7 @@ export const CONFIG_VARIABLES = [
   'BRIDGE_S3_ENDPOINT',
   'BRIDGE_DYNAMODB_ENDPOINT',
   'BRIDGE_EVENTS_FILE',
+  'BRIDGE_SFN_ENDPOINT',
 ] as const;
 
 /**
@@ -140,6 +141,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
     s3Endpoint: optionalUrl(read('BRIDGE_S3_ENDPOINT'), 'BRIDGE_S3_ENDPOINT', problems),
     dynamodbEndpoint: optionalUrl(read('BRIDGE_DYNAMODB_ENDPOINT'), 'BRIDGE_DYNAMODB_ENDPOINT', problems),
     eventsFile: read('BRIDGE_EVENTS_FILE'),
+    // The local engine's SendTaskSuccess endpoint (slot hand-over to a waiting task token).
+    sfnEndpoint: optionalUrl(read('BRIDGE_SFN_ENDPOINT'), 'BRIDGE_SFN_ENDPOINT', problems),
   };
   const anyLocal = local.s3Endpoint !== undefined || local.dynamodbEndpoint !== undefined || local.eventsFile !== undefined;
   const region = read('AWS_REGION') ?? read('AWS_DEFAULT_REGION') ?? (anyLocal ? DEFAULTS.localRegion : undefined);

@@ -19,6 +19,7 @@ import { documentClient, s3Client, sfnClient } from './aws.ts';
 import { CONFIG_VARIABLES, loadConfig, type BridgeConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { mapflowClient } from './mapflow.ts';
+import { taskTokenWaker } from './task-tokens.ts';
 
 export interface BridgeContext {
   config: BridgeConfig;
@@ -48,15 +49,18 @@ export function createBridgeContext(parts: BridgeContextParts): BridgeContext {
   const { config, overrides = {} } = parts;
   const env = parts.env ?? process.env;
   const doc = overrides.doc ?? documentClient(config);
+  const sfn = overrides.sfn ?? (() => sfnClient(config));
   return {
     config,
     s3: overrides.s3 ?? s3Client(config),
     doc,
     ledger: overrides.ledger ?? new Ledger(doc, config.ledgerTable, undefined, { retentionDays: config.ledgerRetentionDays }),
-    slots: overrides.slots ?? new ConcurrencySlots(doc, config.ledgerTable, config.maxConcurrentProcessings),
+    slots:
+      overrides.slots ??
+      new ConcurrencySlots(doc, config.ledgerTable, config.maxConcurrentProcessings, () => new Date(), taskTokenWaker(sfn)),
     events: overrides.events ?? createPublisher(config),
     mapflow: overrides.mapflow ?? ((options) => mapflowClient(config, { env, refresh: options?.refresh })),
-    sfn: overrides.sfn ?? (() => sfnClient(config)),
+    sfn,
     logger: parts.logger ?? createLogger(),
   };
 }

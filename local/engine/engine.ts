@@ -10,6 +10,10 @@
  * - the context object carries the execution ARN (`$$.Execution.Id`) and name.
  */
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
+import { LocalTaskTokens } from './task-tokens.ts';
+
+/** Stands for `$$.Task.Token` in a waiting state's Parameters until the engine gives the invocation its token. */
+const TASK_TOKEN_PLACEHOLDER = '__LOCAL_TASK_TOKEN__';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_ACCOUNT = '000000000000';
@@ -49,6 +53,8 @@ export interface LocalEngineOptions {
   defaultTaskTimeoutSeconds?: number;
   /** Called when an execution stops, whatever the outcome. */
   onExecutionStopped?: (execution: ExecutionRecord) => void;
+  /** Task tokens of `.waitForTaskToken` states (default: a registry of its own, `engine.taskTokens`). */
+  taskTokens?: LocalTaskTokens;
 }
 
 /** A definition Task state that has no in-process handler. */
@@ -72,25 +78,32 @@ export class LocalEngine {
   private readonly options: LocalEngineOptions;
   private readonly taskStates: string[];
   private readonly waitStates: string[];
+  /** The callback pattern's tokens: SendTaskSuccess settles them (see task-tokens.ts). */
+  readonly taskTokens: LocalTaskTokens;
   private closed = false;
   /** Task invocations in flight: an aborted execution does not stop a running handler. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly tracked: Record<string, TaskResource>;
+  /** Task invocations so far, by state name (the Lambda calls AWS would bill). */
+  readonly taskInvocations = new Map<string, number>();
 
   constructor(options: LocalEngineOptions) {
     this.options = options;
     const name = options.stateMachineName ?? DEFAULT_STATE_MACHINE_NAME;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
     const definition = structuredClone(options.definition);
-    const { tasks, waits } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
+    const { tasks, waits, tokenStates } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
     const unbound = tasks.filter((state) => !options.taskResources[state]);
     if (unbound.length > 0) throw new UnboundTaskError(unbound);
     this.taskStates = tasks;
+    this.taskTokens = options.taskTokens ?? new LocalTaskTokens();
     this.tracked = Object.fromEntries(
       tasks.map((state) => [
         state,
         (input: unknown) => {
-          const invocation = (options.taskResources[state] as TaskResource)(input);
+          this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
+          const resource = options.taskResources[state] as TaskResource;
+          const invocation = tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
           this.inFlight.add(invocation);
           const forget = () => this.inFlight.delete(invocation);
           invocation.then(forget, forget);
@@ -102,6 +115,25 @@ export class LocalEngine {
     this.machine = new StateMachine(definition as unknown as ConstructorParameters<typeof StateMachine>[0], {
       validationOptions: { checkPaths: true, checkArn: true },
     });
+  }
+
+  /**
+   * A `.waitForTaskToken` invocation: the Lambda gets the payload with a fresh
+   * token; the state's result is what SendTaskSuccess sends (its own return
+   * value is ignored, as on AWS). A Lambda error fails the state at once.
+   */
+  private async invokeWaiting(resource: TaskResource, input: unknown): Promise<unknown> {
+    const parameters = input as { FunctionName?: unknown; Payload?: unknown };
+    const payload = parameters && typeof parameters === 'object' && 'Payload' in parameters ? parameters.Payload : input;
+    const executionArn = (payload as { executionArn?: unknown } | null)?.executionArn;
+    const { token, settled } = this.taskTokens.create(typeof executionArn === 'string' ? nameOf(executionArn) : '');
+    try {
+      await resource(replaceValue(payload, TASK_TOKEN_PLACEHOLDER, token));
+    } catch (error) {
+      this.taskTokens.forget(token);
+      throw error;
+    }
+    return settled;
   }
 
   executionArn(name: string): string {
@@ -159,6 +191,8 @@ export class LocalEngine {
     if (status === 'SUCCEEDED') record.output = outcome.output;
     if (outcome.error) record.error = outcome.error;
     this.aborted.delete(record.name);
+    // Whatever stopped it, nobody waits on its tokens any more.
+    this.taskTokens.abortExecution(record.name);
     this.options.onExecutionStopped?.(record);
     return record;
   }
@@ -201,6 +235,8 @@ export class LocalEngine {
     if (!execution || execution.record.status !== 'RUNNING') return undefined;
     this.aborted.add(execution.record.name);
     execution.abort();
+    // Its waiting tasks are gone: a later SendTaskSuccess answers TaskDoesNotExist.
+    this.taskTokens.abortExecution(execution.record.name);
     return execution.done;
   }
 
@@ -209,6 +245,7 @@ export class LocalEngine {
     this.closed = true;
     const running = [...this.executions.values()].filter((e) => e.record.status === 'RUNNING');
     await Promise.all(running.map((e) => this.stopExecution(e.record.name)));
+    for (const e of this.executions.values()) this.taskTokens.abortExecution(e.record.name);
     // Let handlers already running finish before the services behind them stop.
     await Promise.allSettled([...this.inFlight]);
   }
@@ -216,6 +253,26 @@ export class LocalEngine {
 
 function nameOf(nameOrArn: string): string {
   return nameOrArn.startsWith('arn:') ? nameOrArn.slice(nameOrArn.lastIndexOf(':') + 1) : nameOrArn;
+}
+
+function replaceValue(value: unknown, from: string, to: string): unknown {
+  if (value === from) return to;
+  if (Array.isArray(value)) return value.map((v) => replaceValue(v, from, to));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceValue(v, from, to)]));
+  }
+  return value;
+}
+
+/** `"x.$": "$$.Task.Token"` -> `"x": placeholder` (the library has no `$$.Task`). */
+function rewriteTaskToken(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteTaskToken);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) =>
+      k.endsWith('.$') && v === '$$.Task.Token' ? [k.slice(0, -2), TASK_TOKEN_PLACEHOLDER] : [k, rewriteTaskToken(v)],
+    ),
+  );
 }
 
 function pick(values: Record<string, number>, keys: string[]): Record<string, number> {
@@ -254,9 +311,13 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
  * Task and Wait state names anywhere in the definition (Map iterators
  * included). Gives Task states without a timeout the Lambda's limit.
  */
-function collectStates(definition: Record<string, unknown>, taskTimeoutSeconds: number): { tasks: string[]; waits: string[] } {
+function collectStates(
+  definition: Record<string, unknown>,
+  taskTimeoutSeconds: number,
+): { tasks: string[]; waits: string[]; tokenStates: Set<string> } {
   const tasks: string[] = [];
   const waits: string[] = [];
+  const tokenStates = new Set<string>();
   const visit = (machine: unknown): void => {
     const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
     if (!states) return;
@@ -264,6 +325,10 @@ function collectStates(definition: Record<string, unknown>, taskTimeoutSeconds: 
       normaliseResultPaths(state);
       if (state.Type === 'Task') {
         tasks.push(name);
+        if (typeof state.Resource === 'string' && state.Resource.endsWith('.waitForTaskToken')) {
+          tokenStates.add(name);
+          state.Parameters = rewriteTaskToken(state.Parameters);
+        }
         if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = taskTimeoutSeconds;
       } else if (state.Type === 'Wait') {
         waits.push(name);
@@ -275,5 +340,5 @@ function collectStates(definition: Record<string, unknown>, taskTimeoutSeconds: 
     }
   };
   visit(definition);
-  return { tasks, waits };
+  return { tasks, waits, tokenStates };
 }

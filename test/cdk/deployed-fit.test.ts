@@ -106,6 +106,11 @@ const slotsRow: Call[] = [
   ['dynamodb:PutItem', (a) => a.table, 'ConcurrencySlots creates #slots'],
   ['dynamodb:UpdateItem', (a) => a.table, 'ConcurrencySlots conditional update of #slots'],
 ];
+/** Admission: the waiter's token row `#wait#<holder>` is put and deleted; a freed slot wakes the oldest waiter. */
+const slotQueue: Call[] = [
+  ['dynamodb:DeleteItem', (a) => a.table, 'ConcurrencySlots deletes a woken waiter token row'],
+  ['states:SendTaskSuccess', (a) => a.stateMachine, 'ConcurrencySlots.pump hands a slot to a waiting task token'],
+];
 /** `mosaic#<name>` / `project#<name>` rows: NameRegistry get/put. */
 const nameRegistry: Call[] = [
   ['dynamodb:GetItem', (a) => a.table, 'NameRegistry.get'],
@@ -128,6 +133,8 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     mapflowSecret,
   ],
   'acquire-slot': [...slotsRow, ...jobRow, putEvents],
+  'admit-job': [...slotsRow, ...slotQueue, ...jobRow, putEvents],
+  'wait-for-slot': [...slotsRow, ...slotQueue, ...jobRow, putEvents],
   'create-processing': [...s3Read('work', 'readWorkJson of the request and geometry'), ...jobRow, putEvents, mapflowSecret],
   'poll-processing': [...jobRow, putEvents, mapflowSecret],
   'restart-processing': [...jobRow, putEvents, mapflowSecret],
@@ -137,7 +144,7 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     ...jobRow,
     mapflowSecret,
   ],
-  'finish-part': [...jobRow, ...slotsRow, putEvents],
+  'finish-part': [...jobRow, ...slotsRow, ...slotQueue, putEvents],
   'finish-job': [
     ['s3:PutObject', (a) => a.object.results, 'job.json of the job'],
     ['s3:PutObject', (a) => a.object.failed, 'report.json of a failed job'],
@@ -146,7 +153,7 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     putEvents,
     mapflowSecret,
   ],
-  'fail-job': [['s3:PutObject', (a) => a.object.failed, 'report.json'], ...tagInbox, ...jobRow, ...slotsRow, putEvents],
+  'fail-job': [['s3:PutObject', (a) => a.object.failed, 'report.json'], ...tagInbox, ...jobRow, ...slotsRow, ...slotQueue, putEvents],
   dispatch: [
     ['s3:GetObject', (a) => a.object.inbox, 'HeadObject when the event lacks etag/size'],
     ['s3:GetObjectVersion', (a) => a.object.inbox, 'HeadObject with VersionId'],
@@ -156,6 +163,7 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     ['dynamodb:Query', (a) => a.index.byStatus, 'Ledger.listByStatus on the byStatus GSI'],
     ...jobRow,
     ...slotsRow,
+    ...slotQueue,
     ['s3:PutObject', (a) => a.object.failed, 'report.json of a lost job'],
     ...tagInbox,
     putEvents,

@@ -1,0 +1,259 @@
+/**
+ * Admission benchmark: N small GeoJSON jobs through the whole local bridge
+ * (synthesized state machine, real handlers, s3rver, DynamoDB Local, the
+ * simulator) with S slots, and how close the run comes to the ideal schedule.
+ *
+ * Measured, not assumed:
+ *   - makespan from the first drop to the last final ledger row;
+ *   - the ideal: ceil(N / S) x processing time + the overhead of one job alone
+ *     (measured in the same run, same bridge, before the batch);
+ *   - slots in use: the `#slots` row sampled every 50 ms (its maximum must be <= S),
+ *     and the processings' own SUBMITTED -> final intervals swept (a cross-check);
+ *   - FIFO: among the jobs that waited, how many were admitted before a job
+ *     that arrived (registered) earlier;
+ *   - task invocations per job (Lambda calls), and how many of them were slot attempts;
+ *   - peak RSS of this process (the bridge runs in it) from the OS.
+ *
+ * Run it:  npx tsx bench/admission.ts --jobs 200 --processing-seconds 2 --slots 5
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { isFinalStatus, type LedgerRow } from '../functions/jobs/model.ts';
+import { SLOTS_ROW_ID } from '../functions/ledger/schema.ts';
+import { startLocalBridge, type LocalBridge } from '../local/bridge.ts';
+
+export interface AdmissionBenchOptions {
+  jobs: number;
+  processingSeconds: number;
+  slots: number;
+  /** Files uploaded at once (default 16). */
+  dropConcurrency?: number;
+  log?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+export interface AdmissionBenchResult {
+  jobs: number;
+  slots: number;
+  processingSeconds: number;
+  finalJobs: number;
+  succeeded: number;
+  /** One job alone, drop to final (ms). */
+  singleJobMs: number;
+  /** Per-job overhead: singleJobMs - processing time. */
+  overheadMs: number;
+  idealMs: number;
+  makespanMs: number;
+  /** makespan / ideal. */
+  ratio: number;
+  jobsPerMinute: number;
+  dropMs: number;
+  maxSlotsSampled: number;
+  maxConcurrentProcessings: number;
+  /** Jobs admitted before an earlier-registered job that was already waiting. */
+  fifoViolations: number;
+  queuedJobs: number;
+  /** Task invocations (Lambda calls) per job, and slot attempts per job. */
+  invocationsPerJob: number;
+  slotCallsPerJob: number;
+  /** Median time from the previous processing's end to the next one's start, while jobs waited (ms). */
+  handoverP50Ms: number;
+  handoverMaxMs: number;
+  peakRssMiB: number;
+  startMs: number;
+}
+
+export async function runAdmissionBench(options: AdmissionBenchOptions): Promise<AdmissionBenchResult> {
+  const log = options.log ?? (() => undefined);
+  const dir = await mkdtemp(path.join(tmpdir(), 'mapflow-admission-'));
+  const files = await writeAois(path.join(dir, 'aoi'), options.jobs + 1);
+  // The handlers log every step at INFO; the figures are what counts here.
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  const startedAt = Date.now();
+  const bridge = await startLocalBridge({
+    simulator: { processingSeconds: options.processingSeconds },
+    maxConcurrentProcessings: options.slots,
+    dropFolder: false,
+    reconcileIntervalMs: 0,
+    log: () => undefined,
+  });
+  const startMs = Date.now() - startedAt;
+  let sampling = true;
+  let maxSlotsSampled = 0;
+  const sampler = (async () => {
+    while (sampling) {
+      const row = await slotsRow(bridge);
+      maxSlotsSampled = Math.max(maxSlotsSampled, row);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  try {
+    // One job alone: the per-job overhead around the processing time.
+    const single = files[0] as string;
+    const t1 = Date.now();
+    const { jobId: singleId } = await bridge.putInbox(single, path.basename(single));
+    await bridge.waitForJob(singleId, { timeoutMs: 120_000 });
+    const singleJobMs = Date.now() - t1;
+    const overheadMs = Math.max(0, singleJobMs - options.processingSeconds * 1000);
+    log(`one job alone: ${(singleJobMs / 1000).toFixed(1)} s (overhead ${(overheadMs / 1000).toFixed(1)} s)`);
+
+    const invocationsBefore = totalInvocations(bridge);
+    const slotCallsBefore = slotInvocations(bridge);
+    const batch = files.slice(1);
+    const t0 = Date.now();
+    const jobIds = await mapBounded(batch, options.dropConcurrency ?? 16, async (file) => (await bridge.putInbox(file, path.basename(file))).jobId);
+    const dropMs = Date.now() - t0;
+    log(`dropped ${batch.length} files in ${(dropMs / 1000).toFixed(1)} s`);
+    await bridge.waitForJobs({ timeoutMs: options.timeoutMs ?? 1_800_000 });
+    const rows = (await Promise.all(jobIds.map((id) => bridge.ledger.get(id)))).filter((r): r is LedgerRow => r !== undefined);
+    const finals = rows.filter((r) => isFinalStatus(r.status));
+    const lastFinal = Math.max(...finals.map((r) => Date.parse(r.finishedAt ?? r.updatedAt)));
+    const makespanMs = lastFinal - t0;
+    const idealMs = Math.ceil(options.jobs / options.slots) * options.processingSeconds * 1000 + overheadMs;
+
+    const intervals = rows
+      .map((r) => ({ row: r, start: at(r, 'SUBMITTED'), end: Date.parse(r.finishedAt ?? r.updatedAt) }))
+      .filter((i): i is { row: LedgerRow; start: number; end: number } => i.start !== undefined);
+    const queued = rows.filter((r) => at(r, 'QUEUED') !== undefined);
+    return {
+      jobs: options.jobs,
+      slots: options.slots,
+      processingSeconds: options.processingSeconds,
+      finalJobs: finals.length,
+      succeeded: rows.filter((r) => r.status === 'SUCCEEDED').length,
+      singleJobMs,
+      overheadMs,
+      idealMs,
+      makespanMs,
+      ratio: makespanMs / idealMs,
+      jobsPerMinute: (finals.length / makespanMs) * 60_000,
+      dropMs,
+      maxSlotsSampled,
+      maxConcurrentProcessings: maxOverlap(intervals),
+      fifoViolations: fifoViolations(intervals),
+      queuedJobs: queued.length,
+      invocationsPerJob: (totalInvocations(bridge) - invocationsBefore) / options.jobs,
+      slotCallsPerJob: (slotInvocations(bridge) - slotCallsBefore) / options.jobs,
+      ...handover(intervals),
+      peakRssMiB: process.resourceUsage().maxRSS / 1024,
+      startMs,
+    };
+  } finally {
+    sampling = false;
+    await sampler.catch(() => undefined);
+    await bridge.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function slotsRow(bridge: LocalBridge): Promise<number> {
+  const doc = (bridge.ledger as unknown as { doc: { send(c: GetCommand): Promise<{ Item?: Record<string, unknown> }> } }).doc;
+  const { Item } = await doc.send(new GetCommand({ TableName: bridge.ledgerTable, Key: { jobId: SLOTS_ROW_ID }, ConsistentRead: true }));
+  const holders = Item?.holders;
+  return holders && typeof holders === 'object' ? Object.keys(holders).length : 0;
+}
+
+function totalInvocations(bridge: LocalBridge): number {
+  return [...bridge.engine.taskInvocations.values()].reduce((a, b) => a + b, 0);
+}
+
+function slotInvocations(bridge: LocalBridge): number {
+  let n = 0;
+  for (const [state, count] of bridge.engine.taskInvocations) if (/slot|admi/i.test(state)) n += count;
+  return n;
+}
+
+function at(row: LedgerRow, status: string): number | undefined {
+  const entry = row.statusHistory.find((h) => h.status === status);
+  return entry ? Date.parse(entry.at) : undefined;
+}
+
+function maxOverlap(intervals: { start: number; end: number }[]): number {
+  const points = intervals.flatMap((i) => [
+    { t: i.start, d: 1 },
+    { t: i.end, d: -1 },
+  ]);
+  // Ends before starts at the same instant: a slot handed over is not two in use.
+  points.sort((a, b) => a.t - b.t || a.d - b.d);
+  let current = 0;
+  let max = 0;
+  for (const p of points) {
+    current += p.d;
+    max = Math.max(max, current);
+  }
+  return max;
+}
+
+/** A job admitted (SUBMITTED) before one that registered earlier and was still waiting. */
+function fifoViolations(intervals: { row: LedgerRow; start: number }[]): number {
+  const byArrival = [...intervals].sort((a, b) => Date.parse(a.row.createdAt) - Date.parse(b.row.createdAt) || a.row.jobId.localeCompare(b.row.jobId));
+  let violations = 0;
+  let latestEarlierStart = -Infinity;
+  for (const entry of byArrival) {
+    // Some earlier arrival was admitted after this one: this one overtook it.
+    if (entry.start < latestEarlierStart - 1) violations++;
+    latestEarlierStart = Math.max(latestEarlierStart, entry.start);
+  }
+  return violations;
+}
+
+/** The gap between a processing's end and the next start, while the queue was not empty. */
+function handover(intervals: { start: number; end: number }[]): { handoverP50Ms: number; handoverMaxMs: number } {
+  const starts = intervals.map((i) => i.start).sort((a, b) => a - b);
+  const gaps: number[] = [];
+  for (const end of intervals.map((i) => i.end).sort((a, b) => a - b)) {
+    const next = starts.find((s) => s >= end);
+    if (next !== undefined && next - end < 60_000) gaps.push(next - end);
+    if (next !== undefined) starts.splice(starts.indexOf(next), 1);
+  }
+  gaps.sort((a, b) => a - b);
+  return { handoverP50Ms: gaps[Math.floor(gaps.length / 2)] ?? 0, handoverMaxMs: gaps.at(-1) ?? 0 };
+}
+
+async function mapBounded<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** Tiny distinct 1 km x 1 km AOIs near Bern (distinct bytes, so distinct jobs). */
+async function writeAois(dir: string, count: number): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const files: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const x = 7.4 + i * 0.0001;
+    const ring = [[x, 46.9], [x + 0.01, 46.9], [x + 0.01, 46.91], [x, 46.91], [x, 46.9]];
+    const file = path.join(dir, `a${String(i).padStart(5, '0')}.geojson`);
+    await writeFile(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }] }));
+    files.push(file);
+  }
+  return files;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({
+    options: {
+      jobs: { type: 'string', default: '200' },
+      'processing-seconds': { type: 'string', default: '2' },
+      slots: { type: 'string', default: '5' },
+    },
+  });
+  const result = await runAdmissionBench({
+    jobs: Number(values.jobs),
+    processingSeconds: Number(values['processing-seconds']),
+    slots: Number(values.slots),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
