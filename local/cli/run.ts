@@ -9,13 +9,14 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import type { JobKind, LedgerRow } from '../../functions/jobs/model.ts';
-import { inputKind, parseRoutes } from '../../functions/routing/index.ts';
+import type { InputKind, LedgerRow } from '../../functions/jobs/model.ts';
+import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
 import { startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
+import { parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import { clock } from './live.ts';
 
 export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
 
@@ -42,7 +43,7 @@ export type FinalStatus = 'SUCCEEDED' | 'FAILED' | 'REJECTED';
 export interface RunJobSummary {
   file: string;
   jobId: string | null;
-  kind: JobKind | null;
+  kind: InputKind | null;
   status: FinalStatus;
   processingId: string | null;
   mosaicId: string | null;
@@ -51,13 +52,6 @@ export interface RunJobSummary {
   results: string[];
   report: string | null;
   error: { code: string; message: string } | null;
-}
-
-class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
 }
 
 interface RunOptions {
@@ -86,7 +80,7 @@ export async function runLocalCommand(args: string[]): Promise<number> {
     options = await parseRunArguments(rest);
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`mapflow-bridge local run: ${error.message}\n\nRun 'mapflow-bridge local run --help' for the options.`);
+      console.error(usageLine('local run', error.message));
       return 2;
     }
     throw error;
@@ -100,28 +94,23 @@ export async function runLocalCommand(args: string[]): Promise<number> {
 }
 
 async function parseRunArguments(args: string[]): Promise<RunOptions> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        json: { type: 'boolean', default: false },
-        out: { type: 'string' },
-        'processing-seconds': { type: 'string' },
-        'mapflow-url': { type: 'string' },
-        token: { type: 'string' },
-        email: { type: 'string' },
-        routes: { type: 'string' },
-        timeout: { type: 'string' },
-        verbose: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseCommandLine({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      'processing-seconds': { type: 'string' },
+      'mapflow-url': { type: 'string' },
+      token: { type: 'string' },
+      email: { type: 'string' },
+      routes: { type: 'string' },
+      timeout: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
   const { values, positionals } = parsed;
   if (values.help) return { files: [], json: false, outDir: '', timeoutMs: 0, verbose: false };
 
@@ -160,6 +149,8 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     if (!info) throw new UsageError(`no such file: ${positionals[index]}`);
     if (!info.isFile()) throw new UsageError(`not a file: ${positionals[index]}`);
     const name = path.basename(file);
+    // The bridge ignores hidden files everywhere (editors' partial copies): no job would start.
+    if (name.startsWith('.')) throw new UsageError(`'${name}' is a hidden file (its name starts with '.'), which the bridge ignores; rename it.`);
     const other = names.get(name);
     if (other) throw new UsageError(`two files have the name '${name}' (${other} and ${file}); each lands in the inbox under its base name.`);
     names.set(name, file);
@@ -177,14 +168,10 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
   };
 }
 
-function positiveNumber(text: string, option: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${option} must be a positive number, not '${text}'.`);
-  return value;
-}
+const positiveNumber = positiveOption;
 
 async function runFiles(options: RunOptions): Promise<number> {
-  const log = (message: string) => process.stderr.write(`${message}\n`);
+  const log = (message: string) => process.stderr.write(`${clock(new Date())}  ${message}\n`);
   // stdout is reserved for the result: whatever else writes there (the
   // handlers' structured logs) goes to stderr while the pipeline runs.
   const restoreStdout = redirectStdoutToStderr();
@@ -217,22 +204,18 @@ async function runFiles(options: RunOptions): Promise<number> {
 }
 
 async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: string) => void): Promise<RunJobSummary[]> {
-  const dropped: { file: string; jobId: string | null; kind: JobKind | null }[] = [];
+  const dropped: { file: string; jobId: string; kind: InputKind }[] = [];
   for (const file of options.files) {
     const name = path.basename(file);
     const { object, jobId } = await bridge.putInbox(file, name);
-    const kind = inputKind(object.key) ?? null;
-    log(`dropped ${name} -> s3://${bridge.bucket}/${object.key}${kind ? ` (job ${jobId})` : ''}`);
-    dropped.push({ file, jobId: kind ? jobId : null, kind });
+    // Every file is a job; one the bridge does not take ends REJECTED UNSUPPORTED_FILE_TYPE like on any other path.
+    const kind = recordedKind(object.key);
+    log(`dropped ${name} -> s3://${bridge.bucket}/${object.key} (job ${jobId})`);
+    dropped.push({ file, jobId, kind });
   }
   const deadline = Date.now() + options.timeoutMs;
   const summaries: RunJobSummary[] = [];
   for (const job of dropped) {
-    if (!job.jobId || !job.kind) {
-      // Dispatch skips what the bridge cannot read; say so instead of leaving the file out.
-      summaries.push(unsupported(job.file));
-      continue;
-    }
     const row = await bridge.waitForJob(job.jobId, { timeoutMs: Math.max(1, deadline - Date.now()) }).catch((error: unknown) => {
       log(`${path.basename(job.file)}: ${(error as Error).message}`);
       return undefined;
@@ -245,30 +228,11 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
   return summaries;
 }
 
-function unsupported(file: string): RunJobSummary {
-  return {
-    file,
-    jobId: null,
-    kind: null,
-    status: 'REJECTED',
-    processingId: null,
-    mosaicId: null,
-    imageId: null,
-    cost: null,
-    results: [],
-    report: null,
-    error: {
-      code: 'UNSUPPORTED_FILE_TYPE',
-      message: `The bridge takes GeoJSON (.geojson, .json) and GeoTIFF (.tif, .tiff) files; '${path.basename(file)}' is neither, so no job was started.`,
-    },
-  };
-}
-
 /** A job's line of the summary, from its final ledger row. */
 export function summarise(
   file: string,
   jobId: string,
-  kind: JobKind,
+  kind: InputKind,
   row: LedgerRow | undefined,
   outputs: { results: string[]; report?: string },
   executionError?: { Error: string; Cause: string },

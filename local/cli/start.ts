@@ -342,7 +342,7 @@ export class JobProgress {
     if (!job) return;
     const bar = isProcessing(job.status) && job.percent !== undefined ? ` ${progressBar(job.percent)}` : '';
     const cost = formatCost(job.cost);
-    this.out.progress(jobId, `${job.name}  ${job.status.padEnd(11)}${bar}${cost ? `  ${cost}` : ''}`);
+    this.out.progress(jobId, `${job.name}  ${job.status.padEnd(11)}${bar}${cost ? `  ${cost}` : ''}`.trimEnd());
   }
 
   private async reportFinal(jobId: string): Promise<void> {

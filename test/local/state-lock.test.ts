@@ -1,0 +1,97 @@
+/**
+ * One bridge per state folder (the lock), and a local S3 port that stays the
+ * same across restarts unless another program holds it.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startS3OnPort } from '../../local/bridge.ts';
+import { LocalS3StartError } from '../../local/s3/server.ts';
+import { LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError } from '../../local/state-lock.ts';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mfb-lock-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe('state folder lock', () => {
+  it('refuses a second lock while the first is held, naming its process, and frees it on release', async () => {
+    // Prepare
+    const dir = await tempDir();
+    const first = await lockStateDir(dir, 'mapflow-bridge start');
+    // Act
+    const second = await lockStateDir(dir, 'mapflow-bridge start').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await first.release();
+    const third = await lockStateDir(dir, 'mapflow-bridge start');
+    // Assess
+    expect(second).toBeInstanceOf(StateDirLockedError);
+    expect((second as StateDirLockedError).holder.pid).toBe(process.pid);
+    expect((second as Error).message).toContain(`pid ${process.pid} (mapflow-bridge start`);
+    expect((second as Error).message).toContain('--state-dir');
+    await third.release();
+    expect(await lockHolder(dir)).toBeUndefined();
+  });
+
+  it('refuses while another live process holds it, and takes over the lock of a process that died', { timeout: 30_000 }, async () => {
+    // Prepare: a live process (sleeping node) and a dead one (exited) as holders
+    const dir = await tempDir();
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    const exited = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await new Promise((resolve) => exited.once('exit', resolve));
+    try {
+      const lockFile = path.join(dir, LOCK_FILE);
+      await writeFile(lockFile, JSON.stringify({ pid: sleeper.pid, since: '2026-11-23T10:00:00.000Z', command: 'mapflow-bridge start' }));
+      // Act
+      const refused = await lockStateDir(dir, 'test').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await writeFile(lockFile, JSON.stringify({ pid: exited.pid, since: '2026-11-23T10:00:00.000Z', command: 'mapflow-bridge start' }));
+      const taken = await lockStateDir(dir, 'test');
+      // Assess
+      expect((refused as StateDirLockedError).holder.pid).toBe(sleeper.pid);
+      expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({ pid: process.pid, command: 'test' });
+      await taken.release();
+    } finally {
+      sleeper.kill();
+    }
+  });
+});
+
+describe('local S3 port', () => {
+  let blocker: Server | undefined;
+  afterAll(() => blocker?.close());
+
+  it('uses the port it is given, and falls back to a free one with a message only when told to', { timeout: 60_000 }, async () => {
+    // Prepare: a port held by another program
+    blocker = createServer();
+    await new Promise<void>((resolve) => (blocker as Server).listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    const dir = await tempDir();
+    const messages: string[] = [];
+    // Act
+    const strict = await startS3OnPort({ directory: path.join(dir, 'a'), buckets: ['b'] }, taken, false, (m) => messages.push(m)).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const fallback = await startS3OnPort({ directory: path.join(dir, 'b'), buckets: ['b'] }, taken, true, (m) => messages.push(m));
+    await fallback.close();
+    // Assess
+    expect(strict).toBeInstanceOf(LocalS3StartError);
+    expect((strict as Error).message).toContain(`port ${taken}`);
+    expect((strict as Error).message).toContain('--s3-port');
+    expect(fallback.port).not.toBe(taken);
+    expect(messages).toEqual([expect.stringContaining(`port ${taken} is taken by another program, so the local S3 listens on port ${fallback.port}`)]);
+  });
+});
