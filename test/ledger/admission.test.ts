@@ -1,0 +1,127 @@
+/**
+ * Admission (functions/ledger/slots.ts on DynamoDB Local): waiters queue with
+ * their task token and a released slot is handed to the oldest one; nobody
+ * jumps the queue; concurrent releases never put more than `max` holders in;
+ * a waiter whose execution is gone (killed while waiting) gives its place up.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { useDynamoDbLocal } from '../support/dynamodb.ts';
+
+const ddb = useDynamoDbLocal();
+const arn = (n: number | string) => `arn:aws:states:us-east-1:123456789012:execution:bridge:job-${n}`;
+const order = (i: number) => waiterOrder(`2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`, `job-${i}`, 0);
+
+/** A waker that records who was woken, in order; `gone` holders answer like a stopped execution. */
+function recordingWaker(gone: Set<string> = new Set()): { wake: WakeWaiter; woken: string[] } {
+  const woken: string[] = [];
+  return {
+    woken,
+    wake: async (waiter: SlotWaiter) => {
+      if (gone.has(waiter.holder)) return 'gone';
+      woken.push(waiter.holder);
+      return 'sent';
+    },
+  };
+}
+
+async function freshSlots(max: number, wake: WakeWaiter): Promise<{ slots: ConcurrencySlots; table: string }> {
+  const table = await ddb.createLedgerTable();
+  return { slots: new ConcurrencySlots(ddb.doc, table, max, () => new Date(), wake), table };
+}
+
+const waiter = (i: number): Omit<SlotWaiter, 'since'> => ({ holder: `job-${i}#0`, order: order(i), executionArn: arn(i), taskToken: `token-${i}` });
+
+describe('admission: FIFO hand-over of slots to waiting task tokens', () => {
+  it('admits waiters in order of arrival, whatever the order they joined in, and lets nobody jump the queue', async () => {
+    // Prepare: one slot, taken; five waiters join in shuffled order
+    const { wake, woken } = recordingWaker();
+    const { slots } = await freshSlots(1, wake);
+    expect((await slots.acquire('first#0', arn('first'))).acquired).toBe(true);
+    for (const i of [3, 1, 5, 2, 4]) expect(await slots.enqueue(waiter(i))).toBe('waiting');
+
+    // Act: a newcomer tries the fast path while the queue is not empty, then the slot goes round
+    const newcomer = await slots.release('first#0').then(() => slots.acquire('late#0', arn('late')));
+    for (let i = 1; i <= 5; i++) await slots.release(`job-${i}#0`);
+
+    // Assess
+    expect(newcomer.acquired).toBe(false);
+    expect(woken).toEqual(['job-1#0', 'job-2#0', 'job-3#0', 'job-4#0', 'job-5#0']);
+    expect(await slots.waiters()).toEqual([]);
+    expect(await slots.holders()).toEqual([]);
+  });
+
+  it('never holds more than max slots while many holders release at the same time', async () => {
+    // Prepare: 3 slots taken, 30 waiters; every woken waiter releases again at once (a burst of concurrent releases)
+    const max = 3;
+    let slots!: ConcurrencySlots;
+    let most = 0;
+    const woken: string[] = [];
+    const releases: Promise<void>[] = [];
+    const wake: WakeWaiter = async (w) => {
+      woken.push(w.holder);
+      most = Math.max(most, (await slots.holders()).length);
+      releases.push(slots.release(w.holder));
+      return 'sent';
+    };
+    ({ slots } = await freshSlots(max, wake));
+    for (let i = 0; i < max; i++) await slots.acquire(`holder-${i}#0`, arn(`h${i}`));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => slots.enqueue(waiter(i + 10))));
+
+    // Act: the three holders release concurrently; then wait for every chained release
+    await Promise.all(Array.from({ length: max }, (_, i) => slots.release(`holder-${i}#0`)));
+    for (let settled = 0; settled < releases.length; ) {
+      const batch = releases.slice(settled);
+      settled += batch.length;
+      await Promise.all(batch);
+    }
+
+    // Assess: every waiter was woken exactly once, never above max, nothing left behind
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(max);
+    expect([...woken].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `job-${i + 10}#0`).sort());
+    expect(new Set(woken).size).toBe(30);
+    expect(await slots.holders()).toEqual([]);
+    expect(await slots.waiters()).toEqual([]);
+  });
+
+  it('gives up the place of a waiter whose execution was stopped: the slot goes to the next one', async () => {
+    // Prepare: job-2 was killed while waiting (its token is gone); job-4 leaves the queue explicitly (fail-job)
+    const { wake, woken } = recordingWaker(new Set(['job-2#0']));
+    const { slots, table } = await freshSlots(1, wake);
+    await slots.acquire('first#0', arn('first'));
+    for (const i of [1, 2, 3, 4, 5]) await slots.enqueue(waiter(i));
+
+    // Act
+    await slots.releaseJob('job-4');
+    for (const holder of ['first#0', 'job-1#0', 'job-3#0']) await slots.release(holder);
+
+    // Assess: 2 was skipped (gone), 4 had left; 5 holds the slot now
+    expect(woken).toEqual(['job-1#0', 'job-3#0', 'job-5#0']);
+    expect((await slots.holders()).map((h) => h.holder)).toEqual(['job-5#0']);
+    expect(await slots.waiters()).toEqual([]);
+    const tokenRow = await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: waiterRowId('job-4#0') } }));
+    expect(tokenRow.Item).toBeUndefined();
+  });
+
+  it('admits at once when a slot is free and nobody waits, and the reconciler drops waiters of dead executions', async () => {
+    // Prepare
+    const { wake, woken } = recordingWaker();
+    const { slots } = await freshSlots(1, wake);
+    await slots.acquire('first#0', arn('first'));
+    await slots.enqueue(waiter(1));
+    await slots.enqueue(waiter(2));
+
+    // Act: job-1's execution is gone; the reconciler repairs the queue; then the slot is released
+    const repaired = await slots.repairQueue(async (executionArn) => executionArn !== arn(1));
+    await slots.release('first#0');
+    const lone = await freshSlots(2, wake);
+    const immediate = await lone.slots.enqueue(waiter(9));
+
+    // Assess
+    expect(repaired.dropped).toEqual(['job-1#0']);
+    expect(woken).toEqual(['job-2#0', 'job-9#0']);
+    expect(immediate).toBe('acquired');
+  });
+});
