@@ -4,12 +4,13 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../local/simulator/index.ts';
+import { lockStateDir } from '../../local/state-lock.ts';
 import { ROOT, SAMPLES, SAMPLE_DATA, tempFile } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -99,3 +100,25 @@ describe('mapflow-bridge local run', () => {
   });
 });
 
+describe('mapflow-bridge start on a state folder another bridge uses', () => {
+  it('says which process holds the folder and exits 2, leaving that bridge\'s endpoints.json alone', { timeout: 60_000 }, async () => {
+    // Prepare: this process holds the folder, as a running `start` does, with its endpoints.json
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-state-'));
+    const lock = await lockStateDir(stateDir, 'mapflow-bridge start');
+    const endpoints = JSON.stringify({ s3: 'http://127.0.0.1:4568', dynamodb: 'http://127.0.0.1:1', pid: process.pid });
+    await writeFile(path.join(stateDir, 'endpoints.json'), endpoints);
+    try {
+      // Act
+      const result = await run(process.execPath, [CLI, 'start', '--state-dir', stateDir, '--no-samples'], { cwd: ROOT, timeout: 50_000 }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+      );
+      // Assess
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`${stateDir} is in use by another bridge: pid ${process.pid} (mapflow-bridge start`);
+      expect(await readFile(path.join(stateDir, 'endpoints.json'), 'utf8')).toBe(endpoints);
+    } finally {
+      await lock.release();
+    }
+  });
+});

@@ -4,6 +4,9 @@ import { javaMajorVersion } from '../../local/cli/java.ts';
 import { checkNode } from '../../local/cli/preflight.ts';
 import { formatJob, formatList } from '../../local/cli/jobs.ts';
 import { runLocalCommand, summarise } from '../../local/cli/run.ts';
+import { runStartCommand } from '../../local/cli/start.ts';
+import { runJobsCommand } from '../../local/cli/jobs.ts';
+import { describeParseError } from '../../local/cli/args.ts';
 import type { LedgerRow } from '../../functions/jobs/model.ts';
 
 const row: LedgerRow = {
@@ -91,5 +94,44 @@ describe('local command helpers', () => {
     }
     expect(errors.join('\n')).toMatch(/--processing-seconds must be a positive number/);
     expect(errors.join('\n')).toMatch(/--mapflow-url needs --token/);
+  });
+
+  it('answers a bad flag with the project\'s own one-line message and exit 2, not Node\'s parser text', async () => {
+    // Prepare
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (message: string) => errors.push(message);
+    let codes: number[];
+    try {
+      // Act
+      codes = [
+        await runStartCommand(['--bogus']),
+        await runStartCommand(['--s3-port']),
+        await runStartCommand(['--s3-port', 'ninety']),
+        await runLocalCommand(['run', '--bogus', 'a.geojson']),
+        await runLocalCommand(['run', '--json=yes', 'a.geojson']),
+        await runJobsCommand(['list', '--bogus']),
+      ];
+    } finally {
+      console.error = original;
+    }
+    // Assess
+    expect(codes).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(errors).toEqual([
+      "mapflow-bridge start: unknown option --bogus. Run 'mapflow-bridge start --help' for the options.",
+      "mapflow-bridge start: --s3-port needs a value. Run 'mapflow-bridge start --help' for the options.",
+      "mapflow-bridge start: --s3-port must be a whole number from 1 to 65535, not 'ninety'. Run 'mapflow-bridge start --help' for the options.",
+      "mapflow-bridge local run: unknown option --bogus. Run 'mapflow-bridge local run --help' for the options.",
+      "mapflow-bridge local run: --json takes no value. Run 'mapflow-bridge local run --help' for the options.",
+      "mapflow-bridge jobs: unknown option --bogus. Run 'mapflow-bridge jobs --help' for the options.",
+    ]);
+  });
+
+  it('words every parseArgs error itself', () => {
+    const error = (code: string, message: string) => Object.assign(new Error(message), { code });
+    expect(describeParseError(error('ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL', "Unexpected argument 'x'. This command does not take positional arguments"))).toBe(
+      "unexpected argument 'x'",
+    );
+    expect(describeParseError(error('ERR_PARSE_ARGS_INVALID_OPTION_VALUE', "Option '--out <value>' argument missing"))).toBe('--out needs a value');
   });
 });
