@@ -18,7 +18,6 @@ import {
   MAX_ROUTES_JSON_BYTES,
   type PollPolicy,
 } from './defaults.ts';
-import { pollsFor } from '../functions/jobs/poll-policy.ts';
 
 /** Invalid MapflowBridge props. */
 export class MapflowBridgeConfigError extends Error {
@@ -189,13 +188,8 @@ function checkPollPolicy(policy: PollPolicy): PollPolicy {
   if (policy.maxPolls !== undefined) checkInteger('pollPolicy.maxPolls', policy.maxPolls, 1, MAX_POLLS);
   // Standard executions run for at most a year; leave room for the margin.
   checkInteger('pollPolicy.maxJobSeconds', policy.maxJobSeconds, 60, 300 * 86_400);
-  // The poll count follows from maxJobSeconds (pollsFor); it must fit the execution history too.
-  const polls = pollsFor(policy);
-  if (polls > MAX_POLLS && (policy.maxPolls === undefined || policy.maxPolls > MAX_POLLS)) {
-    throw new MapflowBridgeConfigError(
-      `pollPolicy.maxJobSeconds (${policy.maxJobSeconds}) needs about ${polls} polls at pollPolicy.maxSeconds (${policy.maxSeconds}), more than the ${MAX_POLLS} one execution's history holds; raise maxSeconds or lower maxJobSeconds`,
-    );
-  }
+  // The poll count follows from maxJobSeconds (pollsFor); whether it fits the
+  // execution history is checked on the synthesized definition (lib/history-budget.ts).
   return policy;
 }
 
