@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Quiet output: no Powertools metrics (EMF JSON lines) from the handlers under test.
+    setupFiles: ['./test/support/setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // End-to-end suites start DynamoDB Local (a JVM) and the simulator; keep

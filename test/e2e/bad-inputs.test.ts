@@ -29,7 +29,7 @@ function inboxPath(entry: CorpusEntry): string {
 }
 
 // The manifest is part of the repository: a missing one fails the suite instead of skipping it.
-describe('bad-inputs corpus through the local pipeline', () => {
+describe('bad-inputs corpus through the local pipeline', { timeout: 300_000 }, () => {
   const entries = JSON.parse(readFileSync(MANIFEST, 'utf8')) as CorpusEntry[];
   let bridge: LocalBridge;
   const executions: ExecutionRecord[] = [];

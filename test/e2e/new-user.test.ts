@@ -63,7 +63,7 @@ describe('a new user trying files the bridge has never seen', () => {
     return features;
   }
 
-  it('processes a polygon with a hole and puts no building entirely inside the hole', { timeout: 60_000 }, async () => {
+  it('processes a polygon with a hole and puts no building entirely inside the hole', { timeout: 90_000 }, async () => {
     // Prepare: a 0.01° square in Bern with a 0.003° hole in its middle
     const outer = square(7.44, 46.94, 0.01);
     const hole = square(7.443, 46.943, 0.003).reverse();
@@ -82,7 +82,7 @@ describe('a new user trying files the bridge has never seen', () => {
     }
   });
 
-  it('processes a MultiPolygon split at the antimeridian without a result spanning the globe', { timeout: 60_000 }, async () => {
+  it('processes a MultiPolygon split at the antimeridian without a result spanning the globe', { timeout: 90_000 }, async () => {
     // Prepare: two small squares either side of 180° near Fiji
     const geometry = {
       type: 'MultiPolygon',
@@ -101,7 +101,7 @@ describe('a new user trying files the bridge has never seen', () => {
     }
   });
 
-  it('rejects bad "mapflow" members naming the key, spending nothing and creating no processing', { timeout: 60_000 }, async () => {
+  it('rejects bad "mapflow" members naming the key, spending nothing and creating no processing', { timeout: 90_000 }, async () => {
     // Prepare
     const ring = [square(7.44, 46.94, 0.005)];
     const cases = [
@@ -125,7 +125,7 @@ describe('a new user trying files the bridge has never seen', () => {
     expect(processingsCreated()).toBe(before);
   });
 
-  it('says where the coordinates are wrong: swapped lat/lon, a projected CRS member, text numbers', { timeout: 60_000 }, async () => {
+  it('says where the coordinates are wrong: swapped lat/lon, a projected CRS member, text numbers', { timeout: 90_000 }, async () => {
     // Prepare
     const sanFrancisco = square(-122.42, 37.77, 0.01).map(([lon, lat]) => [lat, lon]);
     const lv95 = [[[2_600_000, 1_200_000], [2_600_500, 1_200_000], [2_600_500, 1_200_500], [2_600_000, 1_200_500], [2_600_000, 1_200_000]]];
@@ -146,7 +146,7 @@ describe('a new user trying files the bridge has never seen', () => {
     expect(text?.error?.message).toContain('plain numbers');
   });
 
-  it('accepts what GIS tools write: a UTF-8 BOM, an old CRS84 member, 3D positions', { timeout: 60_000 }, async () => {
+  it('accepts what GIS tools write: a UTF-8 BOM, an old CRS84 member, 3D positions', { timeout: 90_000 }, async () => {
     // Prepare
     const polygon = (west: number) => ({ type: 'Polygon', coordinates: [square(west, 46.94, 0.005)] });
     const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(featureCollection(polygon(7.47)))]);
@@ -158,7 +158,7 @@ describe('a new user trying files the bridge has never seen', () => {
     expect(rows.map((row) => row?.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
   });
 
-  it('rejects a cut-short cogeo.tif at any length and a PNG or JPEG named .tif, before uploading', { timeout: 60_000 }, async () => {
+  it('rejects a cut-short cogeo.tif at any length and a PNG or JPEG named .tif, before uploading', { timeout: 90_000 }, async () => {
     // Prepare
     const cogeo = await readFile(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'));
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000100000001008020000009091683600000000', 'hex');
@@ -184,7 +184,7 @@ describe('a new user trying files the bridge has never seen', () => {
     expect(jpegRow?.error?.message).toContain('JPEG');
   });
 
-  it('handles a key with spaces, "+", "%" and non-ASCII letters in a sub-folder route', { timeout: 60_000 }, async () => {
+  it('handles a key with spaces, "+", "%" and non-ASCII letters in a sub-folder route', { timeout: 90_000 }, async () => {
     // Prepare
     const file = path.join(SAMPLE_DATA, 'rasters/cogeo.tif');
     const key = 'buildings/sub/a b+c% Bärn.TIF';
@@ -205,7 +205,7 @@ describe('mapflow-bridge local run, first contact', () => {
   const run = promisify(execFile);
   const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 
-  it('stops with exit 2, naming the misspelt key, when the routes file has a typo', { timeout: 60_000 }, async () => {
+  it('stops with exit 2, naming the misspelt key, when the routes file has a typo', { timeout: 90_000 }, async () => {
     // Prepare
     const routes = await tempFile('routes.json', JSON.stringify({ routes: [{ name: 'default', prefix: '', proccessImages: true }] }));
     const aoi = path.join(SAMPLE_DATA, 'aoi/bern-quarters.geojson');

@@ -9,7 +9,7 @@ import type { LocalBridge } from '../../local/bridge.ts';
 import { SAMPLES_AOI, SAMPLES_RASTERS, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
 import { checkEventsFile } from './validate.ts';
 
-describe('events of an end-to-end run', () => {
+describe('events of an end-to-end run', { timeout: 300_000 }, () => {
   let bridge: LocalBridge;
 
   beforeAll(async () => {

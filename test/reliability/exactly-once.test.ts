@@ -14,7 +14,7 @@ import { jobIdFor } from '../../functions/routing/index.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
 import { processingsOf, startReliabilityBridge, type ReliabilityBridge } from './support.ts';
 
-describe('exactly once', () => {
+describe('exactly once', { timeout: 180_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {

@@ -44,7 +44,7 @@ function losingProxy(target: URL): { server: Server; dropped: () => number } {
   return { server, dropped: () => dropped };
 }
 
-describe('a restart whose answer is lost', () => {
+describe('a restart whose answer is lost', { timeout: 180_000 }, () => {
   let simulator: RunningSimulator;
   let simulatorDir: string;
   let proxy: ReturnType<typeof losingProxy>;

@@ -12,7 +12,7 @@ import { processingsOf, startReliabilityBridge, type ReliabilityBridge } from '.
 const withTrigger = (name: string, lon: number, lat: number, simulate: string) =>
   JSON.stringify({ ...JSON.parse(squareAoiText(name, lon, lat)), mapflow: { meta: { simulate } } });
 
-describe('restart of transient failures', () => {
+describe('restart of transient failures', { timeout: 120_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {

@@ -21,7 +21,7 @@ import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support
 const TOKEN = 'resume-test-token-5d1f0c';
 const EMAIL = 'resume@mapflow-bridge.invalid';
 
-describe('a bridge restarted mid-job resumes it without a second processing', () => {
+describe('a bridge restarted mid-job resumes it without a second processing', { timeout: 240_000 }, () => {
   let simulator: RunningSimulator;
   let simulatorDir: string;
   let stateDir: string;

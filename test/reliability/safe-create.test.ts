@@ -31,7 +31,7 @@ function seedFor(planned: boolean[]): number {
   throw new Error('no seed found');
 }
 
-describe('safe creates when the response is lost after the create took effect', () => {
+describe('safe creates when the response is lost after the create took effect', { timeout: 180_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {
@@ -75,7 +75,7 @@ describe('safe creates when the response is lost after the create took effect', 
   });
 });
 
-describe('safe creates when two jobs need the same new project at once', () => {
+describe('safe creates when two jobs need the same new project at once', { timeout: 180_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {

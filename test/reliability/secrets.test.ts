@@ -27,7 +27,7 @@ const FORBIDDEN = {
   'token prefix': TOKEN.slice(0, 16),
 };
 
-describe('the Mapflow token never leaves the bridge', () => {
+describe('the Mapflow token never leaves the bridge', { timeout: 120_000 }, () => {
   let rel: ReliabilityBridge;
   const captured: string[] = [];
   const restores: (() => void)[] = [];

@@ -16,7 +16,7 @@ import { tempFile } from '../e2e/helpers.ts';
 const drop = async (rel: ReliabilityBridge, name: string, body: string) =>
   rel.bridge.putInbox(await tempFile(`${name}.geojson`, body), `${name}.geojson`);
 
-describe('concurrency slots: one slot', () => {
+describe('concurrency slots: one slot', { timeout: 120_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {
@@ -143,7 +143,7 @@ describe('concurrency slots: one slot', () => {
   });
 });
 
-describe('concurrency slots: poll timeout', () => {
+describe('concurrency slots: poll timeout', { timeout: 120_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {

@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LedgerRow } from '../../functions/jobs/model.ts';
 import { recordJobOutcome } from '../../functions/runtime/metrics.ts';
 
+// The test setup silences metrics for every other test file (test/support/setup.ts); these tests read them.
+process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+
 const row = (status: LedgerRow['status'], extra: Partial<LedgerRow> = {}): LedgerRow => ({
   jobId: 'fields-0123',
   entity: 'JOB',

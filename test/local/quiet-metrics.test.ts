@@ -1,0 +1,37 @@
+/**
+ * `npm test` prints no raw metrics JSON: a handler that records a job outcome
+ * under test writes no CloudWatch EMF document (`{"_aws":...}`) to stdout,
+ * because the test setup (test/support/setup.ts) turns Powertools metrics off.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LedgerRow } from '../../functions/jobs/model.ts';
+import { recordJobOutcome } from '../../functions/runtime/metrics.ts';
+
+describe('metrics in tests', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('prints no {"_aws":...} line when a job outcome is recorded', () => {
+    // Prepare
+    const written: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const row = {
+      jobId: 'quiet-0001',
+      entity: 'JOB',
+      input: { bucket: 'b', key: 'inbox/quiet.geojson', etag: 'e', size: 1 },
+      kind: 'geojson',
+      routeName: 'default',
+      status: 'SUCCEEDED',
+      statusHistory: [],
+      createdAt: '2026-11-23T10:00:00.000Z',
+      updatedAt: '2026-11-23T10:01:00.000Z',
+    } as LedgerRow;
+    // Act
+    recordJobOutcome(row);
+    // Assess
+    expect(process.env.POWERTOOLS_METRICS_DISABLED).toBe('true');
+    expect(written.join('')).not.toContain('"_aws"');
+  });
+});
