@@ -12,7 +12,7 @@
  * `schemas/events/*.json` holds (scripts/generate-event-schemas.ts).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { JOB_STATUSES, type EventDetailType, type InputObject, type JobError, type JobKind } from '../jobs/model.ts';
+import { JOB_STATUSES, type EventDetailType, type InputObject, type JobError, type InputKind } from '../jobs/model.ts';
 
 const JOB_STATUS_VALUES = JOB_STATUSES;
 
@@ -73,7 +73,10 @@ export const ImageryChoiceSchema = Type.Object(
 const detailProperties = {
   jobId: Type.String({ description: 'Job id: the input file name and a hash of bucket, key and ETag.' }),
   status: StringEnum(JOB_STATUS_VALUES, 'The job status after the transition.'),
-  kind: StringEnum(['geojson', 'geotiff'] as const satisfies readonly JobKind[]),
+  kind: StringEnum(
+    ['geojson', 'geotiff', 'unsupported'] as const satisfies readonly InputKind[],
+    "From the file's extension; 'unsupported' for a file the bridge does not take (always REJECTED UNSUPPORTED_FILE_TYPE).",
+  ),
   input: InputObjectSchema,
   routeName: Type.String({ description: 'The route the input matched.' }),
   projectId: Type.Optional(Type.String()),

@@ -19,13 +19,22 @@
  * (bucket, key, etag), and Step Functions refuses a second execution with the
  * same name (ExecutionAlreadyExists), so an event delivered several times, even
  * concurrently, yields one execution.
+ *
+ * What becomes an execution: every object under the inbox except folder
+ * markers (keys ending in '/') and hidden files (a path segment below the
+ * inbox starting with '.', as editors and sync tools use for partial copies),
+ * which are ignored. A file the bridge cannot take (an unsupported extension,
+ * or a key with '.', '..' or empty segments or control characters) is started
+ * too, so that Register Job rejects it (UNSUPPORTED_FILE_TYPE, INVALID_KEY):
+ * one path, exactly once by the execution name, and the same ledger row,
+ * report and Job Rejected event as any other rejection, here and locally.
  */
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { ExecutionAlreadyExists, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigurationError } from '../jobs/errors.ts';
 import type { ExecutionInput, InputObject } from '../jobs/model.ts';
-import { decodeS3EventKey, inputKind, jobIdFor, normaliseEtag } from '../routing/index.ts';
+import { decodeS3EventKey, isHiddenPath, jobIdFor, keyProblem, normaliseEtag } from '../routing/index.ts';
 import { bridgeContext, type BridgeContext } from '../runtime/context.ts';
 
 export type StartOutcome = 'started' | 'duplicate';
@@ -163,9 +172,9 @@ function isNotThisOne(error: unknown): boolean {
 }
 
 /**
- * Starts one execution per eligible object (decoded keys). Objects outside the
- * inbox or with an extension the bridge does not handle are skipped, with the
- * reason logged and returned.
+ * Starts one execution per object under the inbox (decoded keys). Objects
+ * outside the inbox, folder markers and hidden files are skipped, with the
+ * reason logged and returned; everything else is started (see the header).
  */
 export async function dispatchObjectCreated(
   ctx: Pick<BridgeContext, 'config' | 'logger'>,
@@ -207,7 +216,9 @@ export async function dispatchObjectCreated(
 function skipReason(key: string, inbox: string): string | undefined {
   if (!key.startsWith(inbox)) return `outside the inbox prefix "${inbox}"`;
   if (key.endsWith('/')) return 'a folder marker, not a file';
-  if (!inputKind(key)) return 'unsupported file type (the bridge takes .geojson, .json, .tif, .tiff)';
+  // A bad key is rejected (INVALID_KEY), even when a segment such as '..' starts with a dot.
+  if (keyProblem(key)) return undefined;
+  if (isHiddenPath(key, inbox)) return 'a hidden file or folder (a name starting with ".")';
   return undefined;
 }
 

@@ -11,9 +11,17 @@ import type { ImageryChoice } from '../events/types.ts';
 export type JobKind = 'geojson' | 'geotiff';
 
 /**
+ * The kind a ledger row and its events record: a JobKind, or 'unsupported'
+ * for a file whose extension the bridge does not take (such a job is always
+ * REJECTED UNSUPPORTED_FILE_TYPE).
+ */
+export type InputKind = JobKind | 'unsupported';
+
+/**
  * Job statuses in the order a job moves through them. A status only ever moves
  * forward (the ledger enforces it with conditional writes), except that
- * IN_PROGRESS may be re-entered after a restart (same rank).
+ * IN_PROGRESS may be re-entered after a restart (same rank), and QUEUED is a
+ * waiting status entered from wherever the job is (WAITING_STATUSES).
  */
 export const JOB_STATUSES = [
   'RECEIVED', // registered in the ledger
@@ -37,6 +45,21 @@ export function isFinalStatus(status: string): status is 'SUCCEEDED' | 'FAILED' 
 /** Rank used by the ledger's forward-only condition. */
 export function statusRank(status: JobStatus): number {
   return JOB_STATUSES.indexOf(status);
+}
+
+/**
+ * Statuses that say what a job is waiting for, not how far it got: QUEUED
+ * (waiting for a concurrency slot). A job enters one from any status ranked
+ * below WAITING_ENDS_AT, whatever it has done so far (a GeoJSON waits right
+ * after RECEIVED, a GeoTIFF on a processing route after UPLOADED), and the
+ * row keeps the rank of where it was, so it moves on from there; a stale
+ * write of an earlier status is still refused.
+ */
+export const WAITING_STATUSES: readonly JobStatus[] = ['QUEUED'];
+export const WAITING_ENDS_AT: JobStatus = 'SUBMITTED';
+
+export function isWaitingStatus(status: string): boolean {
+  return (WAITING_STATUSES as readonly string[]).includes(status);
 }
 
 /** The S3 object a job was made from. */
@@ -97,7 +120,7 @@ export interface JobPart {
 export interface LedgerRow {
   jobId: string;
   input: InputObject;
-  kind: JobKind;
+  kind: InputKind;
   routeName: string;
   status: JobStatus;
   statusHistory: { status: JobStatus; at: string; note?: string }[];

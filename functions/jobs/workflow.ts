@@ -7,7 +7,7 @@
  * requests and results live in S3 under `work/<jobId>/` and `results/`.
  */
 import type { GeoTiffInfo } from '../geotiff/index.ts';
-import type { InputObject, JobError, JobKind, JobPart, JobStatus } from './model.ts';
+import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus } from './model.ts';
 
 /** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
 export interface TaskError {
@@ -19,7 +19,8 @@ export interface TaskError {
 export interface RegisterResult {
   jobId: string;
   input: InputObject;
-  kind: JobKind;
+  /** 'unsupported' only on a job that is already final (REJECTED); such a job never reaches a later step. */
+  kind: InputKind;
   routeName: string;
   /** Status of the ledger row when the task ran (RECEIVED for a new job). */
   status: JobStatus;
@@ -74,6 +75,8 @@ export interface UploadResult {
   uploadedAt?: string;
   /** SHA-1 of the bytes sent, hex (the image list's `checksum`). */
   checksum?: string;
+  /** Ids of the mosaic's images before the upload, while the new one is looked for (never taken for it). */
+  priorImageIds?: string[];
 }
 
 /** One processing to run (an item of the Process Parts Map). */

@@ -6,8 +6,9 @@
  * Rules enforced by DynamoDB itself (not by read-then-write):
  * - `register` creates a row only if none exists (a re-delivered event finds the first one);
  * - `transition` only moves forward by status rank; IN_PROGRESS may be re-entered
- *   (a restarted processing); a final status (SUCCEEDED, FAILED, REJECTED) is
- *   never left, so the first outcome written wins;
+ *   (a restarted processing); a waiting status (QUEUED) is entered from any
+ *   status before SUBMITTED and keeps the row's rank; a final status
+ *   (SUCCEEDED, FAILED, REJECTED) is never left, so the first outcome written wins;
  * - parts are stored as a map by index, so parallel parts never overwrite each other.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -24,7 +25,9 @@ import {
   FINAL_STATUSES,
   JOB_STATUSES,
   isFinalStatus,
+  isWaitingStatus,
   statusRank,
+  WAITING_ENDS_AT,
   type JobPart,
   type JobStatus,
   type LedgerRow,
@@ -113,9 +116,12 @@ export class Ledger {
     const rank = statusRank(status);
     if (rank < 0) throw new LedgerError('INVALID_PATCH', `Unknown job status "${status}"; expected one of ${JOB_STATUSES.join(', ')}.`);
     const now = this.clock().toISOString();
+    const waiting = isWaitingStatus(status);
     const update = new UpdateBuilder();
-    update.set('status', status);
-    update.set('statusRank', rank);
+    const statusName = update.name('status');
+    update.expressions.push(`${statusName} = ${update.value(status)}`);
+    // A waiting status keeps the rank of where the job was (see WAITING_STATUSES).
+    if (!waiting) update.set('statusRank', rank);
     update.set('updatedAt', now);
     update.append('statusHistory', [{ status, at: now, ...(note ? { note } : {}) }]);
     if (isFinalStatus(status)) update.set('finishedAt', now);
@@ -124,10 +130,15 @@ export class Ledger {
     }
     applyPatch(update, patch);
 
-    // Forward only; IN_PROGRESS may be re-entered; never out of a final status.
-    update.values[':rank'] = rank;
+    // Forward only; IN_PROGRESS may be re-entered; a waiting status from anywhere
+    // before WAITING_ENDS_AT, not twice in a row; never out of a final status.
+    update.values[':rank'] = waiting ? statusRank(WAITING_ENDS_AT) : rank;
     update.values[':firstFinalRank'] = FIRST_FINAL_RANK;
-    const forward = status === 'IN_PROGRESS' ? 'statusRank <= :rank' : 'statusRank < :rank';
+    const forward = waiting
+      ? `statusRank < :rank AND ${statusName} <> ${update.value(status)}`
+      : status === 'IN_PROGRESS'
+        ? 'statusRank <= :rank'
+        : 'statusRank < :rank';
     const condition = `attribute_exists(jobId) AND ${forward} AND statusRank < :firstFinalRank`;
     try {
       const { Attributes } = await this.doc.send(

@@ -14,15 +14,20 @@ export {
   type RouteSource,
   type Routes,
 } from './routes.ts';
-export { applyOverrides, OVERRIDE_KEYS } from './overrides.ts';
+export { applyOverrides, OVERRIDE_KEYS, OVERRIDE_LIMITS } from './overrides.ts';
 export {
   DEFAULT_PREFIXES,
   decodeS3EventKey,
   fileStem,
   inputKind,
+  INVALID_KEYS_FOLDER,
+  invalidKeyRejection,
+  isHiddenPath,
   jobIdFor,
+  keyProblem,
   normaliseEtag,
   partNameFor,
+  recordedKind,
   relativeInputPath,
   reportKey,
   resultKeys,

@@ -9,10 +9,20 @@
  *
  * `<path>/<file>` is the input's path below the inbox, kept whole (extension
  * included) so that `a.tif` and `a.geojson` never share a result folder.
+ *
+ * Keys with '.', '..' or empty path segments, or control characters, are not
+ * jobs' keys (keyProblem): dispatch starts them only to be REJECTED
+ * (INVALID_KEY), their report goes to `failed/.invalid-keys/<hash of the key>/`,
+ * and no result or work key is ever derived from them, so nothing the bridge
+ * writes can leave its prefixes, whatever a file system or client makes of
+ * dot segments. Hidden files and folders (a segment starting with '.') are
+ * ignored by dispatch, so no job's path ever starts a segment with '.' and the
+ * `.invalid-keys` folder cannot collide with a job's report.
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import type { JobKind } from '../jobs/model.ts';
+import { InputRejected } from '../jobs/errors.ts';
+import type { InputKind, JobKind } from '../jobs/model.ts';
 
 /** The four top-level prefixes of the bucket layout (each ending in '/'). */
 export interface KeyPrefixes {
@@ -35,6 +45,54 @@ export function inputKind(key: string): JobKind | undefined {
   if (ext === '.geojson' || ext === '.json') return 'geojson';
   if (ext === '.tif' || ext === '.tiff') return 'geotiff';
   return undefined;
+}
+
+/** The kind a ledger row records: the job kind, or 'unsupported' for a file the bridge does not take (always REJECTED). */
+export function recordedKind(key: string): InputKind {
+  return inputKind(key) ?? 'unsupported';
+}
+
+/** C0 and C1 control characters and DEL. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why a key cannot be a job's key, or undefined: a '.' or '..' segment, an
+ * empty segment ('//' or a leading '/'; a trailing '/' is a folder marker and
+ * allowed here), or a control character. The local S3 applies the same rule
+ * (local/s3/s3rver-process.cjs).
+ */
+export function keyProblem(key: string): string | undefined {
+  const control = CONTROL_CHARACTER.exec(key);
+  if (control) return `a control character (U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+  const segments = key.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    if (segment === '.' || segment === '..') return `a '${segment}' path segment`;
+    if (segment === '' && !(i === segments.length - 1 && i > 0)) return i === 0 ? "a leading '/'" : "an empty path segment ('//')";
+  }
+  return undefined;
+}
+
+/** True when a segment of the path below the inbox starts with '.' (hidden files and folders, editors' partial copies). */
+export function isHiddenPath(key: string, inboxPrefix: string): boolean {
+  return relativeInputPath(key, inboxPrefix)
+    .split('/')
+    .some((segment) => segment.startsWith('.'));
+}
+
+/** The InputRejected for a key keyProblem refuses; undefined for a good key. */
+export function invalidKeyRejection(key: string): InputRejected | undefined {
+  const problem = keyProblem(key);
+  if (!problem) return undefined;
+  return new InputRejected(
+    'INVALID_KEY',
+    `the key ${JSON.stringify(key)} has ${problem}; file systems and S3 clients read such keys differently, so the bridge takes no file under it. Upload the file again under a key whose folders have names (no '.', '..' or empty folders) and without control characters.`,
+  );
+}
+
+function assertJobKey(key: string): void {
+  const rejection = invalidKeyRejection(key);
+  if (rejection) throw rejection;
 }
 
 /**
@@ -88,25 +146,47 @@ export function relativeInputPath(key: string, inboxPrefix: string): string {
   return rel.replace(/^\/+/, '');
 }
 
-/** Where a part's result and the job summary are written. */
+/** Where a part's result and the job summary are written. Throws InputRejected INVALID_KEY for a key keyProblem refuses. */
 export function resultKeys(prefixes: KeyPrefixes, key: string, partName: string): { resultKey: string; jobJsonKey: string } {
+  assertJobKey(key);
+  assertSegment(partName, 'part name');
   const folder = `${prefixes.results}${relativeInputPath(key, prefixes.inbox)}/${partName}/`;
   return { resultKey: `${folder}result.geojson`, jobJsonKey: `${folder}job.json` };
 }
 
-/** The folder holding all of a job's results (`results/<path>/<file>/`). */
+/** The folder holding all of a job's results (`results/<path>/<file>/`). Throws for a key keyProblem refuses. */
 export function resultPrefix(prefixes: KeyPrefixes, key: string): string {
+  assertJobKey(key);
   return `${prefixes.results}${relativeInputPath(key, prefixes.inbox)}/`;
 }
 
-/** Where the report of a rejected or failed job is written. */
+/** Folder (under failed/) of the reports of keys keyProblem refuses; hidden, so no job's report can be there. */
+export const INVALID_KEYS_FOLDER = '.invalid-keys';
+
+/**
+ * Where the report of a rejected or failed job is written:
+ * `failed/<path>/report.json`, or for a key keyProblem refuses (whose path
+ * cannot be trusted) `failed/.invalid-keys/<32 hex of SHA-256 of the key>/report.json`.
+ */
 export function reportKey(prefixes: KeyPrefixes, key: string): string {
+  if (keyProblem(key)) {
+    const hash = createHash('sha256').update(key).digest('hex').slice(0, 32);
+    return `${prefixes.failed}${INVALID_KEYS_FOLDER}/${hash}/report.json`;
+  }
   return `${prefixes.failed}${relativeInputPath(key, prefixes.inbox)}/report.json`;
 }
 
 /** An intermediate object of a job. */
 export function workKey(prefixes: KeyPrefixes, jobId: string, name: string): string {
+  assertSegment(jobId, 'job id');
   return `${prefixes.work}${jobId}/${name}`;
+}
+
+/** One folder name of a key the bridge writes: never empty, '.', '..', and without '/' or control characters. */
+function assertSegment(segment: string, what: string): void {
+  if (segment === '' || segment === '.' || segment === '..' || segment.includes('/') || CONTROL_CHARACTER.test(segment)) {
+    throw new InputRejected('INVALID_KEY', `the ${what} ${JSON.stringify(segment)} cannot be a folder name in a key`);
+  }
 }
 
 /** The file name without folders and without its extension ('inbox/a/b.c.tif' -> 'b.c'). */

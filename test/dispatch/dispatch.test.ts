@@ -168,7 +168,7 @@ describe('dispatch handler', () => {
     expect(names.size).toBe(1);
   });
 
-  it('skips keys outside the inbox, folder markers and unsupported types, saying why', async () => {
+  it('skips keys outside the inbox, folder markers and hidden files, saying why', async () => {
     // Prepare
     uniqueNames();
     const ctx = context();
@@ -177,24 +177,55 @@ describe('dispatch handler', () => {
       ctx,
       [
         { bucket: 'drop', key: 'results/a/result.geojson', etag: 'e', size: 1 },
-        { bucket: 'drop', key: 'inbox/notes.txt', etag: 'e', size: 1 },
         { bucket: 'drop', key: 'inbox/folder/', etag: 'e', size: 0 },
+        { bucket: 'drop', key: 'inbox/.partial.geojson', etag: 'e', size: 1 },
+        { bucket: 'drop', key: 'inbox/area/.sync/scene.tif', etag: 'e', size: 1 },
         { bucket: 'drop', key: 'inbox/ok.TIF', etag: 'e', size: 1 },
       ],
       stepFunctionsStarter(ctx),
     );
     // Assess
-    expect(summary.started).toHaveLength(1);
+    expect(startedInputs().map((i) => i.input.key)).toEqual(['inbox/ok.TIF']);
     expect(summary.skipped).toEqual([
       { key: 'results/a/result.geojson', reason: 'outside the inbox prefix "inbox/"' },
-      { key: 'inbox/notes.txt', reason: expect.stringMatching(/^unsupported file type/) },
       { key: 'inbox/folder/', reason: 'a folder marker, not a file' },
+      { key: 'inbox/.partial.geojson', reason: 'a hidden file or folder (a name starting with ".")' },
+      { key: 'inbox/area/.sync/scene.tif', reason: 'a hidden file or folder (a name starting with ".")' },
     ]);
     expect(logs.entries().filter((e) => e.message === 'object skipped').map((e) => e.key)).toEqual([
       'results/a/result.geojson',
-      'inbox/notes.txt',
       'inbox/folder/',
+      'inbox/.partial.geojson',
+      'inbox/area/.sync/scene.tif',
     ]);
+  });
+
+  it('starts an execution for a file type the bridge does not take, so Register Job rejects it (UNSUPPORTED_FILE_TYPE)', async () => {
+    // Prepare
+    uniqueNames();
+    // Act
+    const result = await handleSqsBatch(context(), sqs(eventBridgeBody('inbox/notes/readme.txt'), eventBridgeBody('inbox/scan.PNG')));
+    // Assess
+    expect(result.batchItemFailures).toEqual([]);
+    const names = sfn.commandCalls(StartExecutionCommand).map((call) => call.args[0].input.name);
+    expect(startedInputs().map((i) => i.input.key)).toEqual(['inbox/notes/readme.txt', 'inbox/scan.PNG']);
+    expect(names).toEqual(startedInputs().map((i) => i.jobId));
+  });
+
+  it.each([
+    ['a dot-dot segment', 'inbox/a/%2E%2E/%2E%2E/b.geojson', 'inbox/a/../../b.geojson'],
+    ['a dot segment (a hidden-looking name that is not hidden)', 'inbox/./b.geojson', 'inbox/./b.geojson'],
+    ['an empty segment', 'inbox//b.tif', 'inbox//b.tif'],
+    ['a control character', 'inbox/b%07.geojson', 'inbox/b\u0007.geojson'],
+    ['a dot-dot segment in a hidden-looking path', 'inbox/.cache/../b.geojson', 'inbox/.cache/../b.geojson'],
+  ])('starts an execution for a key with %s, so Register Job rejects it (INVALID_KEY)', async (_label, encoded, decoded) => {
+    // Prepare
+    uniqueNames();
+    // Act
+    const result = await handleSqsBatch(context(), sqs({ Records: [{ eventName: 'ObjectCreated:Put', s3: { bucket: { name: 'drop' }, object: { key: encoded, size: 1, eTag: 'e' } } }] }));
+    // Assess
+    expect(result.batchItemFailures).toEqual([]);
+    expect(startedInputs().map((i) => i.input.key)).toEqual([decoded]);
   });
 
   it('reports unreadable messages and failed starts so SQS retries them, and keeps going', async () => {

@@ -119,6 +119,58 @@ describe('Ledger.transition', () => {
     expect((await ledger.get('scene-1-abc'))?.statusHistory).toHaveLength(2);
   });
 
+  it('lets a GeoTIFF wait as QUEUED after its upload and move on from where it was', async () => {
+    // Prepare
+    const { ledger, table } = await freshLedger();
+    await ledger.register(newJob());
+    await ledger.transition('scene-1-abc', 'UPLOADING');
+    await ledger.transition('scene-1-abc', 'UPLOADED');
+    // Act
+    const queued = await ledger.transition('scene-1-abc', 'QUEUED', {}, 'waiting for a processing slot (1 in use)');
+    const staleUpload = await ledger.transition('scene-1-abc', 'UPLOADED');
+    const submitted = await ledger.transition('scene-1-abc', 'SUBMITTED');
+    // Assess
+    expect(queued.changed).toBe(true);
+    expect(queued.row.status).toBe('QUEUED');
+    expect(staleUpload.changed).toBe(false);
+    expect(submitted.changed).toBe(true);
+    expect(submitted.row.statusHistory.map((h) => h.status)).toEqual(['RECEIVED', 'UPLOADING', 'UPLOADED', 'QUEUED', 'SUBMITTED']);
+    const raw = await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: 'scene-1-abc' } }));
+    expect(raw.Item?.statusRank).toBe(4);
+  });
+
+  it('keeps the rank of where the job was while it is QUEUED', async () => {
+    // Prepare
+    const { ledger, table } = await freshLedger();
+    await ledger.register(newJob());
+    await ledger.transition('scene-1-abc', 'UPLOADED');
+    // Act
+    await ledger.transition('scene-1-abc', 'QUEUED');
+    // Assess
+    const raw = await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: 'scene-1-abc' } }));
+    expect(raw.Item).toMatchObject({ status: 'QUEUED', statusRank: 3 });
+  });
+
+  it('refuses QUEUED twice in a row, once SUBMITTED, and after a final status', async () => {
+    // Prepare
+    const { ledger } = await freshLedger();
+    await ledger.register(newJob('a'));
+    await ledger.register(newJob('b'));
+    await ledger.register(newJob('c'));
+    await ledger.transition('a', 'QUEUED');
+    await ledger.transition('b', 'SUBMITTED');
+    await ledger.transition('c', 'REJECTED');
+    // Act
+    const again = await ledger.transition('a', 'QUEUED');
+    const afterSubmit = await ledger.transition('b', 'QUEUED');
+    const afterFinal = await ledger.transition('c', 'QUEUED');
+    // Assess
+    expect([again.changed, afterSubmit.changed, afterFinal.changed]).toEqual([false, false, false]);
+    expect(again.row.statusHistory.map((h) => h.status)).toEqual(['RECEIVED', 'QUEUED']);
+    expect(afterSubmit.row.status).toBe('SUBMITTED');
+    expect(afterFinal.row.status).toBe('REJECTED');
+  });
+
   it('reports a missing job with a typed error', async () => {
     // Prepare
     const { ledger } = await freshLedger();

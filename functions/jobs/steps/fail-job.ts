@@ -6,7 +6,7 @@
  * the input's tags.
  */
 import type { FinishResult, WorkflowState } from '../workflow.ts';
-import { inputKind, resolveRoute } from '../../routing/index.ts';
+import { recordedKind, resolveRoute } from '../../routing/index.ts';
 import type { StepContext } from './context.ts';
 import { finaliseJob } from './finalize.ts';
 import { jobErrorFromTaskError } from './outcome.ts';
@@ -19,7 +19,8 @@ export async function failJob(state: WorkflowState, ctx: StepContext): Promise<F
   }
   await ctx.slots.releaseJob(state.jobId);
 
-  const kind = state.job?.kind ?? inputKind(state.input.key);
+  // A row for every input, even one that failed before Register Job wrote it (kind 'unsupported' for a file the bridge does not take).
+  const kind = state.job?.kind ?? recordedKind(state.input.key);
   const routeName = state.job?.routeName ?? resolveRoute(ctx.config.routes, state.input.key, ctx.config.prefixes.inbox)?.name;
   const parts = state.parts && state.parts.length > 0 ? state.parts : undefined;
   return finaliseJob(ctx, {

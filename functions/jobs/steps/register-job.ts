@@ -3,11 +3,17 @@
  * kind of input, and creates the job's ledger row (once: a re-delivered event
  * or a retried task finds the same row). A job whose row is already final is
  * reported `alreadyFinal` so the machine ends without redoing anything.
+ *
+ * Every object dispatch starts gets its row and its Job Received event, even
+ * one it cannot take: a key with '.', '..' or empty segments or control
+ * characters (INVALID_KEY) or a file type the bridge does not handle
+ * (UNSUPPORTED_FILE_TYPE, kind 'unsupported') is then rejected here, and Fail
+ * Job writes its report and Job Rejected event like any other rejection.
  */
 import { InputRejected } from '../errors.ts';
 import { EVENT_DETAIL_TYPES, isFinalStatus } from '../model.ts';
 import type { RegisterResult, WorkflowState } from '../workflow.ts';
-import { DEFAULT_GEOJSON_MODEL, inputKind, resolveRoute } from '../../routing/index.ts';
+import { DEFAULT_GEOJSON_MODEL, invalidKeyRejection, recordedKind, resolveRoute } from '../../routing/index.ts';
 import { publishRow } from './common.ts';
 import type { StepContext } from './context.ts';
 
@@ -16,13 +22,7 @@ export const NO_ROUTE_NAME = '-';
 
 export async function registerJob(state: WorkflowState, ctx: StepContext): Promise<RegisterResult> {
   const { jobId, input } = state;
-  const kind = inputKind(input.key);
-  if (!kind) {
-    throw new InputRejected(
-      'UNSUPPORTED_FILE_TYPE',
-      `'${input.key}' is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff); drop one of those file types.`,
-    );
-  }
+  const kind = recordedKind(input.key);
   const route = resolveRoute(ctx.config.routes, input.key, ctx.config.prefixes.inbox);
 
   const { created, row } = await ctx.ledger.register({
@@ -53,6 +53,14 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
   if (result.alreadyFinal) {
     ctx.logger.info('job already final; nothing to do', { jobId, status: row.status });
     return result;
+  }
+  const invalidKey = invalidKeyRejection(input.key);
+  if (invalidKey) throw invalidKey;
+  if (kind === 'unsupported') {
+    throw new InputRejected(
+      'UNSUPPORTED_FILE_TYPE',
+      `${JSON.stringify(input.key.slice(ctx.config.prefixes.inbox.length))} is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff); the bridge takes only those file types. Drop the file again saved as one of them.`,
+    );
   }
   if (!route) {
     const rel = input.key.slice(ctx.config.prefixes.inbox.length);
