@@ -9,9 +9,9 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { InputKind, LedgerRow } from '../../functions/jobs/model.ts';
+import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/jobs/model.ts';
 import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
-import { startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
+import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
@@ -38,13 +38,21 @@ Options:
 Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.`;
 
 export type FinalStatus = 'SUCCEEDED' | 'FAILED' | 'REJECTED';
+/** UNFINISHED: still running or waiting when --timeout ran out (not stopped, not failed). */
+export type RunStatus = FinalStatus | 'UNFINISHED';
+
+/** Files uploaded at once by `local run` (bounded: each upload holds a file handle and a socket). */
+export const DROP_CONCURRENCY = 8;
 
 /** One entry of the JSON output. */
 export interface RunJobSummary {
   file: string;
   jobId: string | null;
   kind: InputKind | null;
-  status: FinalStatus;
+  status: RunStatus;
+  /** UNFINISHED only: the job's last ledger status (null: not registered yet) and how long it was waited for. */
+  lastStatus?: string | null;
+  waitedSeconds?: number;
   processingId: string | null;
   mosaicId: string | null;
   imageId: string | null;
@@ -204,25 +212,39 @@ async function runFiles(options: RunOptions): Promise<number> {
 }
 
 async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: string) => void): Promise<RunJobSummary[]> {
-  const dropped: { file: string; jobId: string; kind: InputKind }[] = [];
-  for (const file of options.files) {
+  const started = Date.now();
+  // Uploads run side by side (bounded), in file order; each is logged as it lands.
+  const dropped = await mapBounded(options.files, DROP_CONCURRENCY, async (file) => {
     const name = path.basename(file);
     const { object, jobId } = await bridge.putInbox(file, name);
     // Every file is a job; one the bridge does not take ends REJECTED UNSUPPORTED_FILE_TYPE like on any other path.
     const kind = recordedKind(object.key);
     log(`dropped ${name} -> s3://${bridge.bucket}/${object.key} (job ${jobId})`);
-    dropped.push({ file, jobId, kind });
-  }
-  const deadline = Date.now() + options.timeoutMs;
+    return { file, jobId, kind };
+  });
+  const deadline = started + options.timeoutMs;
   const summaries: RunJobSummary[] = [];
+  let timeoutSaid = false;
   for (const job of dropped) {
-    const row = await bridge.waitForJob(job.jobId, { timeoutMs: Math.max(1, deadline - Date.now()) }).catch((error: unknown) => {
-      log(`${path.basename(job.file)}: ${(error as Error).message}`);
-      return undefined;
-    });
+    let timedOut = Date.now() >= deadline;
+    let row = timedOut
+      ? undefined
+      : await bridge.waitForJob(job.jobId, { timeoutMs: deadline - Date.now() }).catch((error: unknown) => {
+          if (error instanceof LocalBridgeTimeout) timedOut = true;
+          else log(`${path.basename(job.file)}: ${(error as Error).message}`);
+          return undefined;
+        });
+    if (timedOut) {
+      if (!timeoutSaid) log(`--timeout of ${Math.round(options.timeoutMs / 1000)} s reached: jobs not final yet are reported UNFINISHED.`);
+      timeoutSaid = true;
+      row = await bridge.ledger.get(job.jobId);
+    }
     const execution = bridge.engine.describe(job.jobId);
-    const outputs = row ? await copyJobOutputs(bridge.s3, bridge.bucket, row, options.outDir) : { results: [] };
-    summaries.push(summarise(job.file, job.jobId, job.kind, row, outputs, execution?.error));
+    const stillGoing = timedOut && !(row && isFinalStatus(row.status)) && (!execution || execution.status === 'RUNNING');
+    const outputs = row && isFinalStatus(row.status) ? await copyJobOutputs(bridge.s3, bridge.bucket, row, options.outDir) : { results: [] };
+    summaries.push(
+      summarise(job.file, job.jobId, job.kind, row, outputs, execution?.error, stillGoing ? { waitedSeconds: (Date.now() - started) / 1000 } : undefined),
+    );
     log(`${path.basename(job.file)}: ${summaries.at(-1)?.status}`);
   }
   return summaries;
@@ -236,11 +258,26 @@ export function summarise(
   row: LedgerRow | undefined,
   outputs: { results: string[]; report?: string },
   executionError?: { Error: string; Cause: string },
+  /** Set when --timeout ran out while the job was still running or waiting to start. */
+  unfinished?: { waitedSeconds: number },
 ): RunJobSummary {
   const final = row && (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'REJECTED');
-  const status: FinalStatus = final ? (row.status as FinalStatus) : 'FAILED';
+  let status: RunStatus = final ? (row.status as FinalStatus) : 'FAILED';
   let error: RunJobSummary['error'] = row?.error ? { code: row.error.code, message: row.error.message } : null;
-  if (!final) {
+  const extra: Pick<RunJobSummary, 'lastStatus' | 'waitedSeconds'> = {};
+  if (!final && unfinished) {
+    // Still going: not a failure of the job, only of our patience.
+    status = 'UNFINISHED';
+    const waited = Math.round(unfinished.waitedSeconds);
+    extra.lastStatus = row?.status ?? null;
+    extra.waitedSeconds = waited;
+    error = {
+      code: 'NOT_FINISHED',
+      message: row
+        ? `Still ${row.status} after ${waited} s (--timeout); the job was not stopped, only no longer waited for.`
+        : `Not registered yet after ${waited} s (--timeout): waiting to start behind the other jobs.`,
+    };
+  } else if (!final) {
     error = {
       code: 'NOT_FINISHED',
       message: row
@@ -261,7 +298,21 @@ export function summarise(
     results: outputs.results,
     report: outputs.report ?? null,
     error,
+    ...extra,
   };
+}
+
+async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 function formatSummary(jobs: RunJobSummary[], outDir: string): string {
