@@ -26,6 +26,20 @@ import {
 /** The project root (lib/..), where package-lock.json and functions/ live. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * Prebuilt handler bundles (scripts/build-handlers.ts), shipped in the npm
+ * package beside the compiled construct (dist/assets/handlers/<name>/index.mjs),
+ * so a consumer's synth needs no esbuild. Absent in the repository, where the
+ * handlers are bundled from source.
+ */
+export const PREBUILT_HANDLERS_DIR = fileURLToPath(new URL('../assets/handlers/', import.meta.url));
+
+/** The folder of a handler's prebuilt bundle, when there is one. */
+export function prebuiltHandlerDir(name: BridgeFunctionName): string | undefined {
+  const dir = path.join(PREBUILT_HANDLERS_DIR, name);
+  return existsSync(path.join(dir, 'index.mjs')) ? dir : undefined;
+}
+
 /** Entry file of a handler. */
 export function handlerEntry(name: BridgeFunctionName): string {
   return path.join(PROJECT_ROOT, 'functions', 'handlers', `${name}.ts`);
@@ -42,14 +56,16 @@ export interface BridgeFunctionProps {
 }
 
 export class BridgeFunction extends Construct {
-  public readonly function: nodejs.NodejsFunction;
+  /** A NodejsFunction bundled from source, or a Function on the package's prebuilt bundle. */
+  public readonly function: lambda.Function;
   public readonly role: iam.Role;
   public readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: BridgeFunctionProps) {
     super(scope, id);
+    const prebuilt = prebuiltHandlerDir(props.name);
     const entry = handlerEntry(props.name);
-    if (!existsSync(entry)) {
+    if (!prebuilt && !existsSync(entry)) {
       throw new Error(`MapflowBridge: the handler file of '${props.name}' is missing (${entry}); it must export 'handler'`);
     }
     const settings = FUNCTION_SETTINGS[props.name];
@@ -70,9 +86,7 @@ export class BridgeFunction extends Construct {
       }),
     );
 
-    this.function = new nodejs.NodejsFunction(this, 'Function', {
-      entry,
-      handler: 'handler',
+    const common = {
       description: `mapflow-bridge: ${props.name}`,
       runtime: LAMBDA_RUNTIME,
       architecture: LAMBDA_ARCHITECTURE,
@@ -81,8 +95,6 @@ export class BridgeFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       environment: {
         ...props.environment,
         POWERTOOLS_SERVICE_NAME,
@@ -94,19 +106,28 @@ export class BridgeFunction extends Construct {
         // Source maps cost cold-start time and slow every error path: only when asked for.
         ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
       },
-      bundling: {
-        format: nodejs.OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: props.sourceMaps ?? false,
-        sourcesContent: false,
-        // Ship the SDK versions the code was tested with rather than the runtime's.
-        bundleAwsSDK: true,
-        // The local esbuild devDependency bundles; Docker is never needed.
-        forceDockerBundling: false,
-      },
-    });
+    } satisfies Partial<lambda.FunctionProps>;
+    this.function = prebuilt
+      ? new lambda.Function(this, 'Function', { ...common, code: lambda.Code.fromAsset(prebuilt), handler: 'index.handler' })
+      : new nodejs.NodejsFunction(this, 'Function', {
+          ...common,
+          entry,
+          handler: 'handler',
+          projectRoot: PROJECT_ROOT,
+          depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+          bundling: {
+            format: nodejs.OutputFormat.ESM,
+            target: 'node24',
+            mainFields: ['module', 'main'],
+            banner: ESM_REQUIRE_BANNER,
+            minify: true,
+            sourceMap: props.sourceMaps ?? false,
+            sourcesContent: false,
+            // Ship the SDK versions the code was tested with rather than the runtime's.
+            bundleAwsSDK: true,
+            // The local esbuild devDependency bundles; Docker is never needed.
+            forceDockerBundling: false,
+          },
+        });
   }
 }
