@@ -1,21 +1,44 @@
 /**
  * End to end through the full local engine: the synthesized state machine,
- * the real handlers, s3rver, DynamoDB Local and the Mapflow simulator.
+ * the real handlers, s3rver, DynamoDB Local and the Mapflow simulator, once
+ * with the reference shapes and once with the simulator answering as the live
+ * service does (--real-shapes: upload answers without image, preprocessing,
+ * a credit-billed account with remainingArea 0, no storage limit, a slow
+ * result first byte, paged lists and v2 paths, null/UNPROCESSED and AWAITING
+ * first, naive timestamps: docs/integration-notes.md).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GetObjectTaggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import bbox from '@turf/bbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge, LocalBridgeOptions } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
-describe('local pipeline, end to end', () => {
+type SimulatorSettings = NonNullable<LocalBridgeOptions['simulator']>;
+
+/** The live service as the simulator plays it, with short waits (CREDITS billing: remainingArea reads 0). */
+export const LIVE_SHAPES: SimulatorSettings = {
+  realShapes: true,
+  billingType: 'CREDITS',
+  limits: { storageLimitBytes: null },
+  resultDelaySeconds: 1,
+  preprocessingSeconds: 1,
+  queuedSeconds: 0.5,
+  awaitingSeconds: 1,
+};
+
+const MODES: { mode: string; live: boolean; simulator: SimulatorSettings }[] = [
+  { mode: 'reference shapes', live: false, simulator: { processingSeconds: 2, seed: 7 } },
+  { mode: 'live shapes', live: true, simulator: { processingSeconds: 2, seed: 7, ...LIVE_SHAPES } },
+];
+
+describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator }) => {
   let bridge: LocalBridge;
 
   beforeAll(async () => {
-    bridge = await startTestBridge();
+    bridge = await startTestBridge({ simulator });
   });
   afterAll(async () => {
     await bridge?.close();
@@ -95,6 +118,25 @@ describe('local pipeline, end to end', () => {
     expect(processingsCreated()).toBe(before + 1);
     const keys = await listKeys(bridge.s3, bridge.bucket, 'results/buildings/cogeo.tif/');
     expect(keys.some((key) => key.endsWith('/result.geojson'))).toBe(true);
+    if (live) {
+      // The upload answer named no image and the image had to be preprocessed first: the job found it and waited.
+      const events = (await eventsOf(jobId)).map((event) => event.detailType);
+      expect(events).toContain('Image Uploaded');
+    }
+  });
+
+  it.runIf(live)('REJECTS an image whose preprocessing FAILED, with Mapflow\'s preprocessing_error in the report', async () => {
+    // Prepare: the simulator fails the preprocessing of files named *preprocessing-fail*
+    const before = processingsCreated();
+    // Act
+    const { jobId } = await bridge.putInbox(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'), 'buildings/preprocessing-fail.tif');
+    const row = await bridge.waitForJob(jobId);
+    // Assess
+    expect(row?.status).toBe('REJECTED');
+    expect(row?.error?.code).toBe('IMAGE_PREPROCESSING_FAILED');
+    expect(row?.error?.message).toContain('Failed to build the COG');
+    expect(await readText(bridge.s3, bridge.bucket, row?.reportKey as string)).toContain('Failed to build the COG');
+    expect(processingsCreated()).toBe(before);
   });
 
   it('records a processing that FAILS with its Mapflow messages and a report', async () => {
@@ -154,5 +196,37 @@ describe('local pipeline, end to end', () => {
     expect(row?.status).toBe('SUCCEEDED');
     expect(processingsCreated()).toBe(before + 1);
     expect((await eventsOf(jobId)).filter((event) => event.detailType === 'Job Received')).toHaveLength(1);
+  });
+});
+
+describe.each(MODES)('local pipeline with every create answer lost ($mode)', ({ live, simulator }) => {
+  let bridge: LocalBridge;
+
+  beforeAll(async () => {
+    bridge = await startTestBridge({ simulator: { ...simulator, dropAfterCommit: 1 } });
+  });
+  afterAll(async () => {
+    await bridge?.close();
+  });
+
+  it('finds what each lost create made: one processing for a GeoJSON', async () => {
+    // Act
+    const { jobId } = await bridge.putInbox(path.join(SAMPLES, 'bern-quarters.geojson'), 'lost/bern-quarters.geojson');
+    const row = await bridge.waitForJob(jobId);
+    // Assess
+    expect(row?.status).toBe('SUCCEEDED');
+    expect(bridge.simulator?.stats().droppedResponses).toBeGreaterThanOrEqual(1);
+    expect(bridge.simulator?.stats().processingsCreated).toBe(1);
+  });
+
+  // Only the live service lists mosaics (GET /rasters/mosaic), so only there is a mosaic whose create answer was lost found again.
+  it.runIf(live)('finds the lost mosaic in the mosaic list and the lost upload in the mosaic status: one mosaic, one image, one processing', async () => {
+    // Act
+    const { jobId } = await bridge.putInbox(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'), 'buildings/lost.tif');
+    const row = await bridge.waitForJob(jobId);
+    // Assess
+    expect(row?.status).toBe('SUCCEEDED');
+    expect(row?.imageId).toBeTruthy();
+    expect(bridge.simulator?.stats().processingsCreated).toBe(2);
   });
 });

@@ -39,9 +39,7 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
 
   let outcome: PollOutcome;
   let waitSeconds = 0;
-  // OK under review and NOT_ACCEPTED is not final: the results will be redone (the official plugin does not take it as done).
-  const notAccepted = status === 'OK' && String(processing.reviewStatus?.status ?? '').toUpperCase() === 'NOT_ACCEPTED';
-  if (status === 'OK' && !notAccepted) {
+  if (status === 'OK' && !awaitsRework(processing)) {
     outcome = 'OK';
   } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, polls, undefined, ctx.now())) {
     // Still the failure the restart answered (Mapflow has not picked the restart up yet).
@@ -97,6 +95,15 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     ...(messages.length > 0 && { messages }),
     ...(previous?.percentCompleted !== undefined && { previousPercent: previous.percentCompleted }),
   };
+}
+
+/**
+ * OK with a review status of NOT_ACCEPTED is not final: the results were
+ * refused in review and will be redone (real-api-notes; the official plugin
+ * does not take it as done). The bridge keeps polling.
+ */
+export function awaitsRework(processing: Pick<Processing, 'status' | 'reviewStatus'>): boolean {
+  return processing.status === 'OK' && String(processing.reviewStatus?.status ?? '').toUpperCase() === 'NOT_ACCEPTED';
 }
 
 /**

@@ -35,7 +35,9 @@ import type { StepContext } from './context.ts';
 import { isLonLat, parseWktPolygon } from './wkt.ts';
 
 /** Clocks of the bridge and of Mapflow may differ; an image uploaded this long before our start still counts. */
-const CLOCK_SKEW_MS = 10 * 60_000;
+const CLOCK_SKEW_MS = 60_000;
+/** Image ids of the mosaic before the upload kept in the state (bounds the state's size). */
+const MAX_PRIOR_IDS = 500;
 
 export async function uploadImage(state: WorkflowState, ctx: StepContext): Promise<UploadResult> {
   const job = topJob(state);
@@ -51,13 +53,17 @@ export async function uploadImage(state: WorkflowState, ctx: StepContext): Promi
   let reused = previous?.reused ?? false;
   let uploadedAt = previous?.uploadedAt;
   let checksum = previous?.checksum;
+  let prior = previous?.priorImageIds;
 
   if (!imageId && uploadedAt) {
     // Back from the wait loop: the upload was sent; look for its image again.
-    ({ image, imageId } = await locateUploaded(client, mosaicId, { checksum, size: input.size, filename, uploadedAt }));
+    ({ image, imageId } = await locateUploaded(client, mosaicId, { checksum, size: input.size, filename, uploadedAt, prior }));
   } else if (!imageId) {
-    image = await findUploaded(client, mosaicId, filename, input.size);
+    const existing = await client.listMosaicImages(mosaicId);
+    image = existing.find((i) => (i.filename ?? '') === filename && (i.file_size ?? i.fileSize) === input.size);
     reused = image !== undefined;
+    // The same bytes may already be in the mosaic under another name: never take that image for the new one.
+    prior = existing.map((i) => i.id).slice(-MAX_PRIOR_IDS);
     if (!image) {
       uploadedAt = ctx.now().toISOString();
       const hash = createHash('sha1');
@@ -67,10 +73,10 @@ export async function uploadImage(state: WorkflowState, ctx: StepContext): Promi
         const answer = await client.uploadImage(mosaicId, { stream: hashed, size: object.size, filename, contentType: 'image/tiff' });
         checksum = hash.digest('hex');
         image = answer.image;
-        if (!image) ({ image, imageId } = await locateUploaded(client, mosaicId, { checksum, size: input.size, filename, uploadedAt }));
+        if (!image) ({ image, imageId } = await locateUploaded(client, mosaicId, { checksum, size: input.size, filename, uploadedAt, prior }));
       } catch (err) {
         if (isOutcomeUnknown(err)) {
-          ({ image, imageId } = await locateUploaded(client, mosaicId, { size: input.size, filename, uploadedAt }));
+          ({ image, imageId } = await locateUploaded(client, mosaicId, { size: input.size, filename, uploadedAt, prior }));
           if (!image && !imageId) throw err; // not there: the Retry uploads again
         } else {
           throw rejectionForUploadError(err, filename) ?? err;
@@ -89,7 +95,7 @@ export async function uploadImage(state: WorkflowState, ctx: StepContext): Promi
       mosaicId, imageId: '', filename, fileSize: input.size, reused,
       footprint: previous?.footprint ?? fallbackFootprint(state, filename),
       ready: false, waitSeconds: nextPollSeconds(policy, { polls: checks }, ctx.random), checks,
-      ...(uploadedAt && { uploadedAt }), ...(checksum && { checksum }),
+      ...(uploadedAt && { uploadedAt }), ...(checksum && { checksum }), ...(prior && { priorImageIds: prior }),
     };
   }
 
@@ -171,11 +177,6 @@ function fallbackFootprint(state: WorkflowState, filename: string, imageId?: str
   return footprint;
 }
 
-async function findUploaded(client: MapflowClient, mosaicId: string, filename: string, size: number): Promise<ImageRecord | undefined> {
-  const images = await client.listMosaicImages(mosaicId);
-  return images.find((i) => (i.filename ?? '') === filename && (i.file_size ?? i.fileSize) === size);
-}
-
 /**
  * The image an upload made, when its answer named none: in the image list by
  * checksum, else by size (uploaded since the upload began); else, not listed
@@ -184,14 +185,17 @@ async function findUploaded(client: MapflowClient, mosaicId: string, filename: s
 export async function locateUploaded(
   client: MapflowClient,
   mosaicId: string,
-  sent: { checksum?: string; size: number; filename: string; uploadedAt: string },
+  sent: { checksum?: string; size: number; filename: string; uploadedAt: string; prior?: readonly string[] },
 ): Promise<{ image?: ImageRecord; imageId?: string }> {
   const since = Date.parse(sent.uploadedAt) - CLOCK_SKEW_MS;
-  const recent = (time: string | undefined) => {
+  const prior = new Set(sent.prior ?? []);
+  const recent = (id: string, time: string | undefined) => {
+    if (prior.has(id)) return false;
     const t = time ? Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(time) ? time : `${time}Z`) : NaN;
     return Number.isNaN(t) || t >= since;
   };
-  const images = (await client.listMosaicImages(mosaicId)).filter((i) => recent(i.uploaded_at));
+  const all = await client.listMosaicImages(mosaicId);
+  const images = all.filter((i) => recent(i.id, i.uploaded_at));
   const wanted = sent.checksum?.toLowerCase();
   const byChecksum = wanted ? images.find((i) => i.checksum?.toLowerCase() === wanted) : undefined;
   if (byChecksum) return { image: byChecksum };
@@ -206,8 +210,8 @@ export async function locateUploaded(
   } catch (err) {
     if (!isNotFound(err) && mapflowErrorInfo(err).status !== 405) throw err;
   }
-  const listed = new Set(images.map((i) => i.id));
-  const pending = statuses.filter((s) => !listed.has(s.imageId) && recent(s.uploadedAt) && s.uploadedAt !== undefined);
+  const listed = new Set(all.map((i) => i.id));
+  const pending = statuses.filter((s) => !listed.has(s.imageId) && s.uploadedAt !== undefined && recent(s.imageId, s.uploadedAt));
   const found = pick(pending);
   return found ? { imageId: found.imageId } : {};
 }
