@@ -1,5 +1,6 @@
 /**
- * `mapflow-bridge jobs list|show`: reads the job ledger.
+ * `mapflow-bridge jobs list|show|watch|export|retry|cancel`: reads the job
+ * ledger, and acts on jobs (retry, cancel: local/cli/operations.ts).
  *
  * Which ledger:
  * - `--table <name> [--region <r>]`: a deployed table, with the usual AWS credentials;
@@ -19,22 +20,46 @@ import { startDynamoDbLocal, type DynamoDbLocal } from '../dynamodb/index.ts';
 import { LOCAL_S3_CREDENTIALS } from '../s3/client.ts';
 import { costOf, formatCost, formatError, inputName, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
+import { totalLine } from './list-count.ts';
+import { describeParseError, usageLine } from './args.ts';
+import { callControl } from './control.ts';
+import { parseSince, scanJobs, writeExport } from './export.ts';
+import { cancelJob, deployedBackend, OperationRefused, readStackOutputs, retryJob, type CancelOutcome, type RetryOutcome } from './operations.ts';
+import { watchJobs } from './watch.ts';
 import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './start.ts';
 
 export const JOBS_USAGE = `Usage: mapflow-bridge jobs list [--status <status>] [--limit <n>] [--json]
        mapflow-bridge jobs show <jobId> [--json]
+       mapflow-bridge jobs watch [--interval <s>] [--until-idle] [--json]
+       mapflow-bridge jobs export [--since <when>] [--format csv|jsonl]
+       mapflow-bridge jobs retry <jobId> [--json]
+       mapflow-bridge jobs cancel <jobId> [--reason <text>] [--json]
 
 Reads the job ledger: the local one (of npm start, in ./${DEFAULT_STATE_DIR}), or a
-deployed table with --table.
+deployed one with --table or --stack. retry and cancel act on the running local
+bridge (npm start), or on a deployed stack with --stack.
+
+  watch    the live view of npm start: a line per new job or status change, a progress bar as jobs run
+  export   every job (created since --since) as CSV or JSON lines on stdout, streamed
+  retry    runs a FAILED (or CANCELLED) job again as a new job <jobId>-r<attempt>, linked both ways
+  cancel   stops a job in flight: execution stopped, Mapflow processing deleted, slot freed, CANCELLED
 
 Options:
   --status <status>     only jobs with this status (${JOB_STATUSES.join(', ')})
   --limit <n>           at most this many jobs (default 50), newest first
+  --since <when>        export: jobs created since a date (2025-05-01), a time or an age (24h, 7d)
+  --format <format>     export: csv (default) or jsonl
+  --interval <s>        watch: seconds between polls (default 1 locally, 5 deployed)
+  --until-idle          watch: stop once no job is in flight
+  --reason <text>       cancel: recorded in the ledger and the event
   --json                print JSON
   --table <name>        read this deployed DynamoDB table (AWS credentials from the environment)
-  --region <region>     its region
+  --stack <name>        a deployed stack: its table, state machine, bus and secret from its outputs
+  --region <region>     their region
   --state-dir <dir>     the local state folder (default ./${DEFAULT_STATE_DIR})
   -h, --help            show this help`;
+
+const SUBCOMMANDS = ['list', 'show', 'watch', 'export', 'retry', 'cancel'];
 
 export async function runJobsCommand(args: string[]): Promise<number> {
   const [subcommand, ...rest] = args;
@@ -48,6 +73,12 @@ export async function runJobsCommand(args: string[]): Promise<number> {
         status: { type: 'string' },
         limit: { type: 'string' },
         json: { type: 'boolean', default: false },
+        since: { type: 'string' },
+        format: { type: 'string' },
+        interval: { type: 'string' },
+        'until-idle': { type: 'boolean', default: false },
+        reason: { type: 'string' },
+        stack: { type: 'string' },
         table: { type: 'string' },
         region: { type: 'string' },
         'state-dir': { type: 'string' },
@@ -55,7 +86,7 @@ export async function runJobsCommand(args: string[]): Promise<number> {
       },
     });
   } catch (error) {
-    console.error(`mapflow-bridge jobs: ${(error as Error).message}\n\n${JOBS_USAGE}`);
+    console.error(usageLine('jobs', describeParseError(error)));
     return 2;
   }
   const { values, positionals } = parsed;
@@ -63,7 +94,7 @@ export async function runJobsCommand(args: string[]): Promise<number> {
     console.log(JOBS_USAGE);
     return subcommand ? 0 : 2;
   }
-  if (subcommand !== 'list' && subcommand !== 'show') {
+  if (!SUBCOMMANDS.includes(subcommand)) {
     console.error(`mapflow-bridge jobs: unknown subcommand '${subcommand}'\n\n${JOBS_USAGE}`);
     return 2;
   }
@@ -77,17 +108,47 @@ export async function runJobsCommand(args: string[]): Promise<number> {
     console.error('mapflow-bridge jobs: --limit must be a positive integer.');
     return 2;
   }
-  if (subcommand === 'show' && positionals.length !== 1) {
-    console.error(`mapflow-bridge jobs show: give one job id.\n\n${JOBS_USAGE}`);
+  if ((subcommand === 'show' || subcommand === 'retry' || subcommand === 'cancel') && positionals.length !== 1) {
+    console.error(`mapflow-bridge jobs ${subcommand}: give one job id.\n\n${JOBS_USAGE}`);
     return 2;
+  }
+  const format = (values.format ?? 'csv').toLowerCase();
+  if (format !== 'csv' && format !== 'jsonl') {
+    console.error('mapflow-bridge jobs export: --format must be csv or jsonl.');
+    return 2;
+  }
+  let since: string | undefined;
+  try {
+    since = values.since ? parseSince(values.since) : undefined;
+  } catch (error) {
+    console.error(`mapflow-bridge jobs: ${(error as Error).message}`);
+    return 2;
+  }
+  const deployed = Boolean(values.table || values.stack);
+  const interval = Number(values.interval ?? (deployed ? 5 : 1));
+  if (!Number.isFinite(interval) || interval < 0.2) {
+    console.error('mapflow-bridge jobs watch: --interval must be a number of seconds, at least 0.2.');
+    return 2;
+  }
+  const stateDir = path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR);
+  if (subcommand === 'retry' || subcommand === 'cancel') {
+    return runOperation(subcommand, positionals[0] as string, {
+      json: values.json ?? false,
+      stateDir,
+      ...(values.table ? { table: values.table } : {}),
+      ...(values.stack ? { stack: values.stack } : {}),
+      ...(values.region ? { region: values.region } : {}),
+      ...(values.reason ? { reason: values.reason } : {}),
+    });
   }
 
   let source: LedgerSource;
   try {
     source = await openLedger({
       ...(values.table ? { table: values.table } : {}),
+      ...(values.stack ? { stack: values.stack } : {}),
       ...(values.region ? { region: values.region } : {}),
-      stateDir: path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR),
+      stateDir,
     });
   } catch (error) {
     console.error(`mapflow-bridge jobs: ${(error as Error).message}`);
@@ -97,6 +158,33 @@ export async function runJobsCommand(args: string[]): Promise<number> {
     if (subcommand === 'list') {
       const rows = status ? await source.ledger.listByStatus(status as JobStatus, { limit }) : await source.ledger.listRecent({ limit });
       console.log(values.json ? JSON.stringify({ jobs: rows }, null, 2) : formatList(rows));
+      // Say when the list is not the whole ledger (on stderr with --json, so stdout stays one document).
+      const more = await totalLine(source.doc, source.table, rows.length, limit, status as JobStatus | undefined);
+      if (more) (values.json ? console.error : console.log)(more);
+      return 0;
+    }
+    if (subcommand === 'export') {
+      const count = await writeExport(scanJobs(source.doc, source.table, since ? { since } : {}), format, process.stdout);
+      process.stderr.write(`${count} job(s) exported from ${source.description}${since ? ` (created since ${since})` : ''}.\n`);
+      return 0;
+    }
+    if (subcommand === 'watch') {
+      const abort = new AbortController();
+      const onSignal = () => abort.abort();
+      process.once('SIGINT', onSignal);
+      try {
+        if (!values.json) console.log(`Watching ${source.description} every ${interval} s${values['until-idle'] ? ' until no job is in flight' : ' (Ctrl-C to stop)'} ...`);
+        await watchJobs(source.ledger, {
+          intervalMs: interval * 1000,
+          limit,
+          json: values.json ?? false,
+          untilIdle: values['until-idle'] ?? false,
+          say: (line) => console.log(line),
+          signal: abort.signal,
+        });
+      } finally {
+        process.off('SIGINT', onSignal);
+      }
       return 0;
     }
     const jobId = positionals[0] as string;
@@ -124,18 +212,28 @@ function describeReadError(error: unknown): string {
   return `${name ? `${name}: ` : ''}${message}`;
 }
 
-interface LedgerSource {
+export interface LedgerSource {
   ledger: Ledger;
+  doc: DynamoDBDocumentClient;
+  table: string;
   description: string;
   close(): Promise<void>;
 }
 
-async function openLedger(options: { table?: string; region?: string; stateDir: string }): Promise<LedgerSource> {
-  if (options.table) {
+export async function openLedger(options: { table?: string; stack?: string; region?: string; stateDir: string }): Promise<LedgerSource> {
+  let table = options.table;
+  if (!table && options.stack) {
+    table = (await readStackOutputs(options.stack, options.region)).LedgerTableName;
+    if (!table) throw new Error(`stack ${options.stack} has no LedgerTableName output; is it a mapflow-bridge stack?`);
+  }
+  if (table) {
     const client = new DynamoDBClient(options.region ? { region: options.region } : {});
+    const doc = DynamoDBDocumentClient.from(client);
     return {
-      ledger: new Ledger(DynamoDBDocumentClient.from(client), options.table),
-      description: `table ${options.table}`,
+      ledger: new Ledger(doc, table),
+      doc,
+      table,
+      description: `table ${table}`,
       close: async () => client.destroy(),
     };
   }
@@ -156,7 +254,49 @@ async function openLedger(options: { table?: string; region?: string; stateDir: 
 
 function localSource(endpoint: string, table: string, description: string): LedgerSource {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
-  return { ledger: new Ledger(DynamoDBDocumentClient.from(client), table), description, close: async () => client.destroy() };
+  const doc = DynamoDBDocumentClient.from(client);
+  return { ledger: new Ledger(doc, table), doc, table, description, close: async () => client.destroy() };
+}
+
+/** retry and cancel: through the running local bridge, or on a deployed stack. */
+async function runOperation(
+  action: 'retry' | 'cancel',
+  jobId: string,
+  options: { json: boolean; stateDir: string; table?: string; stack?: string; region?: string; reason?: string },
+): Promise<number> {
+  if (options.table && !options.stack) {
+    console.error(`mapflow-bridge jobs ${action}: a deployed job needs --stack <name> (the state machine, bus and secret come from its outputs), not only --table.`);
+    return 2;
+  }
+  let outcome: RetryOutcome | CancelOutcome;
+  try {
+    if (options.stack) {
+      const backend = deployedBackend(await readStackOutputs(options.stack, options.region), options.region ? { region: options.region } : {});
+      try {
+        outcome = action === 'retry' ? await retryJob(backend, jobId) : await cancelJob(backend, jobId, options.reason);
+      } finally {
+        backend.close();
+      }
+    } else {
+      outcome = await callControl<RetryOutcome | CancelOutcome>(options.stateDir, jobId, action, options.reason ? { reason: options.reason } : {});
+    }
+  } catch (error) {
+    const code = error instanceof OperationRefused ? error.code : (error as Error).name;
+    if (options.json) console.log(JSON.stringify({ error: { code, message: (error as Error).message } }, null, 2));
+    console.error(`mapflow-bridge jobs ${action}: ${error instanceof OperationRefused ? error.message : describeReadError(error)}`);
+    return 1;
+  }
+  if (options.json) {
+    console.log(JSON.stringify(outcome, null, 2));
+  } else if ('retryOf' in outcome) {
+    console.log(`Job ${outcome.retryOf} is running again as ${outcome.jobId} (attempt ${outcome.attempt}).`);
+    console.log(`Follow it: mapflow-bridge jobs show ${outcome.jobId}${options.stack ? ` --stack ${options.stack}` : ''}`);
+  } else {
+    console.log(`Job ${outcome.jobId} CANCELLED: execution ${outcome.executionStopped ? 'stopped' : 'was not running'}, ` +
+      `${outcome.processingsDeleted.length} Mapflow processing(s) deleted${outcome.processingErrors.length ? `, ${outcome.processingErrors.length} could not be` : ''}, slots freed, 'Job Cancelled' published.`);
+    for (const failure of outcome.processingErrors) console.log(`  processing ${failure.processingId}: ${failure.error}`);
+  }
+  return 0;
 }
 
 /** The endpoints of a `start` that is still running (its file exists and DynamoDB answers). */
@@ -209,6 +349,8 @@ export function formatJob(row: LedgerRow): string {
   for (const message of row.messages ?? []) lines.push(`message     ${message}`);
   if (row.resultPrefix) lines.push(`results     s3://${row.input.bucket}/${row.resultPrefix}`);
   if (row.reportKey) lines.push(`report      s3://${row.input.bucket}/${row.reportKey}`);
+  if (row.retryOf) lines.push(`retry of    ${row.retryOf} (attempt ${row.attempt ?? 2})`);
+  if (row.retriedBy) lines.push(`retried as  ${row.retriedBy}`);
   for (const part of row.parts ?? []) {
     lines.push(
       `part ${part.index}      ${part.name}: ${part.status ?? ''} ${part.processingId ?? ''} ${formatCost(part.cost)} ${part.error ? formatError(part.error) : ''}`.trimEnd(),

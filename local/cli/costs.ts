@@ -1,0 +1,153 @@
+/**
+ * `mapflow-bridge costs`: credits spent, from the ledger, by day, route or
+ * model. Spent = what Mapflow charged (`actualCost`) on jobs that reached
+ * Mapflow; jobs still running show their estimate apart; rejected jobs cost 0.
+ */
+import { DEFAULT_GEOJSON_MODEL, parseRoutes, type Routes } from '../../functions/routing/index.ts';
+import type { LedgerRow } from '../../functions/jobs/model.ts';
+import { isFinalStatus } from '../../functions/jobs/model.ts';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseSince, scanJobs } from './export.ts';
+import { table } from './format.ts';
+import { openLedger } from './jobs.ts';
+
+export type CostGrouping = 'day' | 'route' | 'model';
+export const COST_GROUPINGS: readonly CostGrouping[] = ['day', 'route', 'model'];
+
+export interface CostLine {
+  key: string;
+  jobs: number;
+  succeeded: number;
+  failed: number;
+  /** Credits Mapflow charged. */
+  credits: number;
+  /** Estimated credits of jobs still in flight. */
+  inFlightEstimate: number;
+}
+
+export interface CostReport {
+  by: CostGrouping;
+  since?: string;
+  lines: CostLine[];
+  total: Omit<CostLine, 'key'>;
+}
+
+/** The model a job ran (from the routes: the route's model, else the default GeoJSON model; GeoTIFFs upload-only without one). */
+export function modelOf(row: Pick<LedgerRow, 'routeName' | 'kind'>, routes: Routes): string {
+  const route = routes.routes.find((r) => r.name === row.routeName);
+  if (row.kind === 'geotiff' && !route?.processImages) return '(upload only)';
+  return route?.model ?? DEFAULT_GEOJSON_MODEL;
+}
+
+export async function costReport(rows: AsyncIterable<LedgerRow>, by: CostGrouping, options: { since?: string; routes?: string } = {}): Promise<CostReport> {
+  const routes = parseRoutes(options.routes);
+  const lines = new Map<string, CostLine>();
+  const total: Omit<CostLine, 'key'> = { jobs: 0, succeeded: 0, failed: 0, credits: 0, inFlightEstimate: 0 };
+  for await (const row of rows) {
+    const key = by === 'day' ? (row.finishedAt ?? row.createdAt).slice(0, 10) : by === 'route' ? row.routeName : modelOf(row, routes);
+    const line = lines.get(key) ?? { key, jobs: 0, succeeded: 0, failed: 0, credits: 0, inFlightEstimate: 0 };
+    for (const target of [line, total]) {
+      target.jobs++;
+      if (row.status === 'SUCCEEDED') target.succeeded++;
+      if (row.status === 'FAILED') target.failed++;
+      if (typeof row.actualCost === 'number' && Number.isFinite(row.actualCost)) target.credits += row.actualCost;
+      else if (!isFinalStatus(row.status) && typeof row.estimatedCost === 'number') target.inFlightEstimate += row.estimatedCost;
+    }
+    lines.set(key, line);
+  }
+  const round = (n: number) => Math.round(n * 100) / 100;
+  const sorted = [...lines.values()]
+    .map((l) => ({ ...l, credits: round(l.credits), inFlightEstimate: round(l.inFlightEstimate) }))
+    .sort((a, b) => (by === 'day' ? a.key.localeCompare(b.key) : b.credits - a.credits || a.key.localeCompare(b.key)));
+  return { by, ...(options.since ? { since: options.since } : {}), lines: sorted, total: { ...total, credits: round(total.credits), inFlightEstimate: round(total.inFlightEstimate) } };
+}
+
+export function formatCostReport(report: CostReport): string {
+  if (report.total.jobs === 0) return `No jobs${report.since ? ` since ${report.since}` : ''}.`;
+  const header = [report.by.toUpperCase(), 'JOBS', 'SUCCEEDED', 'FAILED', 'CREDITS', 'IN FLIGHT (EST.)'];
+  const cells = (key: string, l: Omit<CostLine, 'key'>) => [key, String(l.jobs), String(l.succeeded), String(l.failed), String(l.credits), l.inFlightEstimate ? String(l.inFlightEstimate) : ''];
+  return table([header, ...report.lines.map((l) => cells(l.key, l)), cells('total', report.total)]);
+}
+
+export const COSTS_USAGE = `Usage: mapflow-bridge costs [--by day|route|model] [--since <when>] [--json]
+
+Credits spent, from the job ledger: what Mapflow charged, by day (of the job's
+end), route or model; jobs still running show their estimate apart.
+
+Options:
+  --by <grouping>       day (default), route or model
+  --since <when>        jobs created since a date (2025-05-01), a time or an age (24h, 7d)
+  --routes <file>       the routes JSON the bridge runs with (for --by model; default the built-in routes)
+  --json                print JSON
+  --table <name>        a deployed ledger table (AWS credentials from the environment)
+  --stack <name>        a deployed stack (its table from the outputs)
+  --region <region>     their region
+  --state-dir <dir>     the local state folder (default ./.local)
+  -h, --help            show this help`;
+
+export async function runCostsCommand(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      options: {
+        by: { type: 'string', default: 'day' },
+        since: { type: 'string' },
+        routes: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        table: { type: 'string' },
+        stack: { type: 'string' },
+        region: { type: 'string' },
+        'state-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }));
+  } catch (error) {
+    console.error(`mapflow-bridge costs: ${(error as Error).message}\n\n${COSTS_USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(COSTS_USAGE);
+    return 0;
+  }
+  const by = values.by as CostGrouping;
+  if (!COST_GROUPINGS.includes(by)) {
+    console.error(`mapflow-bridge costs: --by must be one of ${COST_GROUPINGS.join(', ')}.`);
+    return 2;
+  }
+  let since: string | undefined;
+  let routes: string | undefined;
+  try {
+    since = values.since ? parseSince(values.since) : undefined;
+    routes = values.routes ? await readFile(values.routes, 'utf8') : process.env.ROUTES;
+    parseRoutes(routes);
+  } catch (error) {
+    console.error(`mapflow-bridge costs: ${(error as Error).message}`);
+    return 2;
+  }
+  let source;
+  try {
+    source = await openLedger({
+      ...(values.table ? { table: values.table } : {}),
+      ...(values.stack ? { stack: values.stack } : {}),
+      ...(values.region ? { region: values.region } : {}),
+      stateDir: path.resolve(values['state-dir'] ?? '.local'),
+    });
+  } catch (error) {
+    console.error(`mapflow-bridge costs: ${(error as Error).message}`);
+    return 1;
+  }
+  try {
+    const report = await costReport(scanJobs(source.doc, source.table, since ? { since } : {}), by, { ...(since ? { since } : {}), ...(routes ? { routes } : {}) });
+    console.log(values.json ? JSON.stringify(report, null, 2) : formatCostReport(report));
+    return 0;
+  } catch (error) {
+    console.error(`mapflow-bridge costs: cannot read ${source.description}: ${(error as Error).name}: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    await source.close();
+  }
+}
