@@ -3,14 +3,140 @@
  * share edges; listed side by side in a MultiPolygon they make an invalid
  * geometry (parts of a MultiPolygon may touch only at points), and overlaps
  * would be paid for twice.
+ *
+ * Bounded by construction (@turf/union, i.e. polyclip-ts, does the geometry):
+ * polygons whose boxes touch no other box are kept
+ * as they are (no union needed); the others are merged in small batches,
+ * layer by layer (never one call with every polygon as an argument, which
+ * overflows the stack with a few hundred thousand polygons, and no recursion
+ * over the input), within a time budget.
  */
-import { featureCollection, polygon as polygonFeature } from '@turf/helpers';
+import { featureCollection, multiPolygon } from '@turf/helpers';
 import { union } from '@turf/union';
 import type { MultiPolygon, Polygon, Position } from 'geojson';
+import { InputRejected } from '../jobs/errors.ts';
 
-export function dissolvePolygons(polygons: Position[][][]): Polygon | MultiPolygon {
+/** Polygons merged by one polyclip-ts call. */
+export const DISSOLVE_BATCH = 32;
+
+/**
+ * Longest the dissolve may run, ms. The Plan Processing Lambda has 120 s at
+ * 1024 MB (about 0.6 of a vCPU); the accepted inputs dissolve in a few seconds.
+ */
+export const DISSOLVE_BUDGET_MS = 20_000;
+
+export interface DissolveOptions {
+  /** Default DISSOLVE_BUDGET_MS. */
+  budgetMs?: number;
+  /** For messages, e.g. 'feature 3' or 'the file'. */
+  label?: string;
+}
+
+type Rings = Position[][];
+type Box = [number, number, number, number];
+
+/**
+ * @throws InputRejected GEOMETRY_TOO_COMPLEX when the budget runs out,
+ *   INVALID_GEOMETRY when the polygons cannot be merged
+ */
+export function dissolvePolygons(polygons: Rings[], options: DissolveOptions = {}): Polygon | MultiPolygon {
   if (polygons.length === 1) return { type: 'Polygon', coordinates: polygons[0]! };
-  const merged = union(featureCollection(polygons.map((rings) => polygonFeature(rings))));
-  if (!merged) throw new Error('the union of the AOI polygons is empty');
-  return merged.geometry;
+  const deadline = Date.now() + (options.budgetMs ?? DISSOLVE_BUDGET_MS);
+  const label = options.label ?? 'the polygons';
+
+  const kept: Rings[] = [];
+  const result: Rings[] = [];
+  try {
+    for (const group of touchingGroups(polygons)) {
+      if (group.length === 1) {
+        kept.push(group[0]!);
+        continue;
+      }
+      result.push(...unionInBatches(group, deadline, label));
+    }
+  } catch (error) {
+    if (error instanceof InputRejected) throw error;
+    throw new InputRejected(
+      'INVALID_GEOMETRY',
+      `${label} could not be merged into one geometry (${error instanceof Error ? error.message : String(error)}): repair the polygons, e.g. with "Fix geometries" in QGIS`,
+      { cause: error },
+    );
+  }
+  const all = [...kept, ...result];
+  if (all.length === 0) throw new InputRejected('INVALID_GEOMETRY', `the union of ${label} is empty`);
+  return all.length === 1 ? { type: 'Polygon', coordinates: all[0]! } : { type: 'MultiPolygon', coordinates: all };
+}
+
+/** Unions one group layer by layer, DISSOLVE_BATCH at a time, checking the deadline between calls. */
+function unionInBatches(group: Rings[], deadline: number, label: string): Rings[] {
+  let layer: Position[][][][] = group.map((rings) => [rings]);
+  while (layer.length > 1) {
+    const next: Position[][][][] = [];
+    for (let i = 0; i < layer.length; i += DISSOLVE_BATCH) {
+      const batch = layer.slice(i, i + DISSOLVE_BATCH);
+      next.push(batch.length === 1 ? batch[0]! : unionOf(batch));
+      if (Date.now() > deadline) {
+        throw new InputRejected(
+          'GEOMETRY_TOO_COMPLEX',
+          `merging ${label} (${group.length} touching or overlapping polygons) takes longer than the bridge allows: ` +
+            'simplify the polygons (e.g. QGIS "Simplify" or mapshaper -simplify), merge them in a GIS first ("Dissolve"), or split the file into several files',
+          { details: { polygons: group.length } },
+        );
+      }
+    }
+    layer = next;
+  }
+  return layer[0] ?? [];
+}
+
+/** One @turf/union call over a batch (each member a MultiPolygon's coordinates). */
+function unionOf(batch: Position[][][][]): Position[][][] {
+  const merged = union(featureCollection(batch.map((coordinates) => multiPolygon(coordinates))));
+  if (!merged) return [];
+  return merged.geometry.type === 'Polygon' ? [merged.geometry.coordinates] : merged.geometry.coordinates;
+}
+
+/**
+ * Groups of polygons whose boxes touch, transitively (union-find over a
+ * sweep along longitude). Polygons sorted by west edge; each is compared with
+ * the following ones whose west edge lies within its box.
+ */
+function touchingGroups(polygons: Rings[]): Rings[][] {
+  const boxes = polygons.map((rings) => boxOf(rings[0]!));
+  const order = polygons.map((_, i) => i).sort((a, b) => boxes[a]![0] - boxes[b]![0]);
+  const parent = polygons.map((_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) {
+      parent[i] = parent[parent[i]!]!;
+      i = parent[i]!;
+    }
+    return i;
+  };
+  for (let a = 0; a < order.length; a++) {
+    const p = boxes[order[a]!]!;
+    for (let b = a + 1; b < order.length; b++) {
+      const q = boxes[order[b]!]!;
+      if (q[0] > p[2]) break;
+      if (q[1] <= p[3] && q[3] >= p[1]) parent[find(order[a]!)] = find(order[b]!);
+    }
+  }
+  const groups = new Map<number, Rings[]>();
+  for (const i of order) {
+    const root = find(i);
+    const group = groups.get(root);
+    if (group) group.push(polygons[i]!);
+    else groups.set(root, [polygons[i]!]);
+  }
+  return [...groups.values()];
+}
+
+function boxOf(ring: Position[]): Box {
+  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const [x, y] of ring) {
+    w = Math.min(w, x!);
+    e = Math.max(e, x!);
+    s = Math.min(s, y!);
+    n = Math.max(n, y!);
+  }
+  return [w, s, e, n];
 }

@@ -12,10 +12,11 @@ import { printable } from '../storage/describe.ts';
 
 /**
  * Above this many positions in one polygon the self-intersection test (which
- * compares every pair of segments) is skipped to keep the check in seconds;
- * Mapflow still validates the geometry (`geometry.Invalid`).
+ * compares every pair of segments: 5,000 positions take about 1.5 s) is
+ * skipped to keep the check in seconds; Mapflow still validates the geometry
+ * (`geometry.Invalid`). parseAoi also bounds the test's total work per file.
  */
-export const KINKS_MAX_POSITIONS = 20_000;
+export const KINKS_MAX_POSITIONS = 5_000;
 
 /** Where in the file a polygon is, for messages. */
 export interface PolygonPlace {
@@ -40,9 +41,9 @@ function ringLabel(ringIndex: number): string {
  * Validates the coordinates of one polygon (the `coordinates` member of a
  * Polygon) and returns a clean copy: 2D positions, consecutive repeated
  * positions removed (they are legal GeoJSON but read as self-intersections).
- * @throws InputRejected INVALID_GEOMETRY, COORDINATES_OUT_OF_RANGE, SELF_INTERSECTING
+ * @throws InputRejected INVALID_GEOMETRY, COORDINATES_OUT_OF_RANGE, CROSSES_ANTIMERIDIAN, SELF_INTERSECTING
  */
-export function validatePolygon(coordinates: unknown, place: PolygonPlace): Polygon {
+export function validatePolygon(coordinates: unknown, place: PolygonPlace, options: { checkCrossings?: boolean } = {}): Polygon {
   const where = describePlace(place);
   const details = { featureIndex: place.featureIndex, polygonIndex: place.polygonIndex };
   const invalid = (message: string, ringIndex?: number): never => {
@@ -74,10 +75,11 @@ export function validatePolygon(coordinates: unknown, place: PolygonPlace): Poly
     }
     return deduped;
   });
+  cleaned.forEach((ring, r) => checkAntimeridian(ring, `${where}, ${ringLabel(r)}`, { ...details, ringIndex: r }));
   const polygon: Polygon = { type: 'Polygon', coordinates: cleaned };
 
   const positions = cleaned.reduce((n, ring) => n + ring.length, 0);
-  if (positions <= KINKS_MAX_POSITIONS) {
+  if ((options.checkCrossings ?? true) && positions <= KINKS_MAX_POSITIONS) {
     const crossings = kinks(polygon).features;
     if (crossings.length > 0) {
       const at = crossings[0]!.geometry.coordinates;
@@ -96,13 +98,53 @@ export function validatePolygon(coordinates: unknown, place: PolygonPlace): Poly
   });
 
   const outer: Polygon = { type: 'Polygon', coordinates: [cleaned[0]!] };
+  // Every hole position against the outer ring costs holes x outer positions: a large polygon gets the box test only.
+  const [w, s, e, n] = ringBox(cleaned[0]!);
+  const inside =
+    positions <= KINKS_MAX_POSITIONS
+      ? (pos: Position) => booleanPointInPolygon(pos, outer)
+      : (pos: Position) => pos[0]! >= w && pos[0]! <= e && pos[1]! >= s && pos[1]! <= n;
   cleaned.slice(1).forEach((hole, h) => {
-    const outside = hole.find((pos) => !booleanPointInPolygon(pos, outer));
+    const outside = hole.find((pos) => !inside(pos));
     if (outside) {
       invalid(`${where}, ${ringLabel(h + 1)} is not inside the outer ring (position ${fmt(outside)} lies outside it): a hole must lie within its polygon`, h + 1);
     }
   });
   return polygon;
+}
+
+/**
+ * RFC 7946 (3.1.9): a geometry that crosses the antimeridian is cut in two
+ * there. A ring with an edge spanning more than 180° of longitude means the
+ * short way across ±180°, which Mapflow (and every planar tool) reads as a
+ * band around the world the long way: its area and box would be wrong by
+ * orders of magnitude. Refused, with how to cut it.
+ * @throws InputRejected CROSSES_ANTIMERIDIAN
+ */
+function checkAntimeridian(ring: Position[], where: string, details: Record<string, unknown>): void {
+  for (let i = 1; i < ring.length; i++) {
+    const a = ring[i - 1]!;
+    const b = ring[i]!;
+    if (Math.abs(b[0]! - a[0]!) > 180) {
+      throw new InputRejected(
+        'CROSSES_ANTIMERIDIAN',
+        `${where} crosses the antimeridian (180° longitude) between ${fmt(a)} and ${fmt(b)}. GeoJSON (RFC 7946) cuts such a polygon in two at ±180°: ` +
+          'make it a MultiPolygon with one part east and one part west of 180° (e.g. ogr2ogr -wrapdateline, or two files), so its area and box are what you meant',
+        { details: { ...details, from: a, to: b } },
+      );
+    }
+  }
+}
+
+function ringBox(ring: Position[]): [number, number, number, number] {
+  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const [x, y] of ring) {
+    w = Math.min(w, x!);
+    e = Math.max(e, x!);
+    s = Math.min(s, y!);
+    n = Math.max(n, y!);
+  }
+  return [w, s, e, n];
 }
 
 /** A position as [lon, lat] numbers within WGS84 range; a third value (height) is dropped. */

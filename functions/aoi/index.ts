@@ -7,14 +7,31 @@
  * Anything that would make Mapflow fail later, after credits are reserved, is
  * rejected here with a message that says what to fix.
  */
-import { dissolvePolygons } from './dissolve.ts';
+import { DISSOLVE_BUDGET_MS, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../jobs/errors.ts';
-import { describePlace, validatePolygon, type PolygonPlace } from './geometry.ts';
+import { describePlace, KINKS_MAX_POSITIONS, validatePolygon, type PolygonPlace } from './geometry.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
 export { KINKS_MAX_POSITIONS } from './geometry.ts';
+export { DISSOLVE_BATCH, DISSOLVE_BUDGET_MS } from './dissolve.ts';
+
+/*
+ * Counts bounded before any geometry work, so the time and memory of the
+ * validation and the dissolve are bounded by construction (figures in
+ * docs/inputs.md and README, measured by bench/hostile.ts).
+ */
+/** Most polygons (Polygons and MultiPolygon parts) in one file. */
+export const MAX_POLYGONS = 2_500;
+/** Most rings (outer rings and holes) in one file. */
+export const MAX_RINGS = 10_000;
+/** Most positions in one file. */
+export const MAX_POSITIONS = 100_000;
+/** Deepest GeometryCollection nesting (RFC 7946 advises against any). */
+export const MAX_GEOMETRY_NESTING = 4;
+/** Self-intersection test work per file: the sum of each tested polygon's positions squared. */
+export const KINKS_WORK_BUDGET = 50_000_000;
 
 export interface AoiFeature {
   /** Position of the feature in the file (0-based), or of the member of a top-level GeometryCollection. */
@@ -70,12 +87,14 @@ const GEOJSON_TYPES = ['FeatureCollection', 'Feature', 'Point', 'MultiPoint', 'L
 /**
  * Parses and validates a GeoJSON AOI.
  * @throws InputRejected EMPTY_FILE, FILE_TOO_LARGE, NOT_JSON, NOT_GEOJSON, NO_POLYGONS, INVALID_GEOMETRY,
- *   SELF_INTERSECTING, COORDINATES_OUT_OF_RANGE, AREA_TOO_LARGE
+ *   SELF_INTERSECTING, COORDINATES_OUT_OF_RANGE, CROSSES_ANTIMERIDIAN, AREA_TOO_LARGE, TOO_MANY_POLYGONS,
+ *   TOO_MANY_RINGS, TOO_MANY_POSITIONS, GEOMETRY_TOO_COMPLEX
  */
 export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {}): ParsedAoi {
   const maxBytes = options.maxBytes ?? MAX_GEOJSON_BYTES;
   const size = typeof file === 'string' ? Buffer.byteLength(file, 'utf8') : file.byteLength;
   if (size > maxBytes) throw geoJsonTooLarge(maxBytes, size);
+  if (typeof file !== 'string') rejectUtf16(file);
   const text = typeof file === 'string' ? file : new TextDecoder('utf-8').decode(file);
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new InputRejected('EMPTY_FILE', 'the file is empty: drop a GeoJSON with at least one Polygon or MultiPolygon');
@@ -111,17 +130,29 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     );
   }
 
+  checkCounts(collected.features);
+
+  // One budget for every dissolve of the file (each feature's, then the whole file's).
+  const deadline = Date.now() + DISSOLVE_BUDGET_MS;
+  let kinksWork = 0;
   const features = collected.features.map(({ index, name, polygons }): AoiFeature => {
-    const valid = polygons.map((coordinates, polygonIndex) =>
-      validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }),
+    const valid = polygons.map((coordinates, polygonIndex) => {
+      const size = positionsOf(coordinates);
+      const checkCrossings = size <= KINKS_MAX_POSITIONS && kinksWork + size * size <= KINKS_WORK_BUDGET;
+      if (checkCrossings) kinksWork += size * size;
+      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { checkCrossings });
+    });
+    const label = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
+    const geometry = dissolvePolygons(
+      valid.map((p) => p.coordinates),
+      { budgetMs: deadline - Date.now(), label: `the polygons of ${label}` },
     );
-    const geometry = dissolvePolygons(valid.map((p) => p.coordinates));
     return { index, name: name ?? String(index), geometry, areaSqM: geodesicAreaSqM(geometry) };
   });
 
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
   // One valid geometry for the whole file: shared edges dissolved, overlaps counted once.
-  const geometry = dissolvePolygons(allPolygons);
+  const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - Date.now(), label: 'the polygons of the file' });
   const areaSqM = geodesicAreaSqM(geometry);
 
   if (options.aoiAreaLimitSqM !== undefined) checkAreaLimit(features, areaSqM, options.aoiAreaLimitSqM);
@@ -134,6 +165,68 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     ...(isObject(doc) && doc.mapflow !== undefined && { overrides: doc.mapflow }),
     ignored,
   };
+}
+
+/**
+ * JSON text is UTF-8 (RFC 8259, RFC 7946). UTF-16 (a byte-order mark, or
+ * ASCII with every other byte zero) is named as such, with how to fix it,
+ * instead of "binary".
+ * @throws InputRejected NOT_JSON
+ */
+function rejectUtf16(bytes: Uint8Array): void {
+  const [a, b, c, d] = bytes;
+  let order: string | undefined;
+  if (a === 0xff && b === 0xfe && !(c === 0 && d === 0)) order = 'little-endian';
+  else if (a === 0xfe && b === 0xff) order = 'big-endian';
+  else if (bytes.length >= 4 && a !== 0 && b === 0 && c !== 0 && d === 0) order = 'little-endian';
+  else if (bytes.length >= 4 && a === 0 && b !== 0 && c === 0 && d !== 0) order = 'big-endian';
+  if (!order) return;
+  throw new InputRejected(
+    'NOT_JSON',
+    `the file is UTF-16 text (${order}); GeoJSON must be UTF-8 (RFC 7946). Save it again as UTF-8 (e.g. in a text editor's "Save with encoding", or iconv -f UTF-16 -t UTF-8)`,
+    { details: { encoding: `UTF-16 ${order}` } },
+  );
+}
+
+/**
+ * Polygon, ring and position counts of the whole file, against MAX_POLYGONS,
+ * MAX_RINGS and MAX_POSITIONS: a walk over the arrays, before any copy.
+ * @throws InputRejected TOO_MANY_POLYGONS, TOO_MANY_RINGS, TOO_MANY_POSITIONS
+ */
+function checkCounts(features: CollectedFeature[]): void {
+  let polygons = 0;
+  let rings = 0;
+  let positions = 0;
+  for (const feature of features) {
+    polygons += feature.polygons.length;
+    for (const polygon of feature.polygons) {
+      if (!Array.isArray(polygon)) continue;
+      rings += polygon.length;
+      for (const ring of polygon) if (Array.isArray(ring)) positions += ring.length;
+    }
+  }
+  const fix = 'Simplify the polygons (e.g. QGIS "Simplify" or mapshaper -simplify), merge neighbours in a GIS ("Dissolve"), or split the file into several files';
+  if (polygons > MAX_POLYGONS) {
+    throw new InputRejected('TOO_MANY_POLYGONS', `the file has ${polygons} polygons; one file may have at most ${MAX_POLYGONS}. ${fix}`, {
+      details: { polygons, maxPolygons: MAX_POLYGONS },
+    });
+  }
+  if (rings > MAX_RINGS) {
+    throw new InputRejected('TOO_MANY_RINGS', `the file's polygons have ${rings} rings (outer rings and holes); one file may have at most ${MAX_RINGS}. Fill small holes, or ${fix.toLowerCase()}`, {
+      details: { rings, maxRings: MAX_RINGS },
+    });
+  }
+  if (positions > MAX_POSITIONS) {
+    throw new InputRejected('TOO_MANY_POSITIONS', `the file's polygons have ${positions} positions (vertices); one file may have at most ${MAX_POSITIONS}. ${fix}`, {
+      details: { positions, maxPositions: MAX_POSITIONS },
+    });
+  }
+}
+
+/** Positions of one (unvalidated) polygon. */
+function positionsOf(coordinates: unknown): number {
+  if (!Array.isArray(coordinates)) return 0;
+  return coordinates.reduce((n: number, ring: unknown) => n + (Array.isArray(ring) ? ring.length : 0), 0);
 }
 
 /**
@@ -184,7 +277,7 @@ function collectFeatures(doc: Record<string, unknown>): { features: CollectedFea
     case 'GeometryCollection':
       // Each member is its own AOI, as if it were a feature.
       geometriesOf(doc, 0).forEach((member, index) => {
-        const polygons = polygonsOf(member, index, undefined, ignored);
+        const polygons = polygonsOf(member, index, undefined, ignored, 1);
         if (polygons.length > 0) features.push({ index, polygons });
       });
       break;
@@ -198,7 +291,7 @@ function collectFeatures(doc: Record<string, unknown>): { features: CollectedFea
 }
 
 /** The polygon coordinate arrays of one geometry (GeometryCollections flattened). */
-function polygonsOf(geometry: unknown, index: number, name: string | undefined, ignored: ParsedAoi['ignored']): unknown[] {
+function polygonsOf(geometry: unknown, index: number, name: string | undefined, ignored: ParsedAoi['ignored'], depth = 0): unknown[] {
   const where = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
   if (!isObject(geometry) || typeof geometry.type !== 'string') {
     throw new InputRejected('NOT_GEOJSON', `${where}: "geometry" must be a GeoJSON geometry object or null`);
@@ -220,7 +313,14 @@ function polygonsOf(geometry: unknown, index: number, name: string | undefined, 
       ignored.lines++;
       return [];
     case 'GeometryCollection':
-      return geometriesOf(geometry, index).flatMap((member) => polygonsOf(member, index, name, ignored));
+      if (depth >= MAX_GEOMETRY_NESTING) {
+        throw new InputRejected(
+          'GEOMETRY_TOO_COMPLEX',
+          `${where}: GeometryCollections are nested more than ${MAX_GEOMETRY_NESTING} deep; list the polygons in one MultiPolygon or as features instead (RFC 7946 advises against nesting)`,
+          { details: { featureIndex: index, maxNesting: MAX_GEOMETRY_NESTING } },
+        );
+      }
+      return geometriesOf(geometry, index).flatMap((member) => polygonsOf(member, index, name, ignored, depth + 1));
     default:
       throw new InputRejected('NOT_GEOJSON', `${where}: unknown geometry type "${printable(geometry.type)}"`);
   }

@@ -10,6 +10,7 @@
  * of the route, so a file cannot change them.
  */
 import { InputRejected } from '../jobs/errors.ts';
+import { printable } from '../storage/describe.ts';
 import {
   DEFAULT_GEOJSON_SOURCE,
   isPlainObject,
@@ -33,13 +34,42 @@ export const OVERRIDE_KEYS: Record<string, string> = {
   name: 'a non-empty string of at most 200 characters (same as processingName)',
 };
 
+/**
+ * Bounds of the `mapflow` member: it travels in the job's execution state
+ * (256 KB on AWS, shared with everything else) and into Mapflow requests,
+ * logs and events. Values past these are REJECTED (OVERRIDE_TOO_LARGE), never
+ * forwarded. Documented with their reasons in docs/inputs.md.
+ */
+export const OVERRIDE_LIMITS = {
+  /** The whole member, as JSON. */
+  totalBytes: 16 * 1024,
+  /** inferenceParams, as JSON. */
+  inferenceParamsBytes: 8 * 1024,
+  /** Nesting of objects and arrays anywhere in the member. */
+  depth: 8,
+  /** Names: model, providerName, processingName, block names. */
+  nameChars: 200,
+  blocks: 64,
+  metaKeys: 32,
+  metaKeyChars: 64,
+  metaValueChars: 256,
+} as const;
+
+/**
+ * Control characters (NUL, newline, escape...) and bidirectional overrides
+ * (which make a name read differently from what it is) have no place in a
+ * name; they would also reach log lines and HTTP requests.
+ */
+const BAD_CHARACTERS = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+
 /** Keys that exist on a route but are the operator's to set. */
 const OPERATOR_KEYS = ['creditBudget', 'project', 'prefix', 'mosaicName', 'processImages'];
 
 /**
  * Applies a file's `mapflow` member to its route. `undefined`/`null` leaves the
  * route as it is. Returns a new route; the input route is not changed.
- * @throws InputRejected INVALID_ROUTE_OVERRIDE naming the offending key
+ * @throws InputRejected INVALID_ROUTE_OVERRIDE naming the offending key; OVERRIDE_TOO_LARGE or
+ *   OVERRIDE_BAD_CHARACTERS when a value is beyond OVERRIDE_LIMITS or holds control characters
  */
 export function applyOverrides(route: Route, member: unknown): Route {
   if (member === undefined || member === null) return route;
@@ -47,6 +77,7 @@ export function applyOverrides(route: Route, member: unknown): Route {
     throw new InputRejected('INVALID_ROUTE_OVERRIDE', message, { details: { allowed: Object.keys(OVERRIDE_KEYS) } });
   };
   if (!isPlainObject(member)) return reject(`the "mapflow" member must be an object, e.g. {"model": "🏠 Buildings"}`);
+  checkBounds(member);
 
   const result: Route = structuredClone(route);
   for (const [key, value] of Object.entries(member)) {
@@ -99,6 +130,76 @@ export function applyOverrides(route: Route, member: unknown): Route {
   }
   if (member.zoom !== undefined) result.source = withZoom(result.source ?? DEFAULT_GEOJSON_SOURCE, member.zoom as number);
   return result;
+}
+
+/**
+ * Size, nesting and characters of the whole member, by an iterative walk
+ * (no recursion a deep value could overflow) that stops at the first excess.
+ * @throws InputRejected OVERRIDE_TOO_LARGE, OVERRIDE_BAD_CHARACTERS
+ */
+function checkBounds(member: Record<string, unknown>): void {
+  const L = OVERRIDE_LIMITS;
+  const tooLarge = (what: string, details: Record<string, unknown>): never => {
+    throw new InputRejected('OVERRIDE_TOO_LARGE', `"mapflow": ${what}. Keep per-file settings short (a model, a few blocks, small inferenceParams); larger settings belong in the route`, {
+      details: { ...details, limits: L },
+    });
+  };
+  const walk = (root: unknown, path: string, maxBytes: number): void => {
+    let bytes = 0;
+    const stack: { value: unknown; path: string; depth: number }[] = [{ value: root, path, depth: 1 }];
+    while (stack.length > 0) {
+      const { value, path: at, depth } = stack.pop()!;
+      if (typeof value === 'string') {
+        bytes += value.length + 2;
+        if (BAD_CHARACTERS.test(value)) badCharacters(at, value);
+      } else if (Array.isArray(value) || isPlainObject(value)) {
+        if (depth > L.depth) tooLarge(`${at} is nested more than ${L.depth} levels deep`, { path: at, maxDepth: L.depth });
+        bytes += 2;
+        for (const [key, child] of Object.entries(value)) {
+          bytes += key.length + 4;
+          if (!Array.isArray(value) && BAD_CHARACTERS.test(key)) badCharacters(`${at} key`, key);
+          stack.push({ value: child, path: Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`, depth: depth + 1 });
+          if (bytes > maxBytes) tooLarge(`${path} is over ${maxBytes} bytes as JSON`, { path, maxBytes });
+        }
+      } else {
+        bytes += String(value).length + 1;
+      }
+      if (bytes > maxBytes) tooLarge(`${path} is over ${maxBytes} bytes as JSON`, { path, maxBytes });
+    }
+  };
+  walk(member, 'mapflow', L.totalBytes);
+  if (member.inferenceParams !== undefined) walk(member.inferenceParams, 'mapflow.inferenceParams', L.inferenceParamsBytes);
+
+  const nameTooLong = (path: string, value: unknown) => {
+    if (typeof value === 'string' && value.length > L.nameChars) tooLarge(`${path} is ${value.length} characters long; at most ${L.nameChars}`, { path, maxChars: L.nameChars });
+  };
+  nameTooLong('mapflow.model', member.model);
+  nameTooLong('mapflow.processingName', member.processingName);
+  nameTooLong('mapflow.name', member.name);
+  const source = member.source as { dataProvider?: { providerName?: unknown } } | undefined;
+  nameTooLong('mapflow.source.dataProvider.providerName', isPlainObject(source) && isPlainObject(source.dataProvider) ? source.dataProvider.providerName : undefined);
+  if (Array.isArray(member.blocks)) {
+    if (member.blocks.length > L.blocks) tooLarge(`"blocks" lists ${member.blocks.length} blocks; at most ${L.blocks}`, { blocks: member.blocks.length, maxBlocks: L.blocks });
+    member.blocks.forEach((block, i) => nameTooLong(`mapflow.blocks[${i}].name`, isPlainObject(block) ? block.name : undefined));
+  }
+  if (isPlainObject(member.meta)) {
+    const entries = Object.entries(member.meta);
+    if (entries.length > L.metaKeys) tooLarge(`"meta" has ${entries.length} keys; at most ${L.metaKeys}`, { keys: entries.length, maxKeys: L.metaKeys });
+    for (const [key, value] of entries) {
+      if (key.length > L.metaKeyChars) tooLarge(`a "meta" key is ${key.length} characters long; at most ${L.metaKeyChars}`, { maxKeyChars: L.metaKeyChars });
+      if (typeof value === 'string' && value.length > L.metaValueChars) {
+        tooLarge(`"meta.${printable(key, 40)}" is ${value.length} characters long; at most ${L.metaValueChars}`, { maxValueChars: L.metaValueChars });
+      }
+    }
+  }
+}
+
+function badCharacters(path: string, value: string): never {
+  throw new InputRejected(
+    'OVERRIDE_BAD_CHARACTERS',
+    `"mapflow": ${path} contains a control or text-direction character ('${printable(value, 60)}'): names and values may not contain NUL, line breaks, escapes or bidirectional overrides; type the value again as plain text`,
+    { details: { path } },
+  );
 }
 
 function withZoom(source: RouteSource, zoom: number): RouteSource {
