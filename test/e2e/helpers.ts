@@ -26,6 +26,21 @@ export const TEST_ROUTES = JSON.stringify({
   ],
 });
 
+/**
+ * The live service as the simulator plays it (--real-shapes: docs/simulator.md), with short waits:
+ * a credit-billed account (remainingArea reads 0), no storage limit, a slow result first byte,
+ * image preprocessing, null/UNPROCESSED then AWAITING first.
+ */
+export const LIVE_SHAPES: NonNullable<LocalBridgeOptions['simulator']> = {
+  realShapes: true,
+  billingType: 'CREDITS',
+  limits: { storageLimitBytes: null },
+  resultDelaySeconds: 1,
+  preprocessingSeconds: 1,
+  queuedSeconds: 0.5,
+  awaitingSeconds: 1,
+};
+
 export function startTestBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
   return startLocalBridge({
     simulator: { processingSeconds: 2, seed: 7 },

@@ -14,20 +14,9 @@ import bbox from '@turf/bbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge, LocalBridgeOptions } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
-import { listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { LIVE_SHAPES, listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 type SimulatorSettings = NonNullable<LocalBridgeOptions['simulator']>;
-
-/** The live service as the simulator plays it, with short waits (CREDITS billing: remainingArea reads 0). */
-export const LIVE_SHAPES: SimulatorSettings = {
-  realShapes: true,
-  billingType: 'CREDITS',
-  limits: { storageLimitBytes: null },
-  resultDelaySeconds: 1,
-  preprocessingSeconds: 1,
-  queuedSeconds: 0.5,
-  awaitingSeconds: 1,
-};
 
 const MODES: { mode: string; live: boolean; simulator: SimulatorSettings }[] = [
   { mode: 'reference shapes', live: false, simulator: { processingSeconds: 2, seed: 7 } },
@@ -125,7 +114,8 @@ describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator })
     }
   });
 
-  it.runIf(live)('REJECTS an image whose preprocessing FAILED, with Mapflow\'s preprocessing_error in the report', async () => {
+  // Only the live service preprocesses images (the reference has no such step): defined for that mode only.
+  if (live) it('REJECTS an image whose preprocessing FAILED, with Mapflow\'s preprocessing_error in the report', async () => {
     // Prepare: the simulator fails the preprocessing of files named *preprocessing-fail*
     const before = processingsCreated();
     // Act
@@ -220,7 +210,7 @@ describe.each(MODES)('local pipeline with every create answer lost ($mode)', ({ 
   });
 
   // Only the live service lists mosaics (GET /rasters/mosaic), so only there is a mosaic whose create answer was lost found again.
-  it.runIf(live)('finds the lost mosaic in the mosaic list and the lost upload in the mosaic status: one mosaic, one image, one processing', async () => {
+  if (live) it('finds the lost mosaic in the mosaic list and the lost upload in the mosaic status: one mosaic, one image, one processing', async () => {
     // Act
     const { jobId } = await bridge.putInbox(path.join(SAMPLE_DATA, 'rasters/cogeo.tif'), 'buildings/lost.tif');
     const row = await bridge.waitForJob(jobId);

@@ -9,9 +9,13 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
-import { SAMPLES, startTestBridge } from './helpers.ts';
+import { LIVE_SHAPES, SAMPLES, startTestBridge } from './helpers.ts';
 
-describe('local bridge across a restart', () => {
+// Both simulator modes: the reference shapes, and the live service's (paged lists, v2 paths, null/UNPROCESSED first).
+describe.each([
+  { mode: 'reference shapes', shapes: {} },
+  { mode: 'live shapes', shapes: LIVE_SHAPES },
+])('local bridge across a restart ($mode)', ({ shapes }) => {
   let stateDir: string;
   let bridge: LocalBridge | undefined;
 
@@ -28,7 +32,7 @@ describe('local bridge across a restart', () => {
     bridge = await startTestBridge({
       stateDir,
       dropFolder: true,
-      simulator: { processingSeconds: 8 },
+      simulator: { ...shapes, processingSeconds: 8 },
       onEvent: (event) => {
         if (event.detail.status === 'IN_PROGRESS') inProgress(event);
       },
@@ -40,7 +44,7 @@ describe('local bridge across a restart', () => {
     await bridge.close();
     bridge = undefined;
     // Act 2: start again on the same state
-    bridge = await startTestBridge({ stateDir, dropFolder: true, simulator: { processingSeconds: 8 } });
+    bridge = await startTestBridge({ stateDir, dropFolder: true, simulator: { ...shapes, processingSeconds: 8 } });
     const after = await bridge.waitForJob(detail.jobId);
     // Assess
     expect(detail.input.key).toBe('inbox/bern.geojson');
