@@ -3,8 +3,11 @@ import {
   decodeS3EventKey,
   DEFAULT_PREFIXES,
   inputKind,
+  isHiddenPath,
   jobIdFor,
+  keyProblem,
   partNameFor,
+  recordedKind,
   relativeInputPath,
   reportKey,
   resultKeys,
@@ -133,5 +136,58 @@ describe('key layout', () => {
       'quarters.v2-4',
     ]);
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('keys the bridge refuses (INVALID_KEY)', () => {
+  it.each([
+    ['inbox/a/../b.geojson', "a '..' path segment"],
+    ['inbox/../../../etc/x.geojson', "a '..' path segment"],
+    ['inbox/./b.geojson', "a '.' path segment"],
+    ['inbox//b.geojson', "an empty path segment ('//')"],
+    ['/inbox/b.geojson', "a leading '/'"],
+    ['inbox/b\u0000.geojson', 'a control character (U+0000)'],
+    ['inbox/b\nc.geojson', 'a control character (U+000A)'],
+    ['inbox/b\u007f.tif', 'a control character (U+007F)'],
+    ['inbox/b\u0085.tif', 'a control character (U+0085)'],
+  ])('%j has %s', (key, problem) => {
+    expect(keyProblem(key)).toBe(problem);
+  });
+
+  it.each([['inbox/a.geojson'], ['inbox/folder/'], ['inbox/..a/b...c.tif'], ['inbox/.hidden.geojson'], ['inbox/Zürich/東京 (1).tif'], ['inbox/a b+c%20.json']])(
+    'takes %j',
+    (key) => {
+      expect(keyProblem(key)).toBeUndefined();
+    },
+  );
+
+  it('writes the report of a refused key under failed/.invalid-keys/, never on the path the key names', () => {
+    // Act
+    const keys = ['inbox/a/../../../outside.geojson', 'inbox//x.tif', 'inbox/x\u0001.tif'].map((key) => reportKey(DEFAULT_PREFIXES, key));
+    // Assess
+    for (const key of keys) expect(key).toMatch(/^failed\/\.invalid-keys\/[0-9a-f]{32}\/report\.json$/);
+    expect(new Set(keys).size).toBe(3);
+    expect(reportKey(DEFAULT_PREFIXES, 'inbox//x.tif')).toBe(keys[1]);
+  });
+
+  it('derives no results or work key from a refused key or id', () => {
+    // Act / Assess
+    expect(() => resultPrefix(DEFAULT_PREFIXES, 'inbox/a/../../b.geojson')).toThrow(expect.objectContaining({ name: 'InputRejected', code: 'INVALID_KEY' }));
+    expect(() => resultKeys(DEFAULT_PREFIXES, 'inbox//b.geojson', 'b')).toThrow(expect.objectContaining({ code: 'INVALID_KEY' }));
+    expect(() => resultKeys(DEFAULT_PREFIXES, 'inbox/b.geojson', '..')).toThrow(expect.objectContaining({ code: 'INVALID_KEY' }));
+    expect(() => workKey(DEFAULT_PREFIXES, '../../x', 'plan.json')).toThrow(expect.objectContaining({ code: 'INVALID_KEY' }));
+    expect(() => workKey(DEFAULT_PREFIXES, '..', 'plan.json')).toThrow(expect.objectContaining({ code: 'INVALID_KEY' }));
+  });
+
+  it('tells hidden paths below the inbox (ignored by dispatch)', () => {
+    expect(isHiddenPath('inbox/.partial.geojson', 'inbox/')).toBe(true);
+    expect(isHiddenPath('inbox/a/.sync/b.tif', 'inbox/')).toBe(true);
+    expect(isHiddenPath('inbox/a/b.tif', 'inbox/')).toBe(false);
+    expect(isHiddenPath('inbox/a.b/c..d.tif', 'inbox/')).toBe(false);
+  });
+
+  it("records kind 'unsupported' for a file type the bridge does not take", () => {
+    expect(recordedKind('inbox/readme.txt')).toBe('unsupported');
+    expect(recordedKind('inbox/a.TIF')).toBe('geotiff');
   });
 });
