@@ -5,7 +5,7 @@
  *   below them one live line per job in flight redraws in place (log-update),
  *   as npm, docker pull or cargo do.
  * - In a pipe, a file, CI, or with --verbose (the handlers' own logs would
- *   break a redrawn block): plain lines only; a job's progress line is printed
+ *   break a redrawn block), or a terminal of unknown width: plain lines only; a job's progress line is printed
  *   whenever it changes.
  */
 import { createLogUpdate } from 'log-update';
@@ -39,7 +39,9 @@ export function clock(at: Date): string {
 export function createLiveOutput(options: LiveOutputOptions = {}): LiveOutput {
   const stream = options.stream ?? process.stdout;
   const now = options.now ?? (() => new Date());
-  const live = options.live ?? Boolean(stream.isTTY);
+  // A terminal that reports no width (a pty under `script`, some CI runners) would get
+  // every character wrapped onto its own line: plain lines there.
+  const live = options.live ?? (Boolean(stream.isTTY) && (stream.columns ?? 0) > 0);
   const stamp = (message: string, at: Date = now()) =>
     message
       .split('\n')

@@ -131,6 +131,17 @@ describe('live output of npm start', () => {
     out.stop();
   });
 
+  it('prints plain lines on a terminal that reports no width (a pty under script), not one character per line', () => {
+    // Prepare
+    const terminal = Object.assign(new FakePipe(), { isTTY: true, columns: 0 });
+    const out = createLiveOutput({ stream: terminal as unknown as NodeJS.WriteStream });
+    // Act
+    out.progress('job', 'area.geojson  IN_PROGRESS');
+    // Assess
+    expect(out.live).toBe(false);
+    expect(terminal.text).toMatch(/^\d\d:\d\d:\d\d {2}area\.geojson {2}IN_PROGRESS\n$/);
+  });
+
   it('in a pipe, prints plain lines (no escape sequences), each with a time', async () => {
     // Prepare
     const pipe = new FakePipe();
