@@ -275,7 +275,7 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
       const geometry = readGeometry(body.geometry);
       checkAreaLimits(ctx, geometry, area);
     }
-    if (body.params !== undefined && body.params !== null) checkProviderMinArea(sourceFromV2(body.params), area);
+    if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) checkProviderMinArea(sourceFromV2(body.params), area);
   }
   return { kind: 'text', body: String(costOf(model, area, resolveBlocks(model, body.blocks))) };
 }

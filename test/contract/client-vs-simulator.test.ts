@@ -250,7 +250,8 @@ describe.each([
       expect(cost).toBeGreaterThan(0);
       expect(Number.isInteger(cost)).toBe(true);
       expect(costByArea).toBeGreaterThan(0);
-      expect(created).toMatchObject({ name: 'bern', status: 'IN_PROGRESS', percentCompleted: 0 });
+      // The live service's first status is null (read as UNPROCESSED); the reference's is IN_PROGRESS.
+      expect(created).toMatchObject({ name: 'bern', status: realShapes ? 'UNPROCESSED' : 'IN_PROGRESS', percentCompleted: 0 });
       expect(created.cost).toBe(cost);
       expect(listed.map((p) => p.id)).toContain(created.id);
       expect(inProject.map((p) => p.id)).toEqual([created.id]);
@@ -445,7 +446,8 @@ describe.each([
 
       // Assess
       expect(error).toBeInstanceOf(MapflowRequestError);
-      expect(error).toMatchObject({ status: 400, code: 'FileValidationFailed' });
+      // mapflow-qgis errors/data_errors.py: FileOpenError = cannot be opened as a GeoTIFF.
+      expect(error).toMatchObject({ status: 400, code: 'FileOpenError' });
     });
 
     it('refuses an image that does not fit its mosaic', async () => {
@@ -459,7 +461,8 @@ describe.each([
       // Assess
       expect(error).toBeInstanceOf(MapflowRequestError);
       expect([413, 422]).toContain(error.status);
-      expect(error.code).toBe('ImageOutOfBounds');
+      // mapflow-qgis errors/data_errors.py: FileValidationFailed = does not fit the imagery collection.
+      expect(error.code).toBe('FileValidationFailed');
     });
 
     it('deletes images and mosaics, then answers ItemNotFound', async () => {
@@ -476,6 +479,91 @@ describe.each([
       // Assess
       expect(imageGone).toMatchObject({ name: 'MapflowNotFound', code: 'ItemNotFound' });
       expect(mosaicGone).toMatchObject({ name: 'MapflowNotFound', code: 'ItemNotFound' });
+    });
+  });
+
+  // What only the live service does (docs/integration-notes.md); the reference mode answers 404/405 to its paths.
+  describe(realShapes ? 'the live service beyond the reference' : 'the reference without the live paths', () => {
+    if (!realShapes) {
+      it('answers the newer paths 404/405, and the client falls back to the older ones', async () => {
+        // Act
+        const pagePath = await fetch(`${sim.url}/projects/page`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+        const statusPath = await fetch(`${sim.url}/rasters/image/x/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        const projects = await client.listProjects();
+        // Assess
+        expect(pagePath.status).toBe(405);
+        expect(statusPath.status).toBe(404);
+        expect(projects.length).toBeGreaterThan(0);
+      });
+      return;
+    }
+
+    it('bills by billingType with the unused counter 0, and names providers and the AOI count limit', async () => {
+      // Act
+      const status = await client.getUserStatus();
+      // Assess
+      expect(status).toMatchObject({ billingType: 'CREDITS', remainingAreaSqM: 0, maxAoisPerProcessing: 10 });
+      expect(status.credits).toBeGreaterThan(0);
+      expect(status.dataProviders.map((p) => p.name)).toContain('Mapbox');
+    });
+
+    it('answers an upload without the image, preprocesses it, and lists it once COMPLETED', async () => {
+      // Prepare
+      const mosaic = await client.createMosaic({ name: 'preprocessed' });
+      // Act
+      const answer = await client.uploadImage(mosaic.id, raster('cogeo.tif'));
+      const listedAtOnce = await client.listMosaicImages(mosaic.id);
+      const [pending] = await client.getMosaicStatus(mosaic.id);
+      const image = await uploadedImage(client, mosaic.id, raster('cogeo.tif'));
+      const status = await client.getImageStatus(image.id);
+      const mosaics = await client.listMosaics();
+      // Assess
+      expect(answer).toMatchObject({ mosaicId: mosaic.id, message: 'Files successfully uploaded' });
+      expect(answer.image).toBeUndefined();
+      expect(listedAtOnce).toEqual([]);
+      expect(['PENDING', 'IN_PROGRESS']).toContain(pending?.preprocessingStatus);
+      expect(status).toMatchObject({ preprocessingStatus: 'COMPLETED', dataAvailable: true });
+      expect(mosaics.map((m) => m.id)).toContain(mosaic.id);
+    });
+
+    it('refuses on the cost call what the server checks (ProviderMinAreaError), and too many AOIs on the create', async () => {
+      // Prepare: SMALL_AOI is 0.8 km², sentinel_l2a needs 10 km²; eleven separate squares exceed maxAoisPerProcessing 10
+      const squares = Array.from({ length: 11 }, (_, i) => [[[7 + i * 0.01, 46.9], [7.005 + i * 0.01, 46.9], [7.005 + i * 0.01, 46.905], [7 + i * 0.01, 46.905], [7 + i * 0.01, 46.9]]]);
+      // Act
+      const cost = await rejectionOf(client.estimateCost({ wdId: buildingsId, geometry: SMALL_AOI, params: { sourceParams: { dataProvider: { providerName: 'sentinel_l2a' } } } as never }));
+      const create = await rejectionOf(client.createProcessing({ name: 'many', wdId: buildingsId, geometry: { type: 'MultiPolygon', coordinates: squares } as never, params: { sourceParams: { dataProvider: { providerName: 'Mapbox' } } } }));
+      // Assess
+      expect(cost).toMatchObject({ status: 400, code: 'ProviderMinAreaError', params: { providerName: 'sentinel_l2a', providerMinArea: 10 } });
+      expect(create).toBeInstanceOf(MapflowRequestError);
+      expect(create.message).toMatch(/Too many AOI geometries/);
+    });
+
+    it('pages project processings, and the client reads every page', async () => {
+      // Prepare: 105 processings, more than one page of 100
+      const project = await client.createProject({ name: 'paged' });
+      for (let i = 0; i < 105; i++) {
+        await client.createProcessing({ name: `p${i}`, projectId: project.id, wdId: buildingsId, geometry: SMALL_AOI, params: { sourceParams: { dataProvider: { providerName: 'Mapbox' } } } });
+      }
+      // Act
+      const firstPage = (await (await fetch(`${sim.url}/projects/${project.id}/processings/v2/page`, {
+        method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limit: 100, offset: 0 }),
+      })).json()) as { results: unknown[]; total: number; count: number };
+      const all = await client.listProjectProcessings(project.id);
+      // Assess
+      expect(firstPage).toMatchObject({ total: 105, count: 100 });
+      expect(all.map((p) => p.name)).toContain('p104');
+      expect(new Set(all.map((p) => p.id)).size).toBe(105);
+    });
+
+    it('reports no storage limit as memoryLimit null', async () => {
+      // Prepare
+      const unlimited = await startSimulator({ token: TOKEN, email: EMAIL, realShapes: true, limits: { storageLimitBytes: null } });
+      const other = new MapflowClient({ baseUrl: unlimited.url, token: TOKEN, authScheme: 'bearer' });
+      // Act
+      const usage = await other.getStorageUsage().finally(() => unlimited.close());
+      // Assess
+      expect(usage.limitBytes).toBeUndefined();
+      expect(usage.raw).toMatchObject({ memoryLimit: null, memoryFree: null });
     });
   });
 
