@@ -54,5 +54,12 @@ export class MapflowBridgeStack extends Stack {
     new CfnOutput(this, 'EventBusName', { value: b.eventBus.eventBusName });
     new CfnOutput(this, 'StateMachineArn', { value: b.stateMachine.stateMachineArn });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: b.deadLetterQueue.queueUrl });
+    // Read by `mapflow-bridge doctor --stack <name>` (local/cli/doctor.ts).
+    new CfnOutput(this, 'TriggerQueueUrl', { value: b.queue.queueUrl });
+    new CfnOutput(this, 'TriggerRuleName', { value: b.triggerRule.ruleName });
+    new CfnOutput(this, 'MapflowBaseUrl', { value: b.settings.mapflowBaseUrl });
+    new CfnOutput(this, 'MapflowAuthScheme', { value: b.settings.authScheme });
+    // Routes are validated to at most 3,000 bytes of JSON; "default" means the built-in routes.
+    new CfnOutput(this, 'Routes', { value: b.settings.routes ? JSON.stringify(b.settings.routes.routes) : 'default' });
   }
 }

@@ -174,7 +174,8 @@ function checkNumber(name: string, value: number, min: number, max: number): num
 }
 
 function checkPollPolicy(policy: PollPolicy): PollPolicy {
-  const unknown = Object.keys(policy).filter((k) => !(k in DEFAULT_POLL_POLICY));
+  // maxPolls is optional (no default): the count then follows from maxJobSeconds.
+  const unknown = Object.keys(policy).filter((k) => !(k in DEFAULT_POLL_POLICY) && k !== 'maxPolls');
   if (unknown.length > 0) throw new MapflowBridgeConfigError(`pollPolicy has unknown field '${unknown[0]}'`);
   checkInteger('pollPolicy.initialSeconds', policy.initialSeconds, 1, 3_600);
   checkInteger('pollPolicy.maxSeconds', policy.maxSeconds, 1, 3_600);
@@ -184,7 +185,7 @@ function checkPollPolicy(policy: PollPolicy): PollPolicy {
     );
   }
   checkNumber('pollPolicy.factor', policy.factor, 1, 10);
-  // Each poll round adds history events to the part's execution; stay well below 25,000.
+  // An explicit cap on the poll count (the history budget counts the smaller of it and the derived count).
   if (policy.maxPolls !== undefined) checkInteger('pollPolicy.maxPolls', policy.maxPolls, 1, MAX_POLLS);
   // Standard executions run for at most a year; leave room for the margin.
   checkInteger('pollPolicy.maxJobSeconds', policy.maxJobSeconds, 60, 300 * 86_400);

@@ -9,6 +9,7 @@
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
 import { logicalIdOf, synthBridge, type SynthesizedBridge } from './support.ts';
 
 // Synthesis is slow on a loaded machine: generous per-test timeouts.
@@ -239,6 +240,6 @@ describe('hygiene', () => {
     // Assess
     expect(optionsOf(retained).every((o) => o === undefined)).toBe(true);
     expect(optionsOf(withMaps).every((o) => o === '--enable-source-maps')).toBe(true);
-    expect(optionsOf(withMaps)).toHaveLength(15);
+    expect(optionsOf(withMaps)).toHaveLength(HANDLER_NAMES.length);
   }, SYNTH_TIMEOUT);
 });

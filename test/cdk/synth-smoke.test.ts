@@ -52,7 +52,7 @@ describe('bin/app.ts', () => {
     expect(existsSync(templatePath)).toBe(true);
     const template = JSON.parse(readFileSync(templatePath, 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(15);
+    expect(functions).toHaveLength(HANDLER_NAMES.length);
     for (const fn of functions) expect(fn.Properties.Environment.Variables.MAX_CONCURRENT_PROCESSINGS).toBe('3');
   }, 120_000);
 });

@@ -59,7 +59,7 @@ describe('props validation', () => {
       mapflowBaseUrl: 'https://api.mapflow.ai/rest',
       authScheme: 'auto',
       maxConcurrentProcessings: 5,
-      pollPolicy: { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxPolls: 500, maxJobSeconds: 86_400 },
+      pollPolicy: { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86_400 },
       eventSource: 'mapflow.bridge',
     });
   });
