@@ -7,9 +7,13 @@ const USAGE = `Usage: mapflow-bridge <command> [options]
 Commands:
   start                 run the whole bridge locally and watch the drop folder (npm start)
   local run FILE...     drop files through the local pipeline once, print a summary
-  jobs list|show        read the job ledger (local, or a deployed table)
+  jobs list|show|watch|export|retry|cancel
+                        read the job ledger and act on jobs (local, or a deployed table/stack)
+  costs                 credits spent, by day, route or model
+  console               the jobs console in a browser (on 127.0.0.1)
   sim                   run the Mapflow simulator on 127.0.0.1
   bench                 run the benchmarks (npm run bench)
+  doctor                check a deployed stack (--stack <name>) or the local bridge (--local)
 
 Run 'mapflow-bridge <command> --help' for a command's options.`;
 
@@ -20,7 +24,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   start: async () => (await import('../local/cli/start.ts')).runStartCommand,
   local: async () => (await import('../local/cli/run.ts')).runLocalCommand,
   jobs: async () => (await import('../local/cli/jobs.ts')).runJobsCommand,
+  costs: async () => (await import('../local/cli/costs.ts')).runCostsCommand,
+  console: async () => (await import('../local/console/command.ts')).runConsoleCommand,
   bench: async () => (await import('../bench/index.ts')).runBenchCommand,
+  doctor: async () => (await import('../local/cli/doctor.ts')).runDoctorCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {
