@@ -167,7 +167,8 @@ function assertWithinBudget(ctx: StepContext, since: string | undefined, what: s
   const start = since ? Date.parse(since) : NaN;
   const limitSeconds = ctx.config.pollPolicy.maxJobSeconds;
   if (!Number.isNaN(start) && (ctx.now().getTime() - start) / 1000 > limitSeconds) {
-    throw new BridgeError('IMAGE_NOT_READY', `${what} after ${limitSeconds} s (pollPolicy.maxJobSeconds); check the image in Mapflow, then drop the file again.`);
+    // `CODE: text`, so the code survives Step Functions' Cause into the report (parseCodedMessage).
+    throw new BridgeError('IMAGE_NOT_READY', `IMAGE_NOT_READY: ${what} after ${limitSeconds} s (pollPolicy.maxJobSeconds); check the image in Mapflow, then drop the file again under a new name.`);
   }
 }
 
