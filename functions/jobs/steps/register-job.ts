@@ -59,7 +59,7 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
   if (kind === 'unsupported') {
     throw new InputRejected(
       'UNSUPPORTED_FILE_TYPE',
-      `${JSON.stringify(input.key.slice(ctx.config.prefixes.inbox.length))} is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff); the bridge takes only those file types. Drop the file again saved as one of them.`,
+      `${JSON.stringify(input.key.slice(ctx.config.prefixes.inbox.length))} is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff); the bridge takes only those file types; save it as one of them (its new name makes it a new job).`,
     );
   }
   if (!route) {
