@@ -26,7 +26,7 @@ import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';
 import { cancelJob, deployedBackend, OperationRefused, readStackOutputs, retryJob, type CancelOutcome, type RetryOutcome } from './operations.ts';
 import { watchJobs } from './watch.ts';
-import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './start.ts';
+import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 
 export const JOBS_USAGE = `Usage: mapflow-bridge jobs list [--status <status>] [--limit <n>] [--json]
        mapflow-bridge jobs show <jobId> [--json]
@@ -300,10 +300,10 @@ async function runOperation(
 }
 
 /** The endpoints of a `start` that is still running (its file exists and DynamoDB answers). */
-async function runningEndpoints(stateDir: string): Promise<{ dynamodb: string; ledgerTable?: string } | undefined> {
+export async function runningEndpoints(stateDir: string): Promise<{ dynamodb: string; s3?: string; ledgerTable?: string } | undefined> {
   const text = await readFile(path.join(stateDir, ENDPOINTS_FILE), 'utf8').catch(() => undefined);
   if (!text) return undefined;
-  const endpoints = JSON.parse(text) as { dynamodb: string; ledgerTable?: string };
+  const endpoints = JSON.parse(text) as { dynamodb: string; s3?: string; ledgerTable?: string };
   const client = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS, maxAttempts: 1 });
   try {
     await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(2_000) });
