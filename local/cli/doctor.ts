@@ -26,6 +26,7 @@ import { MapflowAuthError, MapflowClient, type AuthScheme, type UserStatus } fro
 import { resolveModel } from '../../functions/jobs/steps/models.ts';
 import { DEFAULT_GEOJSON_MODEL, DEFAULT_GEOJSON_SOURCE, DEFAULT_ROUTES, parseRoutes, type Route } from '../../functions/routing/index.ts';
 import { parseSecret, type MapflowCredentials } from '../../functions/runtime/mapflow.ts';
+import { LOCAL_S3_CREDENTIALS, localS3Client } from '../s3/client.ts';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -277,9 +278,8 @@ export async function doctorLocal(options: LocalDoctorOptions): Promise<DoctorCh
     checks.push({ name: 'mapflow token', ok: false, detail: 'no token given: pass --token (or set MAPFLOW_TOKEN) with the token the local bridge uses' });
   }
 
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  const s3 = new S3Client({ endpoint: endpoints.s3, forcePathStyle: true, region: 'us-east-1', credentials });
-  const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials });
+  const s3 = localS3Client(endpoints.s3);
+  const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
   try {
     await s3.send(new HeadBucketCommand({ Bucket: endpoints.bucket }));
     checks.push({ name: 'bucket', ok: true, detail: `${endpoints.bucket} at ${endpoints.s3}` });
