@@ -1,5 +1,7 @@
 /** Task "admit-job" (.waitForTaskToken): see docs/architecture.md, "Admission". The logic lives in functions/jobs/steps/wait-for-slot.ts. */
 import { waitForSlot, type SlotWaitInput, type SlotWaitOutcome } from '../jobs/steps/wait-for-slot.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-sfn.ts';
 
 export const handler = async (event: SlotWaitInput): Promise<SlotWaitOutcome> => waitForSlot(event, defaultStepContext());

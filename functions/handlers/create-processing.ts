@@ -2,5 +2,8 @@
 import type { PartState, ProcessingResult } from '../jobs/workflow.ts';
 import { createProcessing } from '../jobs/steps/create-processing.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-s3.ts';
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: PartState): Promise<ProcessingResult> => createProcessing(event, defaultStepContext());

@@ -35,7 +35,10 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigurationError } from '../jobs/errors.ts';
 import type { ExecutionInput, InputObject } from '../jobs/model.ts';
 import { decodeS3EventKey, isHiddenPath, jobIdFor, keyProblem, normaliseEtag } from '../routing/index.ts';
-import { bridgeContext, type BridgeContext } from '../runtime/context.ts';
+// The lean context plus S3: no Mapflow client (undici) in this bundle.
+import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
+import '../runtime/with-s3.ts';
+import '../runtime/with-sfn.ts';
 
 export type StartOutcome = 'started' | 'duplicate';
 export type StartExecution = (name: string, input: ExecutionInput) => Promise<StartOutcome>;

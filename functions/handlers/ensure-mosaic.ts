@@ -2,5 +2,7 @@
 import type { MosaicResult, WorkflowState } from '../jobs/workflow.ts';
 import { ensureMosaic } from '../jobs/steps/ensure-mosaic.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: WorkflowState): Promise<MosaicResult> => ensureMosaic(event, defaultStepContext());

@@ -3,5 +3,7 @@ import type { JobPart } from '../jobs/model.ts';
 import type { PartState } from '../jobs/workflow.ts';
 import { finishPart } from '../jobs/steps/finish-part.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-sfn.ts';
 
 export const handler = async (event: PartState): Promise<JobPart> => finishPart(event, defaultStepContext());

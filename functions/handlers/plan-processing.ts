@@ -2,5 +2,8 @@
 import type { PlanResult, WorkflowState } from '../jobs/workflow.ts';
 import { planProcessing } from '../jobs/steps/plan-processing.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-s3.ts';
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: WorkflowState): Promise<PlanResult> => planProcessing(event, defaultStepContext());

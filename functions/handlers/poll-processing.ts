@@ -2,5 +2,7 @@
 import type { PartState, PollResult } from '../jobs/workflow.ts';
 import { pollProcessing } from '../jobs/steps/poll-processing.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: PartState): Promise<PollResult> => pollProcessing(event, defaultStepContext());

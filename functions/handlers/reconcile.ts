@@ -17,7 +17,10 @@ import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client
 import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../jobs/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
 import { reportKey } from '../routing/index.ts';
-import { bridgeContext, type BridgeContext } from '../runtime/context.ts';
+// The lean context plus S3: no Mapflow client (undici) in this bundle.
+import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
+import '../runtime/with-s3.ts';
+import '../runtime/with-sfn.ts';
 import { tagObject, writeJson } from '../storage/s3.ts';
 
 export type IsExecutionAlive = (executionArn: string) => Promise<boolean>;

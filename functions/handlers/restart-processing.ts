@@ -2,5 +2,7 @@
 import type { PartState, RestartResult } from '../jobs/workflow.ts';
 import { restartProcessing } from '../jobs/steps/restart-processing.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: PartState): Promise<RestartResult> => restartProcessing(event, defaultStepContext());

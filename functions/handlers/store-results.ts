@@ -2,5 +2,8 @@
 import type { PartState, StoreResult } from '../jobs/workflow.ts';
 import { storeResults } from '../jobs/steps/store-results.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-s3.ts';
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: PartState): Promise<StoreResult> => storeResults(event, defaultStepContext());

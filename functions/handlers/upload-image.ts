@@ -2,5 +2,8 @@
 import type { UploadResult, WorkflowState } from '../jobs/workflow.ts';
 import { uploadImage } from '../jobs/steps/upload-image.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
+// What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
+import '../runtime/with-s3.ts';
+import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: WorkflowState): Promise<UploadResult> => uploadImage(event, defaultStepContext());

@@ -5,7 +5,9 @@
  * secret once; when it holds another token, the call is made again with it.
  * A 401 means the request was refused, so repeating even a create is safe.
  */
-import { MapflowAuthError, type MapflowClient } from '../mapflow/index.ts';
+// Not the barrel: that would pull the HTTP client (undici) into bundles that only wrap one.
+import { MapflowAuthError } from '../mapflow/errors.ts';
+import type { MapflowClient } from '../mapflow/client.ts';
 
 type ClientSource = (options?: { refresh?: boolean }) => Promise<MapflowClient>;
 

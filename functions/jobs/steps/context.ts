@@ -58,7 +58,10 @@ export interface StepContextSources {
 export function makeStepContext(sources: StepContextSources): StepContext {
   return {
     config: sources.config,
-    s3: sources.s3,
+    // A getter: the S3 client is created on first use (lean handlers have none).
+    get s3() {
+      return sources.s3;
+    },
     ledger: sources.ledger,
     slots: sources.slots,
     events: sources.events,

@@ -5,7 +5,8 @@
  * invocations.
  */
 import { tokenRotatingClient } from '../../runtime/rotating-client.ts';
-import { bridgeContext, type BridgeContext } from '../../runtime/context.ts';
+// The lean context: a handler imports functions/runtime/with-s3.ts / with-mapflow.ts for what it calls.
+import { bridgeContext, type BridgeContext } from '../../runtime/lean-context.ts';
 import { makeStepContext, type StepContext, type StepLogger } from './context.ts';
 
 const contexts = new WeakMap<BridgeContext, StepContext>();
@@ -29,7 +30,10 @@ export function stepContextFrom(bridge: BridgeContext): StepContext {
   };
   return makeStepContext({
     config: bridge.config,
-    s3: bridge.s3,
+    // Read on first use: handlers without S3 never create (or bundle) the client.
+    get s3() {
+      return bridge.s3;
+    },
     ledger: bridge.ledger,
     slots: bridge.slots,
     events: bridge.events,

@@ -1,0 +1,5 @@
+/** Provides the S3 client to the handler context (import it in handlers that read or write S3). */
+import { s3Client } from './aws.ts';
+import { provideS3Client } from './lean-context.ts';
+
+provideS3Client(s3Client);
