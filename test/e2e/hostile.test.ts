@@ -1,0 +1,79 @@
+/**
+ * Issue 11: the hostile corpus (test/fixtures/hostile, the large files
+ * generated here) end to end through `mapflow-bridge local run`, as a user
+ * runs it: every file REJECTED with its expected code, no crash, no FAILED,
+ * nothing written outside the state and output folders, and the bridge
+ * process's peak RSS (VmHWM, from the kernel) below 1 GiB for the whole run.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { RunJobSummary } from '../../local/cli/run.ts';
+import { writeHostileCorpus, type HostileEntry } from '../fixtures/hostile/make-hostile.ts';
+import { ROOT } from './helpers.ts';
+
+const run = promisify(execFile);
+const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const GiB = 1024 ** 3;
+
+describe('the hostile corpus through local run', () => {
+  it('rejects every file with its code, within 1 GiB, writing nowhere else', { timeout: 1_200_000 }, async () => {
+    // Prepare: the corpus (large files too) in a folder of its own; a private TMPDIR and working directory
+    const base = await mkdtemp(path.join(tmpdir(), 'mfb-hostile-'));
+    const corpus = path.join(base, 'corpus');
+    const work = path.join(base, 'work');
+    const temp = path.join(base, 'tmp');
+    const out = path.join(work, 'out');
+    await Promise.all([mkdir(work), mkdir(temp)]);
+    const entries: HostileEntry[] = await writeHostileCorpus(corpus);
+    const corpusBefore = snapshot(corpus);
+    // Reports the process's peak RSS from the kernel when it exits.
+    const probe = path.join(base, 'peak-rss.mjs');
+    const peakFile = path.join(base, 'peak-rss.txt');
+    await writeFile(
+      probe,
+      `import { readFileSync, writeFileSync } from 'node:fs';\n` +
+        `process.on('exit', () => writeFileSync(${JSON.stringify(peakFile)}, /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]));\n`,
+    );
+
+    // Act
+    const files = entries.map((e) => path.join(corpus, e.file));
+    const result = await run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--timeout', '1000', '--out', out, ...files], {
+      cwd: work,
+      env: { ...process.env, TMPDIR: temp },
+      timeout: 1_150_000,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+      if (typeof error.code !== 'number') throw error;
+      return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
+    });
+    const jobs = (JSON.parse(result.stdout) as { jobs: RunJobSummary[] }).jobs;
+    const peakBytes = Number(readFileSync(peakFile, 'utf8')) * 1024;
+
+    // Assess: each file REJECTED with its code
+    expect(entries.length).toBeGreaterThanOrEqual(40);
+    const outcomes = Object.fromEntries(jobs.map((job) => [path.basename(job.file), `${job.status} ${job.error?.code ?? ''}`]));
+    const expected = Object.fromEntries(entries.map((e) => [e.file, `REJECTED ${e.expectedCode}`]));
+    expect(outcomes, result.stderr.slice(-4000)).toEqual(expected);
+    for (const job of jobs) expect(job.error?.message.length ?? 0, job.file).toBeGreaterThan(40);
+    // no crash: nothing unexpected on stderr
+    expect(result.stderr).not.toMatch(/RangeError|heap out of memory|Maximum call stack|unhandled/i);
+    // nothing outside the state and output folders
+    expect(snapshot(corpus)).toEqual(corpusBefore);
+    expect(readdirSync(work).filter((name) => name !== 'out')).toEqual([]);
+    expect(readdirSync(temp).filter((name) => !name.startsWith('mapflow-bridge-ddb-launcher-'))).toEqual([]);
+    // memory
+    expect(peakBytes).toBeGreaterThan(0);
+    expect(peakBytes).toBeLessThan(GiB);
+    console.log(`hostile corpus: ${entries.length} files, bridge peak RSS ${(peakBytes / 1024 ** 2).toFixed(0)} MiB`);
+  });
+});
+
+/** Names and sizes of the files in a folder. */
+function snapshot(dir: string): Record<string, number> {
+  return Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(path.join(dir, name)).length]));
+}
