@@ -21,6 +21,7 @@ import { LOCAL_S3_CREDENTIALS } from '../s3/client.ts';
 import { costOf, formatCost, formatError, inputName, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
+import { lockHolder } from '../state-lock.ts';
 import { describeParseError, usageLine } from './args.ts';
 import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';
@@ -245,6 +246,10 @@ export async function openLedger(options: { table?: string; stack?: string; regi
   if (!(await access(dbPath).then(() => true, () => false))) {
     throw new Error(`no local ledger in ${options.stateDir} yet: run 'npm start' first (or give --table for a deployed one).`);
   }
+  // A bridge that holds the folder but does not answer yet (starting, or stopping) has its
+  // DynamoDB Local on these files: a second one must not open them.
+  const holder = await lockHolder(options.stateDir);
+  if (holder) throw new Error(`the bridge of ${options.stateDir} (pid ${holder.pid}) is starting or stopping; try again in a moment.`);
   const java = checkJava();
   if (!java.ok) throw new Error(java.message);
   const dynamodb: DynamoDbLocal = await startDynamoDbLocal({ dbPath });

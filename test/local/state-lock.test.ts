@@ -3,12 +3,13 @@
  * same across restarts unless another program holds it.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startS3OnPort } from '../../local/bridge.ts';
+import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { LocalS3StartError } from '../../local/s3/server.ts';
 import { LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError } from '../../local/state-lock.ts';
 
@@ -93,5 +94,26 @@ describe('local S3 port', () => {
     expect((strict as Error).message).toContain('--s3-port');
     expect(fallback.port).not.toBe(taken);
     expect(messages).toEqual([expect.stringContaining(`port ${taken} is taken by another program, so the local S3 listens on port ${fallback.port}`)]);
+  });
+});
+
+describe('jobs on a state folder whose bridge does not answer yet', () => {
+  it('says the bridge is starting instead of opening its DynamoDB files a second time', { timeout: 30_000 }, async () => {
+    // Prepare: a held folder with a ledger folder and no endpoints.json (the bridge is starting)
+    const dir = await tempDir();
+    await mkdir(path.join(dir, 'dynamodb'), { recursive: true });
+    const lock = await lockStateDir(dir, 'mapflow-bridge start');
+    const errors: string[] = [];
+    const error = vi.spyOn(console, 'error').mockImplementation((message: string) => void errors.push(message));
+    try {
+      // Act
+      const code = await runJobsCommand(['list', '--state-dir', dir]);
+      // Assess
+      expect(code).toBe(1);
+      expect(errors.join('\n')).toContain(`the bridge of ${dir} (pid ${process.pid}) is starting or stopping`);
+    } finally {
+      error.mockRestore();
+      await lock.release();
+    }
   });
 });
