@@ -113,8 +113,10 @@ describe('Mapflow refusals as rejections', () => {
   it.each([
     ['FileTooBig', 400, 'FILE_TOO_LARGE'],
     ['MemoryLimitExceeded', 400, 'STORAGE_QUOTA_EXCEEDED'],
-    ['FileValidationFailed', 400, 'NOT_GEOTIFF'],
-    ['ImageOutOfBounds', 422, 'MOSAIC_MISMATCH'],
+    // mapflow-qgis errors/data_errors.py: FileValidationFailed = does not fit the mosaic, ImageOutOfBounds = bad CRS/transform.
+    ['FileValidationFailed', 422, 'MOSAIC_MISMATCH'],
+    ['ImageOutOfBounds', 400, 'NOT_GEOREFERENCED'],
+    ['FileOpenError', 400, 'NOT_GEOTIFF'],
     [undefined, 413, 'MOSAIC_MISMATCH'],
   ])('maps the upload error %s (%i) to %s', (code, status, expected) => {
     const rejection = rejectionForUploadError(new MapflowRequestError('refused', { ...at, status, ...(code && { code }) }), 'a.tif');

@@ -50,7 +50,8 @@ export async function uploadImage(state: WorkflowState, ctx: StepContext): Promi
 
   let imageId = previous?.imageId || undefined;
   let image: ImageRecord | undefined;
-  let reused = previous?.reused ?? false;
+  // A run after a ready one repeats the step (its image is reused); a run from the wait loop keeps the first answer.
+  let reused = previous?.ready === true ? true : previous?.reused ?? false;
   let uploadedAt = previous?.uploadedAt;
   let checksum = previous?.checksum;
   let prior = previous?.priorImageIds;
@@ -109,7 +110,7 @@ export async function uploadImage(state: WorkflowState, ctx: StepContext): Promi
     const reason = status.preprocessingError ?? 'Mapflow gave no reason';
     throw new InputRejected(
       'IMAGE_PREPROCESSING_FAILED',
-      `Mapflow could not prepare '${filename}' (image ${imageId}) for processing: ${reason}. Check the image's georeference, bands and data type, export it again as a GeoTIFF and drop it again.`,
+      `Mapflow could not prepare '${filename}' (image ${imageId}) for processing: ${reason}. Check the image's georeference, bands and data type, and export it again as a GeoTIFF (a changed file is a new job).`,
       { details: { imageId, mosaicId, preprocessingError: reason } },
     );
   }
