@@ -18,6 +18,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/jobs/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
+// First: modules that import these back from start.ts (an import cycle) then find them initialised.
+import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
+export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
 import { DEFAULT_STABLE_MS } from '../s3/drop-folder.ts';
@@ -28,9 +31,6 @@ import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
 
-export const DEFAULT_STATE_DIR = '.local';
-/** Written while `start` runs, so `jobs` can read the running ledger. */
-export const ENDPOINTS_FILE = 'endpoints.json';
 const SAMPLES_MARKER = 'samples-dropped';
 const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
 /**
@@ -60,6 +60,8 @@ Options:
   --drop-stable-seconds <n>   upload a dropped file once it has not changed for this long
                               and no program holds it open (default ${DEFAULT_STABLE_MS / 1000})
   --no-samples                do not drop the bundled samples on the first run
+  --console, --no-console     serve the jobs console on 127.0.0.1 (default on; its URL is in the banner)
+  --console-port <port>       its port (default: a free one)
   --verbose                   show the handlers' logs (and plain lines instead of live progress)
   -h, --help                  show this help
 
@@ -77,6 +79,9 @@ interface StartOptions {
   dropStableMs: number;
   samples: boolean;
   verbose: boolean;
+  /** The jobs console (local/console), on by default. */
+  console: boolean;
+  consolePort?: number;
 }
 
 export async function runStartCommand(args: string[]): Promise<number> {
@@ -112,6 +117,9 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
       's3-port': { type: 'string' },
       'drop-stable-seconds': { type: 'string' },
       'no-samples': { type: 'boolean', default: false },
+      console: { type: 'boolean', default: true },
+      'no-console': { type: 'boolean', default: false },
+      'console-port': { type: 'string' },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -148,6 +156,8 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
     dropStableMs,
     samples: !values['no-samples'],
     verbose: values.verbose ?? false,
+    console: !values['no-console'],
+    ...(values['console-port'] !== undefined ? { consolePort: integerOption(values['console-port'], '--console-port', 0, 65_535) } : {}),
   };
 }
 
@@ -184,6 +194,13 @@ async function serve(options: StartOptions): Promise<number> {
     return 1;
   }
   progress.attach(bridge);
+  // Loaded here: console/command.ts imports this module's constants (an import cycle at load time).
+  const { startOperatorServices } = await import('../console/command.ts');
+  const operators = await startOperatorServices(bridge, options.stateDir, {
+    console: options.console,
+    ...(options.consolePort !== undefined ? { consolePort: options.consolePort } : {}),
+    log: say,
+  });
   const endpointsFile = path.join(options.stateDir, ENDPOINTS_FILE);
   await writeFile(endpointsFile, JSON.stringify({ ...bridge.endpoints, bucket: bridge.bucket, ledgerTable: bridge.ledgerTable, pid: process.pid }, null, 2));
 
@@ -198,6 +215,7 @@ async function serve(options: StartOptions): Promise<number> {
       `  Mapflow       ${options.mapflow ? options.mapflow.url : `simulator at ${bridge.endpoints.mapflow}`}`,
       `  results       copied to ${options.outDir}${path.sep}`,
       `  events        ${bridge.eventsFile}`,
+      ...(operators.consoleUrl ? [`  console       ${operators.consoleUrl}   (jobs, results on a map; this machine only)`] : []),
       '',
     ].join('\n'),
   );
@@ -220,6 +238,7 @@ async function serve(options: StartOptions): Promise<number> {
       say(`${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
       // endpoints.json goes before the state folder is unlocked: once it is, another start may write its own.
       removeOwnEndpoints(endpointsFile)
+        .then(() => operators.close())
         .then(() => bridge.close())
         .then(
           () => {
@@ -302,10 +321,13 @@ export class JobProgress {
       formatCost(detail.actualCost ?? detail.estimatedCost),
       formatError(detail.error),
     ].filter(Boolean);
-    this.out.line(`${name}  ${event.detailType}${extras.length ? `  (${extras.join(', ')})` : ''}`, Number.isNaN(at.getTime()) ? undefined : at);
     if (isFinalStatus(detail.status)) {
+      // Its live line goes first, so the final line does not come with a stale bar below it.
       this.watching.delete(detail.jobId);
       this.out.progress(detail.jobId, undefined);
+    }
+    this.out.line(`${name}  ${event.detailType}${extras.length ? `  (${extras.join(', ')})` : ''}`, Number.isNaN(at.getTime()) ? undefined : at);
+    if (isFinalStatus(detail.status)) {
       void this.reportFinal(detail.jobId);
     } else {
       const job = this.watching.get(detail.jobId) ?? { name, status: detail.status };

@@ -213,11 +213,11 @@ describe('jobs export, watch and costs (local)', () => {
 
 describe('jobs retry and cancel on a deployed stack (--stack)', () => {
   // Mocked only here: the local bridge's own Step Functions calls (slot admission) must stay real before.
-  let cfn: ReturnType<typeof mockClient<CloudFormationClient>>;
-  let sfn: ReturnType<typeof mockClient<SFNClient>>;
+  const mocks = () => ({ cfn: mockClient(CloudFormationClient), sfn: mockClient(SFNClient) });
+  let cfn: ReturnType<typeof mocks>['cfn'];
+  let sfn: ReturnType<typeof mocks>['sfn'];
   beforeAll(() => {
-    cfn = mockClient(CloudFormationClient);
-    sfn = mockClient(SFNClient);
+    ({ cfn, sfn } = mocks());
   });
   const stateMachineArn = 'arn:aws:states:us-east-1:123456789012:stateMachine:MapflowBridgeWorkflow';
   afterEach(() => {

@@ -1,0 +1,146 @@
+/**
+ * The jobs console in a real browser: headless Chromium from the system's
+ * packages (scripts/check-chromium.sh installs Debian's under CI=true), driven
+ * by puppeteer-core, which never downloads a browser. The bridge runs the two
+ * bundled samples (what a first `npm start` drops); the page must show both
+ * jobs SUCCEEDED in the table and their results on the map. Screenshots go to
+ * test-output/console/ (gitignored).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalBridge } from '../../local/bridge.ts';
+import { startBridgeConsole } from '../../local/console/command.ts';
+import type { ConsoleServer } from '../../local/console/server.ts';
+import { ROOT, startTestBridge } from '../e2e/helpers.ts';
+
+// The page functions run in the browser; these names are only typed here (no DOM lib in this Node project).
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const document: any;
+declare function requestAnimationFrame(callback: () => void): number;
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => Boolean(p && existsSync(p)));
+const OUTPUT = path.join(ROOT, 'test-output', 'console');
+const SAMPLES = path.join(ROOT, 'local', 'samples');
+
+if (!CHROMIUM) {
+  console.warn('test/console: skipped: no Chromium at /usr/bin/chromium (install it: apt-get install -y chromium, or set CHROMIUM_PATH).');
+}
+
+describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
+  let bridge: LocalBridge;
+  let server: ConsoleServer;
+  let browser: Browser;
+  let page: Page;
+  const jobIds: Record<string, string> = {};
+
+  beforeAll(async () => {
+    await mkdir(OUTPUT, { recursive: true });
+    bridge = await startTestBridge();
+    jobIds.geojson = (await bridge.putInbox(path.join(SAMPLES, 'bern-quarters.geojson'), 'bern-quarters.geojson')).jobId;
+    jobIds.geotiff = (await bridge.putInbox(path.join(SAMPLES, 'cogeo.tif'), 'buildings/cogeo.tif')).jobId;
+    await bridge.waitForJobs({ timeoutMs: 240_000 });
+    server = await startBridgeConsole(bridge);
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
+    });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1400, height: 900 });
+    // Offline: any request that is not the console is refused.
+    await page.setRequestInterception(true);
+    page.on('request', (r) => (r.url().startsWith(server.url) ? void r.continue() : void r.abort()));
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await bridge?.close();
+  }, 120_000);
+
+  /** Pixels of the map's vector canvas that are drawn (not transparent). */
+  const drawnPixels = (selector: string) =>
+    page.evaluate((sel) => {
+      const canvas = document.querySelector(`${sel} canvas`) as any;
+      if (!canvas) return 0;
+      const { data } = (canvas.getContext('2d') as any).getImageData(0, 0, canvas.width, canvas.height);
+      let count = 0;
+      for (let i = 3; i < data.length; i += 4) if ((data[i] as number) > 0) count++;
+      return count;
+    }, selector);
+
+  it('shows the two sample jobs SUCCEEDED in the table and their results on the map', async () => {
+    // Act
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr[data-status="SUCCEEDED"]').length === 2, { timeout: 60_000 });
+    await page.waitForFunction(() => Number(document.getElementById('overview-map')?.dataset.features ?? 0) > 0, { timeout: 60_000 });
+    // Assess
+    const rows = await page.$$eval('#jobs tbody tr', (trs: any[]) => trs.map((tr: any) => [...tr.querySelectorAll('td')].map((td: any) => td.textContent?.trim())));
+    expect(rows.map((r) => r[0]).sort()).toEqual(['bern-quarters.geojson', 'buildings/cogeo.tif']);
+    for (const row of rows) {
+      expect(row[1]).toBe('SUCCEEDED');
+      expect(row[3]).toMatch(/^\d+(\.\d+)?$/); // credits
+      expect(row[5]).toContain('100%');
+    }
+    expect(Number(await page.$eval('#overview-map', (m) => (m as any).dataset.features))).toBeGreaterThan(10);
+    // Leaflet draws on the next animation frame: wait for the pixels, then count them.
+    await page.waitForFunction(() => Boolean(document.querySelector('#overview-map canvas')), { timeout: 30_000 });
+    await page.waitForFunction(() => new Promise((resolve) => requestAnimationFrame(() => resolve(true))));
+    const pixels = await drawnPixels('#overview-map');
+    expect(pixels).toBeGreaterThan(2_000);
+    const shot = await page.screenshot({ fullPage: true });
+    await writeFile(path.join(OUTPUT, 'jobs.png'), shot);
+    expect(shot.length).toBeGreaterThan(10_000);
+  }, 120_000);
+
+  it('filters by status and route', async () => {
+    await page.select('#filter-status', 'FAILED');
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr').length === 0, { timeout: 30_000 });
+    await page.select('#filter-status', '');
+    await page.waitForFunction(() => [...document.querySelectorAll('#filter-route option')].some((o: any) => (o as any).value === 'buildings'), { timeout: 30_000 });
+    await page.select('#filter-route', 'buildings');
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr').length === 1, { timeout: 30_000 });
+    expect(await page.$eval('#jobs tbody tr td.file', (td) => td.textContent)).toBe('buildings/cogeo.tif');
+    await page.select('#filter-route', '');
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr').length === 2, { timeout: 30_000 });
+  }, 60_000);
+
+  it('opens a job page with its history, Mapflow ids, quicklook and a map of the AOI and results', async () => {
+    await page.click(`#jobs tbody tr[data-job-id="${jobIds.geojson}"]`);
+    await page.waitForFunction(() => !document.getElementById('job-view')?.hidden && document.querySelectorAll('#job-history li').length >= 3, { timeout: 30_000 });
+    await page.waitForFunction(() => Number(document.getElementById('job-map')?.dataset.features ?? 0) > 0, { timeout: 60_000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('#job-quicklooks img')].every((i: any) => (i as any).complete && (i as any).naturalWidth > 0), { timeout: 30_000 });
+    const facts = await page.$eval('#job-facts', (dl) => dl.textContent ?? '');
+    const row = await bridge.ledger.get(jobIds.geojson);
+    expect(facts).toContain(row?.processingId);
+    expect(facts).toContain(row?.projectId);
+    const history = await page.$$eval('#job-history li', (lis) => lis.map((li) => li.textContent));
+    expect(history.at(-1)).toContain('SUCCEEDED');
+    expect(await page.$$eval('#job-quicklooks img', (imgs) => imgs.length)).toBe(row?.parts?.length);
+    expect(await drawnPixels('#job-map')).toBeGreaterThan(2_000);
+    expect(await page.$eval('#job-map-note', (p) => p.textContent)).toMatch(/^\d+ of \d+ result features shown$/);
+    await writeFile(path.join(OUTPUT, 'job.png'), await page.screenshot({ fullPage: true }));
+  }, 120_000);
+
+  it('is read-only and answers only to its own Host', async () => {
+    const call = (method: string, host?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(server.url);
+        const req = request({ host: '127.0.0.1', port: url.port, path: '/api/jobs', method, headers: host ? { host } : {} }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await call('GET')).toBe(200);
+    expect(await call('POST')).toBe(405);
+    expect(await call('DELETE')).toBe(405);
+    expect(await call('GET', 'evil.example:80')).toBe(421);
+    expect(new URL(server.url).hostname).toBe('127.0.0.1');
+  });
+});
