@@ -5,7 +5,7 @@
  *   Mapflow      -> the simulator (local/simulator), or a given Mapflow URL + token
  *   S3 + trigger -> s3rver; its object-created notifications feed the dispatch core
  *   DynamoDB     -> DynamoDB Local (the ledger table is created when missing)
- *   Step Functions -> aws-local-stepfunctions running synthLocalDefinition()
+ *   Step Functions -> aws-local-stepfunctions running synthLocalDefinition() (cached on disk)
  *   EventBridge  -> a JSON-lines file (BRIDGE_EVENTS_FILE)
  *   reconciler   -> the reconcile core on a timer
  *
@@ -29,7 +29,7 @@ import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 import { bridgeContext } from '../functions/runtime/context.ts';
 import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
 import { reconcile } from '../functions/handlers/reconcile.ts';
-import { synthLocalDefinition } from '../lib/local-definition.ts';
+import { loadLocalDefinition } from '../lib/local-definition-cache.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
 import { LocalEngine, type ExecutionRecord } from './engine/engine.ts';
@@ -208,14 +208,17 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         log,
       ),
     );
-    // Meanwhile (CPU-bound, in this process): the definition CDK synthesizes for AWS.
+    // Meanwhile: the definition CDK synthesizes for AWS, from the disk cache when its
+    // sources are unchanged (lib/local-definition-cache.ts); a miss synthesizes (CPU-bound, in this process).
     let definition: Record<string, unknown> | undefined;
     let synthError: unknown;
     try {
-      definition = synthLocalDefinition({
-        pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
-        ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-      }).definition;
+      definition = (
+        await loadLocalDefinition({
+          pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
+          ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+        })
+      ).definition;
     } catch (error) {
       synthError = error;
     }
@@ -363,7 +366,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         bucket,
         // The watcher moves a dropped file to uploaded/ once it is in S3; say where both went.
         onUploaded: (upload) => {
-          log(`uploaded ${upload.key} to s3://${bucket}/ (the file moved to ${path.relative(process.cwd(), upload.file) || upload.file})`);
+          const relative = path.relative(process.cwd(), upload.file);
+          const moved = relative && !relative.startsWith('..') ? relative : upload.file;
+          log(`uploaded ${upload.key} to s3://${bucket}/ (the file moved to ${moved})`);
           // A file of another type is a job too: it ends REJECTED UNSUPPORTED_FILE_TYPE, in the events like any other.
         },
         onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),

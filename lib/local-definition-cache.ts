@@ -1,0 +1,88 @@
+/**
+ * The local state machine definition, cached on disk.
+ *
+ * Synthesizing the CDK app costs seconds on every `npm start` / `local run`
+ * (importing aws-cdk-lib alone is about 3 s here). The definition only
+ * changes when what it is built from changes, so it is kept in
+ * `node_modules/.cache/mapflow-bridge/` under a key that hashes:
+ *   - every source file the synthesis can read (lib/, functions/, *.ts),
+ *   - the installed aws-cdk-lib version,
+ *   - the options (poll policy, slots).
+ * A warm start reads one JSON file and never imports aws-cdk-lib; any edit to
+ * the construct, the catalogue or a default makes a new key (a cold start).
+ *
+ * MAPFLOW_BRIDGE_DEFINITION_CACHE=off bypasses the cache (the bench measures
+ * both); MAPFLOW_BRIDGE_CACHE_DIR moves it.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LocalDefinition, LocalDefinitionOptions } from './local-definition.ts';
+
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Folders whose .ts files the synthesis may read (the construct imports from functions/ for validation). */
+const SOURCE_DIRS = ['lib', 'functions'];
+
+export interface CachedDefinition extends LocalDefinition {
+  /** 'hit': read from disk; 'miss': synthesized now (and stored). */
+  cache: 'hit' | 'miss' | 'off';
+  key: string;
+}
+
+export function definitionCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MAPFLOW_BRIDGE_CACHE_DIR ?? path.join(PROJECT_ROOT, 'node_modules', '.cache', 'mapflow-bridge');
+}
+
+/** The definition for these options: from the disk cache when its sources are unchanged, else synthesized and stored. */
+export async function loadLocalDefinition(options: LocalDefinitionOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<CachedDefinition> {
+  const key = await definitionKey(options);
+  const off = env.MAPFLOW_BRIDGE_DEFINITION_CACHE === 'off';
+  const file = path.join(definitionCacheDir(env), `definition-${key}.json`);
+  if (!off) {
+    const cached = await readFile(file, 'utf8').then(
+      (text) => JSON.parse(text) as LocalDefinition,
+      () => undefined,
+    );
+    if (cached && typeof cached.definition === 'object' && Array.isArray(cached.taskStates)) return { ...cached, cache: 'hit', key };
+  }
+  // Only a miss pays for aws-cdk-lib.
+  const { synthLocalDefinition } = await import('./local-definition.ts');
+  const synthesized = synthLocalDefinition(options);
+  if (!off) await store(file, synthesized).catch(() => undefined); // a read-only tree still runs, uncached
+  return { ...synthesized, cache: off ? 'off' : 'miss', key };
+}
+
+/** SHA-256 of the sources, the aws-cdk-lib version and the options (hex, 32 chars). */
+export async function definitionKey(options: LocalDefinitionOptions): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([options.pollPolicy ?? null, options.maxConcurrentProcessings ?? null]));
+  const cdk = await readFile(path.join(PROJECT_ROOT, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8').catch(() => '');
+  hash.update(`aws-cdk-lib ${(JSON.parse(cdk || '{}') as { version?: string }).version ?? 'unknown'}\n`);
+  for (const dir of SOURCE_DIRS) {
+    for (const file of await sourceFiles(path.join(PROJECT_ROOT, dir))) {
+      hash.update(`${path.relative(PROJECT_ROOT, file)}\n`);
+      hash.update(await readFile(file));
+    }
+  }
+  return hash.digest('hex').slice(0, 32);
+}
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await sourceFiles(full)));
+    else if (entry.name.endsWith('.ts')) files.push(full);
+  }
+  return files;
+}
+
+/** Written to a temporary name first: a reader never sees half a file. */
+async function store(file: string, definition: LocalDefinition): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, JSON.stringify(definition));
+  await rename(temporary, file);
+}
