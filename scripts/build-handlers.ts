@@ -1,0 +1,52 @@
+/**
+ * Prebuilds every Lambda handler into dist/assets/handlers/<name>/index.mjs
+ * with the settings the construct's NodejsFunction uses (lib/bridge-function.ts:
+ * ESM for Node.js 24, minified, AWS SDK bundled, the require banner), so the
+ * published package synthesizes without esbuild (BridgeFunction takes these
+ * bundles through lambda.Code.fromAsset when they exist).
+ *
+ *   npx tsx scripts/build-handlers.ts        (part of `npm run build`)
+ */
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { HANDLER_NAMES } from '../functions/handlers/catalog.ts';
+import { ESM_REQUIRE_BANNER } from '../lib/defaults.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const HANDLERS_OUT = path.join(ROOT, 'dist', 'assets', 'handlers');
+
+export async function buildHandlers(outDir = HANDLERS_OUT): Promise<string[]> {
+  await rm(outDir, { recursive: true, force: true });
+  const names = [...new Set(HANDLER_NAMES)];
+  const entryPoints = names.map((name) => {
+    const entry = path.join(ROOT, 'functions', 'handlers', `${name}.ts`);
+    if (!existsSync(entry)) throw new Error(`handler ${name} has no file ${entry}`);
+    return { in: entry, out: path.join(name, 'index') };
+  });
+  // One esbuild run for all handlers; splitting off, so each folder is a self-contained bundle.
+  await build({
+    entryPoints,
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    mainFields: ['module', 'main'],
+    banner: { js: ESM_REQUIRE_BANNER },
+    minify: true,
+    sourcemap: false,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return names;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const started = Date.now();
+  const names = await buildHandlers();
+  console.log(`built ${names.length} handler bundles into ${path.relative(ROOT, HANDLERS_OUT)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}

@@ -1,0 +1,135 @@
+/**
+ * The package as a library: `npm pack` (which builds dist/ and the prebuilt
+ * handler bundles), install of the tarball into fresh CDK apps in a temporary
+ * folder, offline, then a type check and `cdk synth` of each app (one ES
+ * module app, one CommonJS app) with cdk-nag's AwsSolutions checks as a
+ * validation plugin: a finding fails the synth.
+ *
+ * Offline: the package's dependencies (and the aws-cdk-lib, constructs and
+ * cdk-nag peers) are given to npm as `file:` links to this repository's
+ * node_modules, so npm resolves nothing on the network; the tarball itself is
+ * installed by npm as any registry package is.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const HERE = fileURLToPath(new URL('./', import.meta.url));
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+// Node 24 (the project's own, which runs the tests) strips TypeScript types natively.
+const NODE = process.execPath;
+
+interface Folder {
+  dir: string;
+  tarball: string;
+}
+
+async function npm(args: string[], cwd: string): Promise<string> {
+  const { stdout } = await run(NPM, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false' } });
+  return stdout;
+}
+
+/** A fresh app folder whose package.json links every dependency of the package to this repository's copy. */
+async function appFolder(parent: string, name: string, type: 'module' | 'commonjs'): Promise<string> {
+  const dir = path.join(parent, name);
+  await mkdir(dir);
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };
+  const links = Object.fromEntries(
+    [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), 'cdk-nag'].map((dep) => [dep, `file:${path.join(ROOT, 'node_modules', dep)}`]),
+  );
+  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, version: '1.0.0', private: true, type, dependencies: links }, null, 2));
+  return dir;
+}
+
+describe('the npm package in a fresh CDK app', () => {
+  const folder: Partial<Folder> = {};
+  const apps: Record<'esm' | 'cjs', string> = { esm: '', cjs: '' };
+
+  beforeAll(async () => {
+    folder.dir = await mkdtemp(path.join(tmpdir(), 'mfb-pack-'));
+    const started = Date.now();
+    // Act (shared): pack (prepack builds), then install the tarball offline into an ES module app.
+    await npm(['pack', '--pack-destination', folder.dir], ROOT);
+    const tarballs = (await readdir(folder.dir)).filter((name) => name.endsWith('.tgz'));
+    expect(tarballs).toHaveLength(1);
+    folder.tarball = path.join(folder.dir, tarballs[0]!);
+    apps.esm = await appFolder(folder.dir, 'esm', 'module');
+    await npm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--engine-strict=false', folder.tarball], apps.esm);
+    await copyFile(path.join(HERE, 'esm-app.ts.txt'), path.join(apps.esm, 'app.ts'));
+    // The CommonJS app shares the installed node_modules (same tarball, same install).
+    apps.cjs = await appFolder(folder.dir, 'cjs', 'commonjs');
+    await symlink(path.join(apps.esm, 'node_modules'), path.join(apps.cjs, 'node_modules'), 'dir');
+    await copyFile(path.join(HERE, 'cjs-app.ts.txt'), path.join(apps.cjs, 'app.ts'));
+    // One type check for both apps: each file's module format follows its own folder's package.json.
+    await writeFile(
+      path.join(folder.dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true,
+          erasableSyntaxOnly: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+        },
+        files: ['esm/app.ts', 'cjs/app.ts'],
+      }),
+    );
+    console.log(`pack (with build) and offline install: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }, 240_000);
+  afterAll(async () => {
+    if (folder.dir) await rm(folder.dir, { recursive: true, force: true });
+  });
+
+  it('both apps type-check against the installed declarations (construct props, event types)', async () => {
+    // Act + Assess
+    await run(NODE, [TSC, '-p', path.join(folder.dir!, 'tsconfig.json')], { cwd: folder.dir }).catch((error: { stdout?: string }) => {
+      throw new Error(`type check of the apps failed:\n${error.stdout ?? String(error)}`);
+    });
+  }, 180_000);
+
+  it('installs from the tarball with the compiled construct, types, event schemas and prebuilt handlers, and no TypeScript entry', async () => {
+    // Assess
+    const installed = path.join(apps.esm, 'node_modules', 'mapflow-bridge');
+    const pkg = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8')) as { private?: boolean; exports: Record<string, unknown> };
+    expect(pkg.private).toBeUndefined();
+    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/functions/events/types.d.ts', 'dist/functions/mapflow/index.js', 'schemas/events/JobSucceeded.json', 'bin/mapflow-bridge.mjs']) {
+      expect(existsSync(path.join(installed, file)), file).toBe(true);
+    }
+    expect((await readdir(path.join(installed, 'dist/assets/handlers'))).sort()).toContain('dispatch');
+    expect(existsSync(path.join(installed, 'test'))).toBe(false);
+    expect(existsSync(path.join(apps.esm, 'node_modules', '.bin', 'mapflow-bridge'))).toBe(true);
+  });
+
+  for (const kind of ['esm', 'cjs'] as const) {
+    it(`${kind === 'esm' ? 'an ES module' : 'a CommonJS'} app synthesizes the bridge with a route and its own bucket, cdk-nag clean, from the prebuilt bundles`, async () => {
+      // Act
+      const synth = await run(NODE, ['app.ts'], { cwd: apps[kind], env: { ...process.env, CDK_OUTDIR: 'cdk.out' } }).catch((error: { stdout?: string; stderr?: string }) => {
+        throw new Error(`synth of the ${kind} app failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);
+      });
+      // Assess: the template has the bridge on the given bucket
+      const template = JSON.parse(await readFile(path.join(apps[kind], 'cdk.out', 'GeoStack.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+      const resources = Object.values(template.Resources);
+      expect(resources.filter((r) => r.Type === 'AWS::S3::Bucket')).toHaveLength(2); // yours: data + access logs; the bridge creates none
+      expect(resources.filter((r) => r.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(1);
+      const functions = resources.filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.Handler === 'index.handler');
+      expect(functions.length).toBeGreaterThanOrEqual(10);
+      expect(synth.stderr).not.toMatch(/AwsSolutions-/);
+      // Assess: the function code is the package's prebuilt bundle, copied as it is (no bundling ran)
+      const prebuilt = await readFile(path.join(apps.esm, 'node_modules', 'mapflow-bridge', 'dist', 'assets', 'handlers', 'dispatch', 'index.mjs'));
+      const assetDirs = (await readdir(path.join(apps[kind], 'cdk.out'))).filter((name) => name.startsWith('asset.'));
+      const hashes = await Promise.all(
+        assetDirs.map(async (name) => {
+          const file = path.join(apps[kind], 'cdk.out', name, 'index.mjs');
+          return existsSync(file) ? createHash('sha256').update(await readFile(file)).digest('hex') : '';
+        }),
+      );
+      expect(hashes).toContain(createHash('sha256').update(prebuilt).digest('hex'));
+    }, 180_000);
+  }
+});
