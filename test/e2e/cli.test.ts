@@ -18,7 +18,8 @@ const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 
 async function localRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'local', 'run', ...args], { cwd: ROOT, timeout: 150_000, maxBuffer: 20 * 1024 * 1024 });
+    // A whole bridge starts in the child (a JVM among them): minutes on a busy 2-core machine.
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'local', 'run', ...args], { cwd: ROOT, timeout: 270_000, maxBuffer: 20 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -30,7 +31,7 @@ async function localRun(args: string[]): Promise<{ code: number; stdout: string;
 const JOB_KEYS = ['file', 'jobId', 'kind', 'status', 'processingId', 'mosaicId', 'imageId', 'cost', 'results', 'error'];
 
 describe('mapflow-bridge local run', () => {
-  it('exits 0 with a JSON document of SUCCEEDED jobs and local copies of their results', { timeout: 180_000 }, async () => {
+  it('exits 0 with a JSON document of SUCCEEDED jobs and local copies of their results', { timeout: 300_000 }, async () => {
     // Prepare
     const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
     // Act
@@ -52,7 +53,7 @@ describe('mapflow-bridge local run', () => {
     expect((JSON.parse(readFileSync(results.find((f) => f.endsWith('result.geojson')) as string, 'utf8')) as { type: string }).type).toBe('FeatureCollection');
   });
 
-  it('exits 1 when a job is REJECTED, and lists an unsupported file as REJECTED instead of skipping it', { timeout: 180_000 }, async () => {
+  it('exits 1 when a job is REJECTED, and lists an unsupported file as REJECTED instead of skipping it', { timeout: 300_000 }, async () => {
     // Prepare
     const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
     const text = await tempFile('readme.txt', 'not an input');
