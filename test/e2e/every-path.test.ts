@@ -34,7 +34,7 @@ describe('every path: one treatment for files the bridge cannot take', () => {
 
   beforeAll(async () => {
     bridge = await startTestBridge({ dropFolder: true, dropStableMs: 300, onEvent: (event) => events.push(event) });
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await bridge?.close();
   });
@@ -46,7 +46,7 @@ describe('every path: one treatment for files the bridge cannot take', () => {
   }
 
   async function expectRejected(jobId: string, key: string, code: string): Promise<LedgerRow> {
-    const row = await bridge.waitForJob(jobId, { timeoutMs: 60_000 });
+    const row = await bridge.waitForJob(jobId, { timeoutMs: 240_000 });
     expect(row).toMatchObject({ status: 'REJECTED', error: { code }, input: { key } });
     expect(row!.statusHistory.map((step) => step.status)).toEqual(['RECEIVED', 'REJECTED']);
     const report = JSON.parse(await readText(bridge.s3, bridge.bucket, row!.reportKey!)) as { code: string; jobId: string; input: { key: string } };
@@ -56,7 +56,7 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     return row!;
   }
 
-  it('rejects a .txt put with an S3 client: ledger row, failed/<path>/report.json, events', { timeout: 90_000 }, async () => {
+  it('rejects a .txt put with an S3 client: ledger row, failed/<path>/report.json, events', { timeout: 300_000 }, async () => {
     // Act
     const { jobId } = await putObject('inbox/notes/readme.txt', 'not an input');
     // Assess
@@ -66,12 +66,12 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     expect(row.error?.message).toContain('.geojson');
   });
 
-  it('rejects a .txt dropped into the drop folder the same way', { timeout: 90_000 }, async () => {
+  it('rejects a .txt dropped into the drop folder the same way', { timeout: 300_000 }, async () => {
     // Prepare
     await mkdir(path.join(bridge.dropDir, 'drawings'), { recursive: true });
     // Act
     await writeFile(path.join(bridge.dropDir, 'drawings', 'sketch.PNG'), 'not an image either');
-    await bridge.waitForJobs({ timeoutMs: 60_000 });
+    await bridge.waitForJobs({ timeoutMs: 240_000 });
     // Assess
     const uploaded = events.find((event) => event.detail.input.key === 'inbox/drawings/sketch.PNG');
     expect(uploaded).toBeDefined();
@@ -79,7 +79,7 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     expect(row.reportKey).toBe('failed/drawings/sketch.PNG/report.json');
   });
 
-  it('ignores folder markers and hidden files put with an S3 client: no row, no event', { timeout: 90_000 }, async () => {
+  it('ignores folder markers and hidden files put with an S3 client: no row, no event', { timeout: 300_000 }, async () => {
     // Prepare: a .txt after them shows when their notifications have been dispatched
     const ignored = await Promise.all([
       putObject('inbox/folder/', ''),
@@ -89,8 +89,8 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     ]);
     // Act
     const after = await putObject('inbox/after.txt', 'x');
-    await bridge.waitForJob(after.jobId, { timeoutMs: 60_000 });
-    await bridge.waitForJobs({ timeoutMs: 60_000 });
+    await bridge.waitForJob(after.jobId, { timeoutMs: 240_000 });
+    await bridge.waitForJobs({ timeoutMs: 240_000 });
     // Assess
     for (const { jobId } of ignored) {
       expect(await bridge.ledger.get(jobId)).toBeUndefined();
@@ -103,7 +103,7 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     ['a dot segment', 'inbox/./b.geojson'],
     ['an empty segment', 'inbox//b.tif'],
     ['a control character', 'inbox/b\u0007.geojson'],
-  ])('rejects a key with %s that reaches the state machine (INVALID_KEY), writing only its report', { timeout: 90_000 }, async (_label, key) => {
+  ])('rejects a key with %s that reaches the state machine (INVALID_KEY), writing only its report', { timeout: 300_000 }, async (_label, key) => {
     // Prepare: the execution dispatch starts on AWS, where S3 takes such keys (the local S3 refuses them)
     const input: ExecutionInput = { jobId: jobIdFor({ bucket: bridge.bucket, key, etag: 'e1' }), input: { bucket: bridge.bucket, key, etag: 'e1', size: 2 } };
     const before = await listKeys(bridge.s3, bridge.bucket, '');

@@ -25,14 +25,14 @@ describe('a GeoTIFF waiting for a slot after its upload', () => {
   const events: LocalEvent[] = [];
 
   beforeAll(async () => {
-    // One slot, and processings long enough that the GeoJSON holds it while the GeoTIFF uploads.
-    bridge = await startTestBridge({ maxConcurrentProcessings: 1, simulator: { processingSeconds: 120, seed: 7 }, onEvent: (event) => events.push(event) });
-  }, 120_000);
+    // One slot, and processings far longer than the test, so the GeoJSON holds it however slow the machine is (the bridge is closed, not awaited).
+    bridge = await startTestBridge({ maxConcurrentProcessings: 1, simulator: { processingSeconds: 3_600, seed: 7 }, onEvent: (event) => events.push(event) });
+  }, 300_000);
   afterAll(async () => {
     await bridge?.close();
   });
 
-  it('is QUEUED after UPLOADED in the ledger, with a Job Queued event', { timeout: 180_000 }, async () => {
+  it('is QUEUED after UPLOADED in the ledger, with a Job Queued event', { timeout: 600_000 }, async () => {
     // Prepare: a GeoJSON takes the only slot
     const holder = await bridge.putInbox(await tempFile('slot-holder.geojson', squareAoi()), 'slot-holder.geojson');
     await eventually(async () => ((await bridge.ledger.get(holder.jobId))?.status === 'IN_PROGRESS' ? true : undefined));
