@@ -167,6 +167,24 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   };
 }
 
+type AoiParser = (file: string | Uint8Array, options: ParseAoiOptions) => Promise<ParsedAoi>;
+let aoiParser: AoiParser | undefined;
+
+/**
+ * Where parseAoiOffThread runs parseAoi: in this thread by default (a Lambda
+ * runs one step at a time); local mode passes a worker-thread runner
+ * (local/engine/workers.ts) so one heavy file does not stall the other jobs
+ * or the progress display. `undefined` restores the default.
+ */
+export function useAoiParser(parser: AoiParser | undefined): void {
+  aoiParser = parser;
+}
+
+/** parseAoi, in a worker thread when one is installed (local mode). */
+export async function parseAoiOffThread(file: string | Uint8Array, options: ParseAoiOptions = {}): Promise<ParsedAoi> {
+  return aoiParser ? aoiParser(file, options) : parseAoi(file, options);
+}
+
 /**
  * JSON text is UTF-8 (RFC 8259, RFC 7946). UTF-16 (a byte-order mark, or
  * ASCII with every other byte zero) is named as such, with how to fix it,

@@ -3,7 +3,7 @@
  * whether Mapflow will take an image, before a byte of it is uploaded.
  */
 export { fileRangeSource, s3RangeSource, RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
-export { inspectGeoTiff, PROBE_MAX_BLOCK_BYTES, type GeoTiffInfo, type InspectOptions } from './inspect.ts';
+export { inspectGeoTiff, inspectGeoTiffInProcess, PROBE_MAX_BLOCK_BYTES, useGeoTiffInspector, type GeoTiffInfo, type InspectOptions } from './inspect.ts';
 export {
   checkImageAgainstMosaic,
   checkImageForModel,

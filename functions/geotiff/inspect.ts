@@ -66,6 +66,24 @@ interface Affine {
  *   IMAGE_TOO_MANY_PIXELS, TIFF_BLOCK_TOO_LARGE, TIFF_TOO_MANY_BLOCKS, TIFF_DECODED_TOO_LARGE
  */
 export async function inspectGeoTiff(source: RangeSource, options: InspectOptions = {}): Promise<GeoTiffInfo> {
+  return inspector ? inspector(source, options) : inspectGeoTiffInProcess(source, options);
+}
+
+type Inspector = (source: RangeSource, options: InspectOptions) => Promise<GeoTiffInfo>;
+let inspector: Inspector | undefined;
+
+/**
+ * Where inspectGeoTiff runs: in this thread by default (a Lambda runs one
+ * step at a time); local mode passes a worker-thread runner
+ * (local/engine/workers.ts) so one heavy image does not stall the other jobs.
+ * `undefined` restores the default.
+ */
+export function useGeoTiffInspector(run: Inspector | undefined): void {
+  inspector = run;
+}
+
+/** inspectGeoTiff in this thread, whatever runner is installed. */
+export async function inspectGeoTiffInProcess(source: RangeSource, options: InspectOptions = {}): Promise<GeoTiffInfo> {
   if (source.size === 0) throw new InputRejected('EMPTY_FILE', 'the file is empty: drop the GeoTIFF again once it is completely written');
   const adapter = new RangeSourceAdapter(source);
   try {

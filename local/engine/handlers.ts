@@ -7,6 +7,7 @@
 import { TASKS, type HandlerName } from '../../functions/handlers/catalog.ts';
 import { asTaskResource, type LambdaHandler } from './lambda.ts';
 import type { TaskResource } from './engine.ts';
+import { installCpuWorkers } from './workers.ts';
 
 /** The local name of each function, as in the definition's ARNs. */
 export function localFunctionName(fn: HandlerName): string {
@@ -15,6 +16,8 @@ export function localFunctionName(fn: HandlerName): string {
 
 /** Task state name -> in-process resource, for every entry of TASKS. */
 export async function loadTaskResources(): Promise<Record<string, TaskResource>> {
+  // GeoJSON validation and GeoTIFF inspection leave the shared event loop (one Lambda each on AWS).
+  installCpuWorkers();
   const resources: Record<string, TaskResource> = {};
   for (const task of TASKS) {
     const module = (await import(`../../functions/handlers/${task.fn}.ts`)) as { handler?: LambdaHandler };

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
 import { BridgeError, ConfigurationError, InputRejected } from '../errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
-import { MAX_GEOJSON_BYTES, checkProcessingGeometry, geoJsonTooLarge, parseAoi } from '../../aoi/index.ts';
+import { MAX_GEOJSON_BYTES, checkProcessingGeometry, geoJsonTooLarge, parseAoiOffThread } from '../../aoi/index.ts';
 import type { MapflowClient, SourceParams, UserStatus } from '../../mapflow/index.ts';
 import {
   DEFAULT_CREDIT_BUDGET,
@@ -64,7 +64,8 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     const aoiAreaLimitSqM = await aoiAreaLimitOf(client, status, ctx);
     // Bytes, not text: a binary file dropped as .geojson is named from its first bytes.
     const bytes = await readObjectBytes(ctx.s3, input, MAX_GEOJSON_BYTES, geoJsonTooLarge);
-    const aoi = parseAoi(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
+    // In a worker thread locally (local/engine/workers.ts): validating and dissolving a large file takes seconds.
+    const aoi = await parseAoiOffThread(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
     route = applyOverrides(route, aoi.overrides);
     ignored = aoi.ignored;
     sourceParams = (route.source ?? DEFAULT_GEOJSON_SOURCE) as SourceParams;

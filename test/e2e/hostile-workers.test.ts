@@ -1,0 +1,73 @@
+/**
+ * Issue 11: in local mode the CPU-heavy checks (GeoJSON parse/validate/
+ * dissolve, GeoTIFF inspection) run in worker threads, so the bridge's event
+ * loop (other jobs, the progress display) keeps turning meanwhile.
+ */
+import { deflateSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_POLYGONS, parseAoiOffThread } from '../../functions/aoi/index.ts';
+import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
+import { InputRejected } from '../../functions/jobs/errors.ts';
+import { installCpuWorkers, uninstallCpuWorkers } from '../../local/engine/workers.ts';
+import { squaresGrid } from '../fixtures/hostile/make-hostile.ts';
+import { deflateBomb, hostileTiff } from '../fixtures/hostile/tiff-writer.ts';
+
+/** Counts turns of the event loop while `work` runs: 0 means it blocked the thread throughout. */
+async function loopTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let running = true;
+  const spin = () => {
+    if (!running) return;
+    turns++;
+    setImmediate(spin);
+  };
+  const pending = work();
+  setImmediate(spin);
+  const result = await pending.finally(() => {
+    running = false;
+  });
+  return { result, turns };
+}
+
+const memory = (bytes: Uint8Array): RangeSource => ({ size: bytes.length, read: async (offset, length) => bytes.slice(offset, offset + length).buffer });
+
+describe('CPU-heavy checks in worker threads', () => {
+  beforeAll(() => installCpuWorkers());
+  afterAll(() => uninstallCpuWorkers());
+
+  it('parses and dissolves the largest accepted GeoJSON while the event loop keeps turning', { timeout: 180_000 }, async () => {
+    // Prepare
+    const file = new TextEncoder().encode(squaresGrid(MAX_POLYGONS));
+
+    // Act
+    const { result, turns } = await loopTurnsDuring(() => parseAoiOffThread(file));
+
+    // Assess
+    expect(result.areaSqM / 1e6).toBeCloseTo(0.215, 2);
+    expect(turns).toBeGreaterThan(10);
+  });
+
+  it('brings a rejection back from the worker with its code and details', { timeout: 120_000 }, async () => {
+    // Act
+    const rejection = await parseAoiOffThread(squaresGrid(MAX_POLYGONS + 1)).catch((error: unknown) => error);
+
+    // Assess
+    expect(rejection).toBeInstanceOf(InputRejected);
+    expect(rejection).toMatchObject({ code: 'TOO_MANY_POLYGONS', details: { polygons: MAX_POLYGONS + 1 } });
+    expect((rejection as Error).message).toMatch(/^TOO_MANY_POLYGONS: the file has 2501 polygons/);
+  });
+
+  it('inspects a GeoTIFF in a worker, its ranged reads served from this thread', { timeout: 120_000 }, async () => {
+    // Prepare
+    const good = hostileTiff({ width: 16, height: 16, compression: 8, blocks: [deflateSync(Buffer.alloc(768, 7))] });
+    const bomb = hostileTiff({ width: 16, height: 16, compression: 8, blocks: [await deflateBomb(64 * 1024 * 1024)] });
+
+    // Act
+    const info = await inspectGeoTiff(memory(good), { probePixels: true });
+    const rejection = await inspectGeoTiff(memory(bomb), { probePixels: true }).catch((error: unknown) => error);
+
+    // Assess
+    expect(info).toMatchObject({ width: 16, height: 16, epsg: 32632 });
+    expect(rejection).toMatchObject({ name: 'InputRejected', code: 'TIFF_DECODED_TOO_LARGE' });
+  });
+});
