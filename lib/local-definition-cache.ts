@@ -35,8 +35,13 @@ export function definitionCacheDir(env: NodeJS.ProcessEnv = process.env): string
 }
 
 /** The definition for these options: from the disk cache when its sources are unchanged, else synthesized and stored. */
-export async function loadLocalDefinition(options: LocalDefinitionOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<CachedDefinition> {
-  const key = await definitionKey(options);
+export async function loadLocalDefinition(
+  options: LocalDefinitionOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+  /** How the key is made (tests pin it: the sources may change under a running test). */
+  keyOf: (options: LocalDefinitionOptions) => Promise<string> = definitionKey,
+): Promise<CachedDefinition> {
+  const key = await keyOf(options);
   const off = env.MAPFLOW_BRIDGE_DEFINITION_CACHE === 'off';
   const file = path.join(definitionCacheDir(env), `definition-${key}.json`);
   if (!off) {

@@ -3,7 +3,6 @@
  * with a message that says what to fix, not a deployed bridge at 3 a.m.
  * Values that are CDK tokens (resolved at deploy time) are not checked.
  */
-import type { MapflowBridgeProps } from './mapflow-bridge.ts';
 import { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
 import { Token } from 'aws-cdk-lib';
 import { parseRoutes, type Route, type Routes } from '../functions/routing/index.ts';
@@ -36,21 +35,24 @@ export interface Prefixes {
   readonly work: string;
 }
 
-/** The props that shape the runtime configuration (validated and with defaults applied). */
-export type BridgeSettingsInput = Pick<
-  MapflowBridgeProps,
-  | 'routes'
-  | 'inboxPrefix'
-  | 'resultsPrefix'
-  | 'failedPrefix'
-  | 'workPrefix'
-  | 'mapflowBaseUrl'
-  | 'authScheme'
-  | 'maxConcurrentProcessings'
-  | 'pollPolicy'
-  | 'eventSource'
-  | 'ledgerRetentionDays'
->;
+/**
+ * The props that shape the runtime configuration (validated and with defaults
+ * applied): the same fields as MapflowBridgeProps (documented there), declared
+ * here so that validation does not import the construct that imports it.
+ */
+export interface BridgeSettingsInput {
+  readonly routes?: Route[];
+  readonly inboxPrefix?: string;
+  readonly resultsPrefix?: string;
+  readonly failedPrefix?: string;
+  readonly workPrefix?: string;
+  readonly mapflowBaseUrl?: string;
+  readonly authScheme?: AuthScheme;
+  readonly maxConcurrentProcessings?: number;
+  readonly pollPolicy?: Partial<PollPolicy>;
+  readonly eventSource?: string;
+  readonly ledgerRetentionDays?: number;
+}
 
 export interface BridgeSettings {
   /** Undefined when the built-in routes apply (ROUTES is then not set). */

@@ -7,8 +7,17 @@
  * Content-Length, which upload endpoints behind proxies want.
  */
 import { randomBytes } from 'node:crypto';
-import type { StreamedBody } from './http/transport.ts';
 import type { UploadSource } from './types.ts';
+
+/** A request body streamed from a source that can be read once (sent by http/transport.ts). */
+export interface StreamedBody {
+  contentType: string;
+  length: number;
+  /** The body for one attempt; `onProgress` is called per chunk (it re-arms the timeout). */
+  open(onProgress: () => void): AsyncIterable<Uint8Array>;
+  /** True once any byte of the source has been read: the body can no longer be sent again. */
+  consumed(): boolean;
+}
 
 /**
  * Reading the upload's source stream failed (or gave the wrong number of

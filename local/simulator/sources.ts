@@ -11,13 +11,10 @@
 import { badRequest, SimHttpError } from './http.ts';
 import { DATA_PROVIDERS, findCatalogProvider, findDataProvider, type Model } from './catalogue.ts';
 import { bboxesIntersect, type BBox } from './geometry.ts';
-import type { ImageRecord, Message } from './store.ts';
+import type { ImageRecord, ImagerySource, Message } from './store.ts';
 
-export type ImagerySource =
-  | { kind: 'dataProvider'; providerName: string; zoom: unknown }
-  | { kind: 'myImagery'; imageIds: string[]; mosaicId?: string }
-  | { kind: 'imagerySearch'; dataProvider: string; imageIds: string[]; zoom: unknown }
-  | { kind: 'userDefined'; sourceType: string; url: unknown; zoom: unknown; crs?: string };
+// Defined beside the records that hold it (store.ts), so store does not import this file.
+export type { ImagerySource } from './store.ts';
 
 export interface ImageLookup {
   image(id: string): ImageRecord | undefined;

@@ -8,7 +8,13 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from '
 import { join } from 'node:path';
 import type { Polygon } from 'geojson';
 import type { AoiGeometry, BBox } from './geometry.ts';
-import type { ImagerySource } from './sources.ts';
+
+/** Where a processing's imagery comes from (parsed from v1/v2 params by ./sources.ts; kept here, with the records that hold it). */
+export type ImagerySource =
+  | { kind: 'dataProvider'; providerName: string; zoom: unknown }
+  | { kind: 'myImagery'; imageIds: string[]; mosaicId?: string }
+  | { kind: 'imagerySearch'; dataProvider: string; imageIds: string[]; zoom: unknown }
+  | { kind: 'userDefined'; sourceType: string; url: unknown; zoom: unknown; crs?: string };
 
 export interface Message {
   code: string;

@@ -29,7 +29,7 @@ import {
   type MapflowErrorInit,
   type Redactor,
 } from '../errors.ts';
-import { findUploadSourceError } from '../multipart.ts';
+import { findUploadSourceError, type StreamedBody } from '../multipart.ts';
 import { parseErrorBody } from '../normalise.ts';
 import { backoffDelayMs, classifyNetworkError, parseRetryAfter, type ResolvedRetry } from './retry.ts';
 
@@ -58,15 +58,8 @@ export type RequestKind = 'idempotent' | 'create';
 
 export type QueryValue = string | number | boolean | readonly string[] | undefined;
 
-/** A request body streamed from a source that can be read once. */
-export interface StreamedBody {
-  contentType: string;
-  length: number;
-  /** The body for one attempt; `onProgress` is called per chunk (it re-arms the timeout). */
-  open(onProgress: () => void): AsyncIterable<Uint8Array>;
-  /** True once any byte of the source has been read: the body can no longer be sent again. */
-  consumed(): boolean;
-}
+// Defined where such bodies are made (multipart.ts), so multipart does not import the transport.
+export type { StreamedBody } from '../multipart.ts';
 
 export interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
