@@ -1,0 +1,165 @@
+/**
+ * Polling suite: the bridge's poll policy (functions/jobs/poll-policy.ts,
+ * nextPollSeconds with the progress estimate) against fixed 30 s and 60 s
+ * pollers, on simulated processings of 2 min to 6 h with uneven progress:
+ * a time AWAITING at 0 %, stalls, bursts, and whole-number percentages (what
+ * Mapflow reports). Seeded, so a run repeats.
+ *
+ * Per duration and poller: polls per processing (mean), detection delay
+ * (time from the end of the processing to the poll that sees it; p50, p95),
+ * state transitions per job spent polling (Poll Processing + Processing
+ * Outcome? + Wait For Processing per look) and their Step Functions dollars.
+ * Goal of issue 12: >= 50 % fewer polls than fixed 30 s and p95 <= 15 s at
+ * every duration.
+ *
+ * Run it:  npx tsx bench/polling.ts [--runs 200]
+ */
+import { pathToFileURL } from 'node:url';
+import { DEFAULT_POLL_POLICY, nextPollSeconds, type PollProgress } from '../functions/jobs/poll-policy.ts';
+
+export const DURATIONS_MINUTES = [2, 10, 30, 60, 180, 360] as const;
+const DOLLARS_PER_TRANSITION = 0.025 / 1_000;
+
+/** Mulberry32: small, seeded, good enough for a benchmark. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A processing: its total duration and the whole percent it reports at any second. */
+export interface SimulatedProcessing {
+  durationSeconds: number;
+  percentAt(second: number): number;
+}
+
+/**
+ * Uneven progress: 0-15 % of the time AWAITING at 0 %, then segments of
+ * varying speed (stalls at a fraction of the pace, bursts at several times
+ * it), normalised so 100 % is reached exactly at the end.
+ */
+export function simulateProcessing(durationSeconds: number, random: () => number): SimulatedProcessing {
+  const awaiting = durationSeconds * 0.15 * random();
+  const segments: { until: number; speed: number }[] = [];
+  let t = awaiting;
+  while (t < durationSeconds) {
+    const length = Math.min(durationSeconds - t, durationSeconds * (0.05 + 0.15 * random()));
+    const r = random();
+    const speed = r < 0.2 ? 0.1 : r < 0.35 ? 3 : 0.6 + random() * 0.8; // stall, burst, normal
+    t += length;
+    segments.push({ until: t, speed });
+  }
+  const work = segments.reduce((sum, s, i) => sum + (s.until - (i === 0 ? awaiting : (segments[i - 1] as { until: number }).until)) * s.speed, 0);
+  return {
+    durationSeconds,
+    percentAt(second: number): number {
+      if (second >= durationSeconds) return 100;
+      if (second <= awaiting) return 0;
+      let done = 0;
+      let from = awaiting;
+      for (const s of segments) {
+        const to = Math.min(second, s.until);
+        if (to > from) done += (to - from) * s.speed;
+        if (second <= s.until) break;
+        from = s.until;
+      }
+      return Math.min(99, Math.floor((done / work) * 100));
+    },
+  };
+}
+
+export type Poller = (progress: PollProgress, random: () => number) => number;
+
+export const POLLERS: Record<string, Poller> = {
+  'bridge policy': (progress, random) => nextPollSeconds(DEFAULT_POLL_POLICY, progress, random),
+  'fixed 30 s': () => 30,
+  'fixed 60 s': () => 60,
+};
+
+/** Polls one processing the way the state machine does: a first poll right after Create, then the poller's waits. */
+export function runPoller(poller: Poller, processing: SimulatedProcessing, random: () => number): { polls: number; delaySeconds: number } {
+  let t = 0;
+  let polls = 0;
+  let previousPercent: number | undefined;
+  let previousWait: number | undefined;
+  for (;;) {
+    polls++;
+    const percent = processing.percentAt(t);
+    if (t >= processing.durationSeconds) return { polls, delaySeconds: t - processing.durationSeconds };
+    const wait = poller({ polls, percent, previousPercent, ...(previousWait !== undefined ? { previousWaitSeconds: previousWait } : {}) }, random);
+    previousPercent = percent;
+    previousWait = wait;
+    t += wait;
+  }
+}
+
+export interface PollingFigure {
+  minutes: number;
+  poller: string;
+  pollsMean: number;
+  delayP50: number;
+  delayP95: number;
+  transitionsPerJob: number;
+  dollarsPerJob: number;
+}
+
+export function runPollingSuite(runs = 200, seed = 12): PollingFigure[] {
+  const figures: PollingFigure[] = [];
+  for (const minutes of DURATIONS_MINUTES) {
+    for (const [name, poller] of Object.entries(POLLERS)) {
+      // The same processings for every poller (same seed per duration).
+      const random = rng(seed + minutes);
+      const jitter = rng(seed * 7 + minutes);
+      const polls: number[] = [];
+      const delays: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        // Durations vary around the nominal one, so the end never lines up with a fixed poller's beat.
+        const processing = simulateProcessing(minutes * 60 * (0.85 + 0.3 * random()), random);
+        const outcome = runPoller(poller, processing, jitter);
+        polls.push(outcome.polls);
+        delays.push(outcome.delaySeconds);
+      }
+      delays.sort((a, b) => a - b);
+      const pollsMean = polls.reduce((a, b) => a + b, 0) / runs;
+      // Per look: Poll Processing, Processing Outcome?, Wait For Processing (the last look has no Wait).
+      const transitionsPerJob = pollsMean * 3 - 1;
+      figures.push({
+        minutes,
+        poller: name,
+        pollsMean,
+        delayP50: delays[Math.floor(runs * 0.5)] as number,
+        delayP95: delays[Math.min(runs - 1, Math.floor(runs * 0.95))] as number,
+        transitionsPerJob,
+        dollarsPerJob: transitionsPerJob * DOLLARS_PER_TRANSITION,
+      });
+    }
+  }
+  return figures;
+}
+
+/** Per duration: the policy's polls as a share of fixed 30 s, and whether both goals hold. */
+export function pollingGoals(figures: PollingFigure[]): { minutes: number; pollsVs30: number; p95: number; met: boolean }[] {
+  return DURATIONS_MINUTES.map((minutes) => {
+    const policy = figures.find((f) => f.minutes === minutes && f.poller === 'bridge policy') as PollingFigure;
+    const fixed = figures.find((f) => f.minutes === minutes && f.poller === 'fixed 30 s') as PollingFigure;
+    const pollsVs30 = policy.pollsMean / fixed.pollsMean;
+    return { minutes, pollsVs30, p95: policy.delayP95, met: pollsVs30 <= 0.5 && policy.delayP95 <= 15 };
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] ?? 200) || 200;
+  const figures = runPollingSuite(runs);
+  console.log('duration  poller          polls  delay p50  delay p95  transitions  $/job');
+  for (const f of figures) {
+    console.log(
+      `${String(f.minutes).padStart(5)} min  ${f.poller.padEnd(14)} ${f.pollsMean.toFixed(1).padStart(6)} ${f.delayP50.toFixed(0).padStart(8)} s ${f.delayP95.toFixed(0).padStart(8)} s ${f.transitionsPerJob.toFixed(0).padStart(11)}  ${f.dollarsPerJob.toFixed(4)}`,
+    );
+  }
+  for (const g of pollingGoals(figures)) console.log(`${g.minutes} min: policy polls ${(g.pollsVs30 * 100).toFixed(0)} % of fixed 30 s, p95 ${g.p95.toFixed(0)} s: ${g.met ? 'goal met' : 'goal NOT met'}`);
+}
