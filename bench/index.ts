@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { MapflowClient } from '../functions/mapflow/index.ts';
 import { startSimulator } from '../local/simulator/index.ts';
 import { runFaultSuite } from './fault-suite.ts';
+import { runGoalsBench } from './goals.ts';
 import { writeSyntheticGeoTiff } from './synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -32,6 +33,11 @@ Options:
   --size-mb <n>      size of the synthetic GeoTIFF (default 256)
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
+  --jobs <n>         jobs of the admission run (default 100; issue 12: 200, and 2000)
+  --processing-seconds <n>  simulated processing time of those jobs (default 2; issue 12: 5)
+  --slots <n>        concurrency slots of the admission run (default 5)
+  --full-start       also start the whole bridge cold and warm (slow), not only the definition
+  --goals-only       only the goals table of issue 12 (admission, bundles, start, polling, capacity)
   --keep             keep the temporary files`;
 const MB = 1024 * 1024;
 
@@ -74,6 +80,12 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         keep: { type: 'boolean', default: false },
         'fault-jobs': { type: 'string', default: '40' },
         seed: { type: 'string', default: '42' },
+        // Issue 12's goals (bench/goals.ts).
+        jobs: { type: 'string', default: '100' },
+        'processing-seconds': { type: 'string', default: '2' },
+        slots: { type: 'string', default: '5' },
+        'full-start': { type: 'boolean', default: false },
+        'goals-only': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -96,9 +108,23 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     console.error('bench: --fault-jobs and --seed take whole numbers (--fault-jobs 0 skips the fault suite)');
     return 2;
   }
+  const goals = {
+    jobs: Number(values.jobs),
+    processingSeconds: Number(values['processing-seconds']),
+    slots: Number(values.slots),
+    fullStart: values['full-start'] ?? false,
+    log: (line: string) => console.log(line),
+  };
+  if (!Number.isInteger(goals.jobs) || goals.jobs < 1 || !(goals.processingSeconds > 0) || !Number.isInteger(goals.slots) || goals.slots < 1) {
+    console.error('bench: --jobs and --slots take whole numbers >= 1, --processing-seconds a positive number');
+    return 2;
+  }
+  if (values['goals-only']) return runGoalsBench(goals);
   const dataPaths = await benchDataPaths(sizeMb, values.keep);
-  if (dataPaths !== 0 || faultJobs === 0) return dataPaths;
-  return benchFaultSuite(faultJobs, seed);
+  if (dataPaths !== 0) return dataPaths;
+  const faults = faultJobs === 0 ? 0 : await benchFaultSuite(faultJobs, seed);
+  const goalsOutcome = await runGoalsBench(goals);
+  return faults !== 0 ? faults : goalsOutcome;
 }
 
 /** Jobs through the local bridge with 20 % of requests failing and 10 % of create answers lost. */

@@ -1,0 +1,144 @@
+/**
+ * The goals of issue 12 in one table, each figure next to its baseline from
+ * the same run: admission (bench/admission.ts), lean bundles
+ * (bench/bundles.ts), fast start (bench/startup.ts), polling
+ * (bench/polling.ts) and the capacity model (bench/capacity.ts).
+ * `npm run bench` prints it after the data paths and the fault suite.
+ */
+import { runAdmissionBench } from './admission.ts';
+import { measureBundles, NON_MAPFLOW_LIMIT_BYTES, BUNDLE_LIMIT_BYTES } from './bundles.ts';
+import { capacityModel } from './capacity.ts';
+import { pollingGoals, runPollingSuite } from './polling.ts';
+import { measureStartup } from './startup.ts';
+
+export interface GoalsOptions {
+  jobs: number;
+  processingSeconds: number;
+  slots: number;
+  /** Also start the whole bridge cold and warm (slow on a loaded machine); default: the definition only. */
+  fullStart: boolean;
+  log: (line: string) => void;
+}
+
+interface Row {
+  goal: string;
+  bridge: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  met: boolean | undefined;
+}
+
+const KIB = 1024;
+
+export async function runGoalsBench(options: GoalsOptions): Promise<number> {
+  const rows: Row[] = [];
+  const { log } = options;
+
+  log(`\nadmission: ${options.jobs} jobs of ${options.processingSeconds} s, ${options.slots} slots (bench/admission.ts)`);
+  const a = await runAdmissionBench({ jobs: options.jobs, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) });
+  rows.push(
+    {
+      goal: `1 makespan of ${a.jobs} jobs`,
+      bridge: `${(a.makespanMs / 1000).toFixed(0)} s`,
+      baseline: `ideal ${(a.idealMs / 1000).toFixed(0)} s`,
+      ratio: a.ratio.toFixed(2),
+      target: '<= 1.10',
+      met: a.ratio <= 1.1,
+    },
+    { goal: '1 all jobs final', bridge: `${a.finalJobs}`, baseline: `${a.jobs} dropped`, ratio: '', target: 'all', met: a.finalJobs === a.jobs },
+    { goal: '1 slots in use (sampled 50 ms)', bridge: `max ${a.maxSlotsSampled}`, baseline: `${a.slots} slots`, ratio: '', target: '<= slots', met: a.maxSlotsSampled <= a.slots },
+    { goal: '1 admitted out of arrival order', bridge: `${a.fifoViolations}`, baseline: `${a.queuedJobs} queued`, ratio: '', target: '0', met: a.fifoViolations === 0 },
+    { goal: '1 slot calls per job while queued', bridge: a.slotCallsPerJob.toFixed(1), baseline: `${a.invocationsPerJob.toFixed(1)} calls/job`, ratio: '', target: 'no polling (<= 2)', met: a.slotCallsPerJob <= 2 },
+    { goal: '1 throughput', bridge: `${a.jobsPerMinute.toFixed(1)} jobs/min`, baseline: `ideal ${((a.jobs / a.idealMs) * 60_000).toFixed(1)}`, ratio: '', target: '', met: undefined },
+  );
+
+  log('\nbundles: esbuild as the CDK bundles them, cold import in a fresh node (bench/bundles.ts)');
+  const bundles = await measureBundles({ importTimes: true });
+  for (const b of bundles) log(`  ${b.name.padEnd(20)} ${(b.bytes / KIB).toFixed(0).padStart(6)} KiB  cold import ${b.coldImportMs?.toFixed(0) ?? '-'} ms${b.callsMapflow ? '  (calls Mapflow)' : ''}`);
+  const nonMapflow = bundles.filter((b) => !b.callsMapflow);
+  const largestNon = Math.max(...nonMapflow.map((b) => b.bytes));
+  const largest = Math.max(...bundles.map((b) => b.bytes));
+  rows.push(
+    {
+      goal: '2 largest bundle, no Mapflow',
+      bridge: `${(largestNon / KIB).toFixed(0)} KiB`,
+      baseline: '1,155 KiB before',
+      ratio: (largestNon / (1155 * KIB)).toFixed(2),
+      target: '<= 400 KiB',
+      met: largestNon <= NON_MAPFLOW_LIMIT_BYTES,
+    },
+    {
+      goal: '2 largest bundle',
+      bridge: `${(largest / KIB).toFixed(0)} KiB`,
+      baseline: '1,613 KiB before',
+      ratio: (largest / (1613 * KIB)).toFixed(2),
+      target: '<= 1,024 KiB',
+      met: largest <= BUNDLE_LIMIT_BYTES,
+    },
+  );
+
+  log('\nstart: definition synthesized (cache off) vs read from the disk cache, fresh processes (bench/startup.ts)');
+  const s = await measureStartup(options.fullStart ? 3 : 3, { definitionOnly: !options.fullStart });
+  rows.push({
+    goal: '3 definition ready (process start)',
+    bridge: `${(s.definition.warmMs / 1000).toFixed(1)} s warm`,
+    baseline: `${(s.definition.coldMs / 1000).toFixed(1)} s cold`,
+    ratio: (s.definition.warmMs / s.definition.coldMs).toFixed(2),
+    target: '<= 0.40',
+    met: s.definition.warmMs / s.definition.coldMs <= 0.4,
+  });
+  if (s.cold && s.warm) {
+    rows.push(
+      {
+        goal: '3 bridge ready (npm start)',
+        bridge: `${(s.warm.readyMs / 1000).toFixed(1)} s warm`,
+        baseline: `${(s.cold.readyMs / 1000).toFixed(1)} s cold`,
+        ratio: (s.warm.readyMs / s.cold.readyMs).toFixed(2),
+        target: '<= 0.40',
+        met: s.warm.readyMs / s.cold.readyMs <= 0.4,
+      },
+      {
+        goal: '3 one file to first poll',
+        bridge: `${(s.warm.firstPollMs / 1000).toFixed(1)} s warm`,
+        baseline: `${(s.cold.firstPollMs / 1000).toFixed(1)} s cold`,
+        ratio: (s.warm.firstPollMs / s.cold.firstPollMs).toFixed(2),
+        target: '<= 0.40',
+        met: s.warm.firstPollMs / s.cold.firstPollMs <= 0.4,
+      },
+    );
+  }
+
+  log('\npolling: simulated processings, policy vs fixed pollers (bench/polling.ts)');
+  const polling = runPollingSuite(200);
+  for (const f of polling) log(`  ${String(f.minutes).padStart(4)} min ${f.poller.padEnd(14)} polls ${f.pollsMean.toFixed(1).padStart(6)}  p95 ${f.delayP95.toFixed(0).padStart(3)} s  ${f.transitionsPerJob.toFixed(0).padStart(5)} transitions  $${f.dollarsPerJob.toFixed(4)}/job`);
+  for (const g of pollingGoals(polling)) {
+    rows.push({
+      goal: `5 polls, ${g.minutes} min processing`,
+      bridge: `p95 ${g.p95.toFixed(0)} s`,
+      baseline: 'fixed 30 s',
+      ratio: g.pollsVs30.toFixed(2),
+      target: '<= 0.50, p95 <= 15 s',
+      met: g.met,
+    });
+  }
+
+  const capacity = [1_000, 10_000, 100_000].map(capacityModel);
+  rows.push({
+    goal: '6 AWS $ per 1,000 jobs (list)',
+    bridge: `$${capacity[0]?.dollarsPer1000Jobs.toFixed(2)}`,
+    baseline: 'docs/capacity.md',
+    ratio: '',
+    target: '',
+    met: undefined,
+  });
+
+  log('\ngoals of issue 12 (each bridge figure against a baseline measured in this run)');
+  const header: Row = { goal: 'goal', bridge: 'bridge', baseline: 'baseline', ratio: 'ratio', target: 'target', met: undefined };
+  const widths = (['goal', 'bridge', 'baseline', 'ratio', 'target'] as const).map((k) => Math.max(...[header, ...rows].map((r) => r[k].length)));
+  const line = (r: Row, met: string) =>
+    (['goal', 'bridge', 'baseline', 'ratio', 'target'] as const).map((k, i) => r[k].padEnd(widths[i] as number)).join('  ') + `  ${met}`;
+  log(line(header, 'met'));
+  for (const r of rows) log(line(r, r.met === undefined ? '' : r.met ? 'yes' : 'NO'));
+  return 0;
+}
