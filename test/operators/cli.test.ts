@@ -189,7 +189,7 @@ describe('jobs export, watch and costs (local)', () => {
     const rows = await bridge.ledger.listRecent({ limit: 50 });
     expect(lines.map((l) => l.jobId).sort()).toEqual(rows.map((r) => r.jobId).sort());
     expect(lines.find((l) => l.jobId === succeeded)).toMatchObject({ status: 'SUCCEEDED', change: 'status' });
-  }, 60_000);
+  }, 180_000);
 
   it('costs adds up what Mapflow charged, by route, day and model', async () => {
     const rows = await bridge.ledger.listRecent({ limit: 100 });
