@@ -15,9 +15,10 @@
  * with javac into a cache folder. Without javac (a JRE without the JDK), the
  * jar is started directly, listening on all interfaces, with a warning.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,7 +66,7 @@ const JAVA_HINT =
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const jarDir = bundledJarDirectory();
   const port = options.port ?? (await freePort());
-  const launcher = loopbackLauncher(jarDir, options.javaPath);
+  const launcher = await loopbackLauncher(jarDir, options.javaPath);
   if (!launcher.ok) {
     (options.onWarning ?? ((m: string) => process.stderr.write(`${m}\n`)))(
       `DynamoDB Local: ${launcher.reason}; it is started directly and listens on all interfaces, not only 127.0.0.1. Install a JDK (with javac) to keep the local ledger on loopback.`,
@@ -138,7 +139,7 @@ function jarClassPath(jarDir: string): string[] {
  * LoopbackLauncher compiled against this jar, cached in the temporary folder
  * by a hash of its source and the jar's folder (compiled once, a few seconds).
  */
-function loopbackLauncher(jarDir: string, javaPath?: string): { ok: true; classDir: string } | { ok: false; reason: string } {
+async function loopbackLauncher(jarDir: string, javaPath?: string): Promise<{ ok: true; classDir: string } | { ok: false; reason: string }> {
   const source = readFileSync(LAUNCHER_SOURCE);
   const hash = createHash('sha256').update(source).update(jarDir).digest('hex').slice(0, 16);
   const classDir = join(tmpdir(), `mapflow-bridge-ddb-launcher-${hash}`);
@@ -147,9 +148,14 @@ function loopbackLauncher(jarDir: string, javaPath?: string): { ok: true; classD
   const javac = javaPath && javaPath.includes('/') ? join(dirname(javaPath), 'javac') : 'javac';
   const building = mkdtempSync(`${classDir}-building-`);
   try {
-    const result = spawnSync(javac, ['-nowarn', '-cp', jarClassPath(jarDir).join(delimiter), '-d', building, LAUNCHER_SOURCE], { encoding: 'utf8', timeout: 120_000 });
-    if (result.error) return { ok: false, reason: `javac was not found (${(result.error as NodeJS.ErrnoException).code ?? result.error.message})` };
-    if (result.status !== 0) return { ok: false, reason: `javac could not compile the loopback launcher: ${(result.stderr || result.stdout).slice(-500)}` };
+    // Asynchronously: a compile takes seconds, and the other local services start meanwhile.
+    try {
+      await promisify(execFile)(javac, ['-nowarn', '-cp', jarClassPath(jarDir).join(delimiter), '-d', building, LAUNCHER_SOURCE], { encoding: 'utf8', timeout: 180_000 });
+    } catch (error) {
+      const failure = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string };
+      if (failure.code === 'ENOENT') return { ok: false, reason: 'javac was not found (a Java runtime without the JDK)' };
+      return { ok: false, reason: `javac could not compile the loopback launcher: ${(failure.stderr || failure.stdout || failure.message).slice(-500)}` };
+    }
     try {
       renameSync(building, classDir);
     } catch {
