@@ -31,6 +31,7 @@ import {
 import { readObjectBytes, writeJson } from '../../storage/s3.ts';
 import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
+import { findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
 import { checkBlocks, resolveModel } from './models.ts';
 import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from './refusals.ts';
 
@@ -60,13 +61,17 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   let drafts: DraftPart[];
   let sourceParams: SourceParams;
   let ignored: PlanResult['ignored'];
+  let catalogSearch: { spec: ImagerySearchSpec; aoi: Geometry } | undefined;
   if (job.kind === 'geojson') {
     const aoiAreaLimitSqM = await aoiAreaLimitOf(client, status, ctx);
     // Bytes, not text: a binary file dropped as .geojson is named from its first bytes.
     const bytes = await readObjectBytes(ctx.s3, input, MAX_GEOJSON_BYTES, geoJsonTooLarge);
     // In a worker thread locally (local/engine/workers.ts): validating and dissolving a large file takes seconds.
     const aoi = await parseAoiOffThread(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
-    route = applyOverrides(route, aoi.overrides);
+    // A catalog search (`imagery.search`) is taken out here and run once the AOI is validated (imagery-search.ts).
+    const imagery = takeImagerySearch(aoi.overrides, (route as { imagery?: unknown }).imagery);
+    if (imagery.search) catalogSearch = { spec: imagery.search, aoi: aoi.geometry as Geometry };
+    route = applyOverrides(route, imagery.member);
     ignored = aoi.ignored;
     sourceParams = (route.source ?? DEFAULT_GEOJSON_SOURCE) as SourceParams;
     if (route.splitFeatures && aoi.features.length > MAX_SPLIT_PARTS) {
@@ -99,6 +104,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: geodesicAreaSqM(upload.footprint) }];
   }
 
+  if (catalogSearch) sourceParams = (await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec)).sourceParams;
   sourceParams = resolveProvider(status, sourceParams);
   checkAccountLimits(status, sourceParams, drafts);
 

@@ -46,6 +46,8 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     request: request ? { ...request, geometry: { s3Key: part.geometryKey } } : undefined,
     processing,
     cost: { estimated: part.estimatedCost, actual: processing.cost },
+    // The catalog product a search picked (imagery-search.ts), with its metadata.
+    ...(row?.imagery && { imagery: row.imagery }),
     result: { key: resultKey, bytes, ...(quicklookKey && { features: tapped.scanner.count }) },
     ...(quicklookKey && { quicklook: { key: quicklookKey } }),
     timings: {
