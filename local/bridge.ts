@@ -52,6 +52,9 @@ export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
  */
 export const SIMULATED_CREDIT_BUDGET = 10_000;
 
+/** How long s3rver and DynamoDB Local may take to answer (their exit is noticed at once). */
+const SERVICE_START_TIMEOUT_MS = 180_000;
+
 /** Poll quickly locally: the simulator finishes in seconds, not minutes. */
 export const LOCAL_POLL_POLICY: PollPolicy = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600 };
 
@@ -194,7 +197,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         );
     const dynamodbStart = started(
       'DynamoDB Local',
-      startDynamoDbLocal(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
+      // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
+      startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
     );
     // The trigger: notifications queue up here until the dispatcher is ready.
     const notifications: S3NotificationRecord[] = [];
@@ -202,7 +206,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const s3Start = started(
       's3rver',
       startS3OnPort(
-        { directory: path.join(stateDir, 's3'), buckets: [bucket], onRecord: (record) => onRecord(record) },
+        { directory: path.join(stateDir, 's3'), buckets: [bucket], onRecord: (record) => onRecord(record), startTimeoutMs: SERVICE_START_TIMEOUT_MS },
         options.s3Port ?? 0,
         options.s3PortFallback ?? false,
         log,

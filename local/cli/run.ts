@@ -217,7 +217,13 @@ async function runFiles(options: RunOptions): Promise<number> {
       reconcileIntervalMs: 0,
       log,
     });
-    bridge = await starting;
+    try {
+      bridge = await starting;
+    } catch (error) {
+      // One line, as `start` says it, rather than a stack trace.
+      log(`mapflow-bridge local run: cannot start the local bridge: ${(error as Error).message}`);
+      return 1;
+    }
     log(`local bridge: S3 ${bridge.endpoints.s3} bucket ${bridge.bucket}, Mapflow ${options.mapflow ? options.mapflow.url : 'simulator'}`);
     summaries = await runJobs(bridge, options, log);
   } finally {
