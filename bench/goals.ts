@@ -36,8 +36,15 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
   const { log } = options;
 
   log(`\nadmission: ${options.jobs} jobs of ${options.processingSeconds} s, ${options.slots} slots (bench/admission.ts)`);
-  const a = await runAdmissionBench({ jobs: options.jobs, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) });
-  rows.push(
+  // A bridge that cannot start (a saturated machine: s3rver or the JVM too slow) leaves the other goals measurable.
+  const a = await runAdmissionBench({ jobs: options.jobs, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) }).catch(
+    (error: unknown) => {
+      log(`  admission not measured: ${(error as Error).message}`);
+      rows.push({ goal: '1 admission', bridge: 'not measured', baseline: '', ratio: '', target: '', met: false });
+      return undefined;
+    },
+  );
+  if (a) rows.push(
     {
       goal: `1 makespan of ${a.jobs} jobs`,
       bridge: `${(a.makespanMs / 1000).toFixed(0)} s`,
