@@ -77,7 +77,7 @@ export function applyOverrides(route: Route, member: unknown): Route {
     throw new InputRejected('INVALID_ROUTE_OVERRIDE', message, { details: { allowed: Object.keys(OVERRIDE_KEYS) } });
   };
   if (!isPlainObject(member)) return reject(`the "mapflow" member must be an object, e.g. {"model": "🏠 Buildings"}`);
-  checkBounds(member);
+  checkOverrideBounds(member);
 
   const result: Route = structuredClone(route);
   for (const [key, value] of Object.entries(member)) {
@@ -137,7 +137,7 @@ export function applyOverrides(route: Route, member: unknown): Route {
  * (no recursion a deep value could overflow) that stops at the first excess.
  * @throws InputRejected OVERRIDE_TOO_LARGE, OVERRIDE_BAD_CHARACTERS
  */
-function checkBounds(member: Record<string, unknown>): void {
+export function checkOverrideBounds(member: Record<string, unknown>): void {
   const L = OVERRIDE_LIMITS;
   const tooLarge = (what: string, details: Record<string, unknown>): never => {
     throw new InputRejected('OVERRIDE_TOO_LARGE', `"mapflow": ${what}. Keep per-file settings short (a model, a few blocks, small inferenceParams); larger settings belong in the route`, {

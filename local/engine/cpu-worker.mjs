@@ -10,6 +10,12 @@ try {
   if (task === 'parseAoi') {
     const { parseAoi } = await import('../../functions/aoi/index.ts');
     result = parseAoi(args.file, args.options);
+    // The mapflow member is sent back by structured clone, which a hostile one (thousands of levels deep)
+    // would overflow: its bounds are checked here, as applyOverrides checks them in the main thread.
+    if (result.overrides !== null && typeof result.overrides === 'object' && !Array.isArray(result.overrides)) {
+      const { checkOverrideBounds } = await import('../../functions/routing/overrides.ts');
+      checkOverrideBounds(result.overrides);
+    }
   } else if (task === 'inspectGeoTiff') {
     const { inspectGeoTiffInProcess } = await import('../../functions/geotiff/inspect.ts');
     // Ranged reads are served by the main thread, which holds the real source (S3, a file).

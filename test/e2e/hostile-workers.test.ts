@@ -29,7 +29,7 @@ async function loopTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; 
   return { result, turns };
 }
 
-const memory = (bytes: Uint8Array): RangeSource => ({ size: bytes.length, read: async (offset, length) => bytes.slice(offset, offset + length).buffer });
+const memory = (bytes: Uint8Array): RangeSource => ({ size: bytes.length, read: async (offset, length) => bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer });
 
 describe('CPU-heavy checks in worker threads', () => {
   beforeAll(() => installCpuWorkers());
@@ -69,5 +69,21 @@ describe('CPU-heavy checks in worker threads', () => {
     // Assess
     expect(info).toMatchObject({ width: 16, height: 16, epsg: 32632 });
     expect(rejection).toMatchObject({ name: 'InputRejected', code: 'TIFF_DECODED_TOO_LARGE' });
+  });
+});
+
+describe('a hostile mapflow member in a worker', () => {
+  beforeAll(() => installCpuWorkers());
+  afterAll(() => uninstallCpuWorkers());
+
+  it('refuses one nested 5,000 deep with OVERRIDE_TOO_LARGE (it cannot cross the thread boundary)', { timeout: 120_000 }, async () => {
+    // Prepare
+    const file = `{"type":"Polygon","coordinates":[[[7.44,46.94],[7.45,46.94],[7.45,46.95],[7.44,46.94]]],"mapflow":{"inferenceParams":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`;
+
+    // Act
+    const rejection = await parseAoiOffThread(file).catch((error: unknown) => error);
+
+    // Assess
+    expect(rejection).toMatchObject({ name: 'InputRejected', code: 'OVERRIDE_TOO_LARGE' });
   });
 });

@@ -30,7 +30,7 @@ describe('hostile corpus, in process', () => {
       if (entry.kind === 'geojson') {
         applyOverrides(DEFAULT_ROUTES.routes[0]!, parseAoi(bytes, { aoiAreaLimitSqM: 1_000e6 }).overrides);
       } else {
-        await inspectGeoTiff({ size: bytes.length, read: async (offset, length) => bytes.slice(offset, offset + length).buffer }, { probePixels: true });
+        await inspectGeoTiff({ size: bytes.length, read: async (offset, length) => bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer }, { probePixels: true });
       }
     })().then(
       () => undefined,

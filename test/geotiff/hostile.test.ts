@@ -16,7 +16,7 @@ function memorySource(bytes: Uint8Array): RangeSource & { bytesRead: number } {
     bytesRead: 0,
     async read(offset: number, length: number) {
       source.bytesRead += length;
-      return bytes.slice(offset, offset + length).buffer;
+      return bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer;
     },
   };
   return source;
