@@ -47,7 +47,7 @@ describe('local run against a simulator started with --real-shapes (credit-bille
     const memory = (await (await fetch(`${url}/rasters/memory`, { headers })).json()) as Record<string, unknown>;
     const dir = await mkdtemp(path.join(tmpdir(), 'mfb-live-run-'));
     const routes = path.join(dir, 'routes.json');
-    await writeFile(routes, JSON.stringify({ routes: [{ name: 'default', prefix: '', model: '🏠 Buildings', processImages: true }] }));
+    await writeFile(routes, JSON.stringify({ routes: [{ name: 'default', prefix: '', model: '🏠 Buildings', processImages: true, creditBudget: 1000 }] }));
 
     // Act
     let stdout = '';
@@ -70,7 +70,7 @@ describe('local run against a simulator started with --real-shapes (credit-bille
     expect(status.remainingCredits).toBeGreaterThan(0);
     expect(memory).toMatchObject({ memoryLimit: null, memoryFree: null });
     // Assess: both jobs SUCCEEDED, the GeoTIFF processed on its own image
-    expect(code, runErr.slice(-3000)).toBe(0);
+    expect(code, `${runErr.slice(-3000)}\n${stdout.slice(-3000)}`).toBe(0);
     const jobs = (JSON.parse(stdout) as { jobs: Record<string, unknown>[] }).jobs;
     const byKind = Object.fromEntries(jobs.map((job) => [job.kind as string, job]));
     expect(byKind.geojson).toMatchObject({ status: 'SUCCEEDED' });
