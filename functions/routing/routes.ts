@@ -44,6 +44,12 @@ export interface Route {
   splitFeatures?: boolean;
   /** Display name of the processing; only settable from a file's `mapflow` member. */
   processingName?: string;
+  /**
+   * GeoJSON: search the catalog for the imagery instead of `source`
+   * (`{"search": {"pick": "newest", ...}}`, see functions/jobs/steps/imagery-search.ts,
+   * which checks the search itself when a job plans). A file's own `imagery` wins.
+   */
+  imagery?: { search: Record<string, unknown> };
 }
 
 export interface Routes {
@@ -105,6 +111,7 @@ const ROUTE_KEYS = [
   'meta',
   'splitFeatures',
   'processingName',
+  'imagery',
 ] as const;
 
 /**
@@ -186,6 +193,12 @@ function validateRoute(raw: unknown, index: number): Route {
   );
   if (raw.blocks !== undefined) route.blocks = validateBlocks(raw.blocks, fail);
   if (raw.source !== undefined) route.source = validateSource(raw.source, fail);
+  if (raw.imagery !== undefined) {
+    if (!isPlainObject(raw.imagery) || !isPlainObject(raw.imagery.search) || Object.keys(raw.imagery).length !== 1) {
+      fail(`'imagery' must be {"search": {"pick": "newest" | "sharpest" | "least-cloud", ...}}`);
+    }
+    route.imagery = structuredClone(raw.imagery as { search: Record<string, unknown> });
+  }
   if (raw.project !== undefined) {
     const p = raw.project;
     if (!isPlainObject(p) || Object.keys(p).some((k) => k !== 'id' && k !== 'name')) {

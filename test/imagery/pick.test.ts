@@ -100,3 +100,17 @@ describe('the imagery.search spec', () => {
     expect(takeImagerySearch({ zoom: 17 })).toEqual({ member: { zoom: 17 } });
   });
 });
+
+describe('a route with imagery.search', () => {
+  it('is accepted by the routes parser and its search used when the file has none', async () => {
+    // Prepare
+    const { parseRoutes } = await import('../../functions/routing/index.ts');
+    // Act
+    const routes = parseRoutes(JSON.stringify({ routes: [{ name: 'default', prefix: '', imagery: { search: { pick: 'least-cloud', maxCloudCover: 5 } } }] }));
+    const route = routes.routes[0]!;
+    // Assess
+    expect(takeImagerySearch({ model: 'x' }, route.imagery)).toEqual({ member: { model: 'x' }, search: { pick: 'least-cloud', maxCloudCover: 5 } });
+    expect(takeImagerySearch({ imagery: { search: { pick: 'newest' } } }, route.imagery).search).toEqual({ pick: 'newest' });
+    expect(() => parseRoutes(JSON.stringify({ routes: [{ name: 'default', prefix: '', imagery: { pick: 'newest' } }] }))).toThrow(/'imagery' must be/);
+  });
+});

@@ -69,7 +69,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     // In a worker thread locally (local/engine/workers.ts): validating and dissolving a large file takes seconds.
     const aoi = await parseAoiOffThread(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
     // A catalog search (`imagery.search`) is taken out here and run once the AOI is validated (imagery-search.ts).
-    const imagery = takeImagerySearch(aoi.overrides, (route as { imagery?: unknown }).imagery);
+    const imagery = takeImagerySearch(aoi.overrides, route.imagery);
     if (imagery.search) catalogSearch = { spec: imagery.search, aoi: aoi.geometry as Geometry };
     route = applyOverrides(route, imagery.member);
     ignored = aoi.ignored;
