@@ -27,13 +27,13 @@ beforeAll(() => {
 
 describe('integration test app', () => {
   it('packages the simulator as one Lambda instance behind a public function URL', () => {
-    const simulatorId = integ.stack.resolve((integ.simulator.function.node.defaultChild as { logicalId: string }).logicalId) as string;
+    const simulatorId = integ.stack.resolve((integ.simulator.function.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
     template.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'NONE', TargetFunctionArn: { 'Fn::GetAtt': [simulatorId, 'Arn'] } });
     expect(template.toJSON().Resources[simulatorId].Properties.ReservedConcurrentExecutions).toBe(1);
   });
 
   it('points every bridge function at the simulator URL and its secret', () => {
-    const functions = Object.values(integ.bridge.functions).map((f) => integ.stack.resolve((f.node.defaultChild as { logicalId: string }).logicalId) as string);
+    const functions = Object.values(integ.bridge.functions).map((f) => integ.stack.resolve((f.node.defaultChild as unknown as { logicalId: string }).logicalId) as string);
     const resources = template.toJSON().Resources as Record<string, { Properties: { Environment: { Variables: Record<string, unknown> } } }>;
     for (const id of functions) {
       const env = resources[id].Properties.Environment.Variables;
