@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { MapflowClient } from '../functions/mapflow/index.ts';
 import { runFaultSuite } from './fault-suite.ts';
 import { runGoalsBench } from './goals.ts';
+import { runHostileBench } from './hostile.ts';
 import { writeSyntheticGeoTiff } from './synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -126,6 +127,9 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   if (values['goals-only']) return runGoalsBench(goals);
   const dataPaths = await benchDataPaths(sizeMb, values.keep);
   if (dataPaths !== 0) return dataPaths;
+  // Issue 11: the input checks' largest accepted inputs and worst hostile ones within their Lambdas' budgets.
+  const inputChecks = await runHostileBench();
+  if (inputChecks !== 0) return inputChecks;
   const faults = faultJobs === 0 ? 0 : await benchFaultSuite(faultJobs, seed);
   const goalsOutcome = values['skip-goals'] ? 0 : await runGoalsBench(goals);
   return faults !== 0 ? faults : goalsOutcome;
