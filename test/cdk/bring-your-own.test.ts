@@ -41,7 +41,7 @@ describe('bring your own resources', () => {
     expect(JSON.stringify(reads.flatMap(resourcesOf))).toContain(':s3:::my-drop-bucket/inbox/*');
     const secretReads = statementsWith(statementsOfFunction(synth, 'plan-processing'), 'secretsmanager:GetSecretValue');
     expect(JSON.stringify(secretReads.flatMap(resourcesOf))).toContain(':secret:mapflow/credentials-??????');
-  });
+  }, 240_000);
 
   it('passes cdk-nag with imported resources too', () => {
     const { app } = synthBridge((stack) => ({
@@ -51,7 +51,7 @@ describe('bring your own resources', () => {
     app.synth();
     const report = new AwsSolutionsChecks(app).validateScope(app);
     expect(report.violations.map((v) => v.ruleName)).toEqual([]);
-  });
+  }, 240_000);
 
   it('grants kms actions on the key of a KMS-encrypted bucket you bring', () => {
     // Prepare
@@ -66,14 +66,14 @@ describe('bring your own resources', () => {
 
     // Assess
     expect([...new Set(kmsStatements.flatMap(actionsOf))].sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
-  });
+  }, 240_000);
 
   it('writes access logs to a log bucket you give', () => {
     const synth = synthBridge((stack) => ({ serverAccessLogsBucket: new s3.Bucket(stack, 'Logs', { enforceSSL: true }) }));
     const logsId = logicalIdOf(synth.stack, synth.stack.node.findChild('Logs'));
     synth.template.hasResourceProperties('AWS::S3::Bucket', { LoggingConfiguration: { DestinationBucketName: { Ref: logsId } } });
     expect(synth.bridge.accessLogsBucket).toBeUndefined();
-  });
+  }, 240_000);
 });
 
 describe('grant helpers', () => {
@@ -102,7 +102,7 @@ describe('grant helpers', () => {
     expect(text).toContain('/index/*');
     for (const s of statements) for (const a of Array.isArray(s.Action) ? s.Action : [s.Action]) expect(a).not.toContain('*');
     expect(text).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem)/);
-  });
+  }, 240_000);
 
   it('grantWriteInbox lets a producer put objects under the inbox only', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -114,6 +114,6 @@ describe('grant helpers', () => {
     expect(text).toContain('s3:PutObject');
     expect(text).toContain('/inbox/*');
     expect(text).not.toContain('/results/*');
-  });
+  }, 240_000);
 });
 

@@ -17,7 +17,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
+import { HANDLER_NAMES, TASKS } from '../../functions/handlers/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
 import { InputRejected } from '../../functions/jobs/errors.ts';
 import { MapflowOutcomeUnknown, MapflowRateLimited, MapflowUnavailable } from '../../functions/mapflow/errors.ts';
@@ -377,7 +377,7 @@ describe('Retry and Catch match what the handlers throw', () => {
     const retried = new Set(tasks.flatMap(([, state]) => (state.Retry as { ErrorEquals: string[] }[]).flatMap((r) => r.ErrorEquals)));
 
     // Assess
-    expect(tasks).toHaveLength(13);
+    expect(tasks).toHaveLength(TASKS.length);
     for (const lambdaError of ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.ClientExecutionTimeoutException']) {
       expect(retried.has(lambdaError), lambdaError).toBe(true);
     }

@@ -38,7 +38,7 @@ describe('props validation', () => {
     // Act / Assess
     expect(construct(props)).toThrow(MapflowBridgeConfigError);
     expect(construct(props)).toThrow(message);
-  });
+  }, 240_000);
 
   it('rejects options that only apply to a created bucket when the bucket is yours', () => {
     const own = (stack: Stack, id = 'Own') => s3.Bucket.fromBucketName(stack, id, id.toLowerCase());
@@ -46,7 +46,7 @@ describe('props validation', () => {
     expect(construct((stack) => ({ bucket: own(stack), serverAccessLogsBucket: own(stack, 'Logs') }))).toThrow(
       /serverAccessLogsBucket only applies/,
     );
-  });
+  }, 240_000);
 
   it('applies the documented defaults', () => {
     // Act
@@ -62,7 +62,7 @@ describe('props validation', () => {
       pollPolicy: { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86_400 },
       eventSource: 'mapflow.bridge',
     });
-  });
+  }, 240_000);
 
   it('accepts valid routes and passes them to the functions as ROUTES', () => {
     // Prepare
@@ -81,7 +81,7 @@ describe('props validation', () => {
     expect(JSON.parse(env.ROUTES).routes.map((r: { name: string }) => r.name)).toEqual(['default', 'roads']);
     expect(env.MAX_CONCURRENT_PROCESSINGS).toBe('3');
     expect(env.MAPFLOW_BASE_URL).toBe('https://api.example.test/rest');
-  });
+  }, 240_000);
 });
 
 describe('settingsFromContext', () => {
@@ -115,7 +115,7 @@ describe('settingsFromContext', () => {
       dashboard: false,
     });
     expect(settings.reconcileSchedule?.expressionString).toBe('rate(5 minutes)');
-  });
+  }, 240_000);
 
   it('explains bad context values', () => {
     const bad = (context: Record<string, string>) => () => settingsFromContext(new App({ context }).node);
@@ -125,5 +125,5 @@ describe('settingsFromContext', () => {
     expect(bad({ logRetentionDays: '31' })).toThrow(/not a CloudWatch Logs retention/);
     expect(bad({ bucketKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc' })).toThrow(/bucketKmsKeyArn only applies with bucketName/);
     expect(bad({ bucketName: 'b', bucketKmsKeyArn: 'my-key' })).toThrow(/bucketKmsKeyArn must be a KMS key ARN/);
-  });
+  }, 240_000);
 });
