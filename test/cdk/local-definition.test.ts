@@ -51,7 +51,13 @@ describe('synthLocalDefinition', () => {
     for (const [name, state] of tasks) {
       const entry = TASKS.find((t) => t.state === name);
       expect(entry, name).toBeDefined();
-      expect(state.Resource, name).toBe(localFunctionArn(entry!.fn));
+      if (entry!.waitsForToken) {
+        // The callback pattern: the integration ARN, the function in the Parameters.
+        expect(state.Resource, name).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+        expect((state.Parameters as { FunctionName?: string }).FunctionName, name).toBe(localFunctionArn(entry!.fn));
+      } else {
+        expect(state.Resource, name).toBe(localFunctionArn(entry!.fn));
+      }
       // Finish Part replaces the part state ('$' may be omitted, it is the default).
       expect(state.ResultPath ?? '$', name).toBe(entry!.resultPath);
     }
@@ -94,9 +100,19 @@ describe('synthLocalDefinition', () => {
     expect(top.States['Which Kind?']).toMatchObject({ Choices: [{ Variable: '$.job.kind', StringEquals: 'geotiff', Next: 'Inspect GeoTIFF' }], Default: 'Plan Processing' });
     expect(top.States['Inspect GeoTIFF'].Next).toBe('Ensure Mosaic');
     expect(top.States['Ensure Mosaic'].Next).toBe('Upload Image');
-    expect(top.States['Upload Image'].Next).toBe('Has Model?');
+    // Upload Image loops on Mapflow's preprocessing (Image Ready? / Wait For Image) before Has Model?.
+    expect(top.States['Upload Image'].Next).toBe('Image Ready?');
+    expect(top.States['Image Ready?']).toMatchObject({ Default: 'Has Model?' });
     expect(top.States['Has Model?']).toMatchObject({ Choices: [{ Next: 'Plan Processing' }], Default: 'Finish Job' });
-    expect(top.States['Plan Processing'].Next).toBe('Process Parts');
+    // Admission before the Map Run opens: the job sleeps on a task token (docs/architecture.md, Admission).
+    expect(top.States['Plan Processing'].Next).toBe('Admit Job');
+    expect(top.States['Admit Job']).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { Payload: { 'taskToken.$': '$$.Task.Token', 'job.$': '$.job', 'part': { 'index.$': '$.plan.parts[0].index' } } },
+      ResultPath: '$.admission',
+      Next: 'Process Parts',
+    });
     expect(map).toMatchObject({
       Type: 'Map',
       ItemsPath: '$.plan.parts',
@@ -108,13 +124,20 @@ describe('synthLocalDefinition', () => {
     expect(top.States['Finish Job'].End).toBe(true);
     expect(top.States['Fail Job'].Next).toBe('Job Failed');
     expect(top.States['Job Failed'].Type).toBe('Fail');
-    for (const name of ['Register Job', 'Inspect GeoTIFF', 'Ensure Mosaic', 'Upload Image', 'Plan Processing', 'Process Parts', 'Finish Job']) {
+    for (const name of ['Register Job', 'Inspect GeoTIFF', 'Ensure Mosaic', 'Upload Image', 'Plan Processing', 'Admit Job', 'Process Parts', 'Finish Job']) {
       expect(top.States[name].Catch, name).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Fail Job' }]);
     }
 
     // Inside the Map
     expect(part['Slot Acquired?']).toMatchObject({ Choices: [{ Variable: '$.slot.acquired', BooleanEquals: true, Next: 'Create Processing' }], Default: 'Wait For Slot' });
-    expect(part['Wait For Slot']).toEqual({ Type: 'Wait', SecondsPath: '$.slot.waitSeconds', Next: 'Acquire Slot' });
+    // No polling loop: a part without a free slot sleeps on its task token until a release hands it one.
+    expect(part['Wait For Slot']).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { Payload: { 'taskToken.$': '$$.Task.Token', 'part': { 'index.$': '$.part.index' } } },
+      ResultPath: '$.slot',
+      Next: 'Create Processing',
+    });
     expect(part['Create Processing'].Next).toBe('Poll Processing');
     expect(part['Poll Processing'].Next).toBe('Processing Outcome?');
     const outcomes = Object.fromEntries(
@@ -133,7 +156,7 @@ describe('synthLocalDefinition', () => {
     expect(part['Restart Processing'].Next).toBe('Wait For Processing');
     expect(part['Store Results'].Next).toBe('Finish Part');
     expect(part['Finish Part'].End).toBe(true);
-    for (const name of ['Acquire Slot', 'Create Processing', 'Poll Processing', 'Restart Processing', 'Store Results']) {
+    for (const name of ['Acquire Slot', 'Wait For Slot', 'Create Processing', 'Poll Processing', 'Restart Processing', 'Store Results']) {
       expect(part[name].Catch, name).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Finish Part' }]);
     }
   });
@@ -146,7 +169,8 @@ describe('synthLocalDefinition', () => {
         if (state.Type === 'Wait') {
           checkedWaits.push(name);
           expect(state.Seconds, name).toBeUndefined();
-          expect(state.SecondsPath, name).toMatch(/^\$\.(slot|poll)\.waitSeconds$/);
+          // No slot wait any more (admission sleeps on a task token): the poll and image-preprocessing waits.
+          expect(state.SecondsPath, name).toMatch(/^\$\.(upload|poll)\.waitSeconds$/);
         }
         if (state.Type !== 'Task') continue;
         checkedTasks.push(name);
@@ -166,7 +190,7 @@ describe('synthLocalDefinition', () => {
         ]);
       }
     }
-    // Every catalogue Task was looked at, and the slot and poll waits too.
+    // Every catalogue Task was looked at, and the poll and image waits too.
     expect(checkedTasks.sort()).toEqual(TASKS.map((t) => t.state).sort());
     expect(checkedWaits.length).toBeGreaterThanOrEqual(2);
   });
