@@ -122,9 +122,11 @@ describe('local processes', () => {
     const stopped = spawn(process.execPath, [CLI, 'local', 'run', '--processing-seconds', '600', '--out', path.join(tmp, 'out'), aoi], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     await lineMatching(stopped, 'stderr', /dropped area\.geojson/);
     const during = stateFolders();
+    const services = descendants(stopped.pid!);
     stopped.kill('SIGTERM');
     const stoppedCode = await new Promise<number | null>((resolve) => stopped.once('exit', (code) => resolve(code)));
     const after = stateFolders();
+    await until(() => services.every((pid) => !alive(pid)), `the services of the stopped run (${services.join(', ')}) to exit`);
 
     // Act: kept on request
     const kept = spawn(process.execPath, [CLI, 'local', 'run', '--keep-state', '--processing-seconds', '1', '--out', path.join(tmp, 'out'), aoi], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -134,6 +136,8 @@ describe('local processes', () => {
     // Assess
     expect(during).toHaveLength(1);
     expect(stoppedCode).toBe(143);
+    expect(services.length).toBeGreaterThanOrEqual(2); // DynamoDB Local's JVM and the s3rver process
+    expect(services.filter(alive)).toEqual([]);
     expect(after).toEqual([]);
     expect(existsSync(path.join(keptDir!, 'events.jsonl'))).toBe(true);
     expect(stateFolders()).toEqual([path.basename(keptDir!)]);
