@@ -50,6 +50,8 @@ export interface Route {
    * which checks the search itself when a job plans). A file's own `imagery` wins.
    */
   imagery?: { search: Record<string, unknown> };
+  /** Files written besides result.geojson (functions/results): 'flatgeobuf' (result.fgb). Default none. */
+  resultFormats?: 'flatgeobuf'[];
 }
 
 export interface Routes {
@@ -112,6 +114,7 @@ const ROUTE_KEYS = [
   'splitFeatures',
   'processingName',
   'imagery',
+  'resultFormats',
 ] as const;
 
 /**
@@ -193,6 +196,13 @@ function validateRoute(raw: unknown, index: number): Route {
   );
   if (raw.blocks !== undefined) route.blocks = validateBlocks(raw.blocks, fail);
   if (raw.source !== undefined) route.source = validateSource(raw.source, fail);
+  if (raw.resultFormats !== undefined) {
+    const formats = raw.resultFormats;
+    if (!Array.isArray(formats) || formats.length > 1 || formats.some((f) => f !== 'flatgeobuf')) {
+      fail(`'resultFormats' must be a list of formats written besides result.geojson: ["flatgeobuf"]`);
+    }
+    route.resultFormats = [...new Set(formats as 'flatgeobuf'[])];
+  }
   if (raw.imagery !== undefined) {
     if (!isPlainObject(raw.imagery) || !isPlainObject(raw.imagery.search) || Object.keys(raw.imagery).length !== 1) {
       fail(`'imagery' must be {"search": {"pick": "newest" | "sharpest" | "least-cloud", ...}}`);

@@ -8,7 +8,8 @@ import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
 import { resultKeys } from '../../routing/index.ts';
 import { writeJson, writeStream } from '../../storage/s3.ts';
 import { tapResult, writeResultQuicklook } from '../../quicklook/index.ts';
-import { jobContextOf, readWorkJson } from './common.ts';
+import { writeResultFormats } from '../../results/index.ts';
+import { jobContextOf, readWorkJson, routeOf } from './common.ts';
 import type { StepContext } from './context.ts';
 
 export async function storeResults(state: PartState, ctx: StepContext): Promise<StoreResult> {
@@ -32,6 +33,18 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     return undefined;
   });
 
+  // Other formats (route resultFormats) are written from the stored GeoJSON, streamed again.
+  let formats: NonNullable<ReturnType<typeof routeOf>['resultFormats']> = [];
+  try {
+    formats = routeOf(ctx, job).resultFormats ?? [];
+  } catch {
+    // The route is gone since the job planned: the GeoJSON result is enough.
+  }
+  const written = formats.length > 0 ? await writeResultFormats(ctx.s3, job.input.bucket, resultKey, formats) : undefined;
+  for (const [format, outcome] of Object.entries(written ?? {})) {
+    if (outcome.error) ctx.logger.warn('a result format could not be written', { jobId: job.jobId, format, err: outcome.error });
+  }
+
   const [processing, request] = await Promise.all([
     client.getProcessing(processingId),
     readWorkJson<ProcessingRequest>(ctx, job.input.bucket, part.requestKey).catch(() => undefined),
@@ -48,6 +61,7 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     cost: { estimated: part.estimatedCost, actual: processing.cost },
     // The catalog product a search picked (imagery-search.ts), with its metadata.
     ...(row?.imagery && { imagery: row.imagery }),
+    ...(written && { formats: written }),
     result: { key: resultKey, bytes, ...(quicklookKey && { features: tapped.scanner.count }) },
     ...(quicklookKey && { quicklook: { key: quicklookKey } }),
     timings: {
