@@ -11,6 +11,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../functions/ledger/schema.ts';
 import { OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
+import type { BridgeAlarms } from './alarms.ts';
 import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './defaults.ts';
 
 export interface BridgeDashboardProps {
@@ -19,6 +20,8 @@ export interface BridgeDashboardProps {
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly ledgerTable: dynamodb.ITable;
+  /** Alarms whose metrics get a widget each (with the threshold drawn). */
+  readonly alarms?: BridgeAlarms;
 }
 
 export class BridgeDashboard extends Construct {
@@ -81,6 +84,22 @@ export class BridgeDashboard extends Construct {
       }),
       new cloudwatch.TextWidget({ width: 8, height: 6, markdown: ledgerHelp(props.ledgerTable.tableName) }),
     );
+    // The metric behind every alarm, with its threshold line (docs/operations.md has the runbook).
+    if (props.alarms) {
+      this.dashboard.addWidgets(
+        new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: Object.values(props.alarms.alarms) }),
+        ...Object.entries(props.alarms.metrics).map(
+          ([name, metric]) =>
+            new cloudwatch.GraphWidget({
+              title: `Alarm: ${name}`,
+              width: 8,
+              height: 5,
+              left: [metric],
+              leftAnnotations: [{ value: props.alarms?.thresholds[name] ?? 0, label: 'threshold', color: '#d13212' }],
+            }),
+        ),
+      );
+    }
   }
 }
 

@@ -24,8 +24,9 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
-import type { Route } from '../functions/routing/index.ts';
+import { DEFAULT_ROUTES, type Route } from '../functions/routing/index.ts';
 import { BridgeDashboard } from './dashboard.ts';
+import { BridgeAlarms, type BridgeAlarmsOptions } from './alarms.ts';
 import { BridgeEventSchemas } from './event-schemas.ts';
 import { BridgeFunction } from './bridge-function.ts';
 import {
@@ -152,6 +153,13 @@ export interface MapflowBridgeProps {
   /** Create the CloudWatch dashboard. @default true */
   readonly dashboard?: boolean;
   /**
+   * CloudWatch alarms (lib/alarms.ts): DLQ messages, broken executions, jobs FAILED per
+   * hour, oldest job in flight per route, queued too long, Mapflow auth errors, and (with
+   * `dailyCreditBudget`) credits per day; each threshold is a prop. `false` for none.
+   * @default every alarm at its default threshold, notifying a new SNS topic
+   */
+  readonly alarms?: BridgeAlarmsOptions | false;
+  /**
    * Create an EventBridge schema registry with the JSON Schema (draft-04) of every
    * job event, so subscribers get code bindings from AWS's tools. `true` lets
    * CloudFormation name the registry.
@@ -182,6 +190,8 @@ export class MapflowBridge extends Construct {
   public readonly dispatchFunction: lambda.Function;
   public readonly reconcileFunction: lambda.Function;
   public readonly dashboard?: BridgeDashboard;
+  /** The alarms and their SNS topic (unless `alarms: false`). */
+  public readonly alarms?: BridgeAlarms;
   /** The schema registry of the job events, with `eventSchemaRegistry`. */
   public readonly eventSchemas?: BridgeEventSchemas;
   /** The validated settings (prefixes, routes, poll policy...) with defaults applied. */
@@ -313,8 +323,18 @@ export class MapflowBridge extends Construct {
 
     this.functions = { ...taskFunctions, dispatch: this.dispatchFunction, reconcile: this.reconcileFunction };
 
+    if (props.alarms !== false) {
+      this.alarms = new BridgeAlarms(this, 'Alarms', {
+        ...props.alarms,
+        stateMachine: this.stateMachine,
+        deadLetterQueue: this.deadLetterQueue,
+        routes: (this.settings.routes ?? DEFAULT_ROUTES).routes.map((route) => route.name),
+      });
+    }
+
     if (props.dashboard ?? true) {
       this.dashboard = new BridgeDashboard(this, 'Dashboard', {
+        ...(this.alarms ? { alarms: this.alarms } : {}),
         stateMachine: this.stateMachine,
         functions: this.functions,
         queue: this.queue,

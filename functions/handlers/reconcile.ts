@@ -12,7 +12,7 @@
  * Safe to run concurrently with live jobs: a job is touched only when its
  * execution is not running, and the final transition is conditional.
  */
-import { recordJobOutcome } from '../runtime/metrics.ts';
+import { recordBacklog, recordJobOutcome } from '../runtime/metrics.ts';
 import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
 import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../jobs/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
@@ -59,9 +59,11 @@ export async function reconcile(
   const alive = memoise(isExecutionAlive);
 
   const unfinished = JOB_STATUSES.filter((status) => !isFinalStatus(status));
+  const backlog = { oldestInFlightSecondsByRoute: {} as Record<string, number>, oldestQueuedSeconds: 0 };
   for (const status of unfinished) {
     for (const row of await ctx.ledger.listByStatus(status, { limit: PAGE_LIMIT })) {
       summary.checked++;
+      noteBacklog(backlog, row, now());
       try {
         const executionArn = row.executionArn ?? executionArnFor(ctx.config.stateMachineArn, row.jobId);
         if (executionArn && (await alive(executionArn))) continue;
@@ -86,7 +88,19 @@ export async function reconcile(
   const queue = await ctx.slots.repairQueue(alive);
   if (queue.rewoken.length + queue.dropped.length > 0) ctx.logger.warn('slot queue repaired', { ...queue });
   ctx.logger.info('reconcile finished', { ...summary });
+  recordBacklog(backlog, ctx.config.routes.routes.map((route) => route.name));
   return summary;
+}
+
+/** The oldest unfinished job per route, and the longest wait in QUEUED (since the job entered it). */
+function noteBacklog(backlog: { oldestInFlightSecondsByRoute: Record<string, number>; oldestQueuedSeconds: number }, row: LedgerRow, now: Date): void {
+  const age = (now.getTime() - Date.parse(row.createdAt)) / 1000;
+  if (Number.isFinite(age)) backlog.oldestInFlightSecondsByRoute[row.routeName] = Math.max(backlog.oldestInFlightSecondsByRoute[row.routeName] ?? 0, age);
+  if (row.status === 'QUEUED') {
+    const queuedAt = [...row.statusHistory].reverse().find((h) => h.status === 'QUEUED')?.at ?? row.updatedAt;
+    const waited = (now.getTime() - Date.parse(queuedAt)) / 1000;
+    if (Number.isFinite(waited)) backlog.oldestQueuedSeconds = Math.max(backlog.oldestQueuedSeconds, waited);
+  }
 }
 
 /** Ends a lost job. Returns false when the row turned final meanwhile (nothing changed). */

@@ -16,6 +16,13 @@ export const METRICS_NAMESPACE_DEFAULT = 'MapflowBridge';
 /** Metric name per final status. */
 export const OUTCOME_METRICS = { SUCCEEDED: 'JobsSucceeded', FAILED: 'JobsFailed', REJECTED: 'JobsRejected' } as const;
 
+/** Jobs that failed because Mapflow refused the credentials. */
+export const AUTH_ERROR_METRIC = 'MapflowAuthErrors';
+/** Age of the oldest unfinished job, per route (dimension `route`), emitted by the reconciler. */
+export const OLDEST_IN_FLIGHT_METRIC = 'OldestJobInFlightSeconds';
+/** How long the longest-waiting QUEUED job has waited for a slot, emitted by the reconciler. */
+export const OLDEST_QUEUED_METRIC = 'OldestQueuedSeconds';
+
 let shared: Metrics | undefined;
 
 function metrics(): Metrics {
@@ -30,8 +37,28 @@ export function recordJobOutcome(row: LedgerRow): void {
   const m = metrics();
   m.addDimension('kind', row.kind);
   m.addMetric(name, MetricUnit.Count, 1);
+  // A rotated or revoked token: the MapflowAuthErrors alarm (lib/alarms.ts) watches this.
+  if (row.error?.code === 'MAPFLOW_AUTH_ERROR') m.addMetric(AUTH_ERROR_METRIC, MetricUnit.Count, 1);
   if (row.actualCost !== undefined) m.addMetric('CreditsSpent', MetricUnit.Count, row.actualCost);
   const seconds = (Date.parse(row.finishedAt ?? row.updatedAt) - Date.parse(row.createdAt)) / 1000;
   if (Number.isFinite(seconds) && seconds >= 0) m.addMetric('JobDuration', MetricUnit.Seconds, seconds);
+  m.publishStoredMetrics();
+}
+
+/**
+ * The backlog as the reconciler sees it on each sweep: the oldest unfinished
+ * job per route and the longest wait in QUEUED (0 when none), so the alarms of
+ * lib/alarms.ts can tell a stuck job from a slow one.
+ */
+export function recordBacklog(backlog: { oldestInFlightSecondsByRoute: Record<string, number>; oldestQueuedSeconds: number }, routes: readonly string[] = []): void {
+  const byRoute = { ...Object.fromEntries(routes.map((route) => [route, 0])), ...backlog.oldestInFlightSecondsByRoute };
+  for (const [route, seconds] of Object.entries(byRoute)) {
+    const m = metrics();
+    m.addDimension('route', route);
+    m.addMetric(OLDEST_IN_FLIGHT_METRIC, MetricUnit.Seconds, Math.max(0, Math.round(seconds)));
+    m.publishStoredMetrics();
+  }
+  const m = metrics();
+  m.addMetric(OLDEST_QUEUED_METRIC, MetricUnit.Seconds, Math.max(0, Math.round(backlog.oldestQueuedSeconds)));
   m.publishStoredMetrics();
 }
