@@ -54,20 +54,33 @@ function drawOnMap(entry, drawings, signature) {
   entry.layers.clearLayers();
   let bounds = null;
   let features = 0;
-  for (const { aoi, results } of drawings) {
+  for (const { aoi, results, label, jobId } of drawings) {
+    let jobBounds = null;
     for (const [data, style] of [[aoi, AOI_STYLE], [results, RESULT_STYLE]]) {
       if (!data || !data.features || data.features.length === 0) continue;
       const layer = geoLayer(data, style).addTo(entry.layers);
       if (style === RESULT_STYLE) features += data.features.length;
       const b = layer.getBounds();
-      if (b.isValid()) bounds = bounds ? bounds.extend(b) : L.latLngBounds(b.getSouthWest(), b.getNorthEast());
+      if (b.isValid()) jobBounds = jobBounds ? jobBounds.extend(b) : L.latLngBounds(b.getSouthWest(), b.getNorthEast());
+    }
+    if (!jobBounds) continue;
+    bounds = bounds ? bounds.extend(jobBounds) : L.latLngBounds(jobBounds.getSouthWest(), jobBounds.getNorthEast());
+    // On the overview, jobs far apart are specks: a marker per job shows where each is; a click zooms in.
+    if (label) {
+      const marker = L.circleMarker(jobBounds.getCenter(), { radius: 8, color: '#1c3d6e', weight: 2, fillColor: '#e8590c', fillOpacity: 0.9 });
+      marker.bindTooltip(label);
+      marker.on('click', () => entry.map.fitBounds(jobBounds, { padding: [20, 20], maxZoom: 17, animate: false }));
+      marker.on('dblclick', () => {
+        location.hash = `#/job/${encodeURIComponent(jobId)}`;
+      });
+      marker.addTo(entry.layers);
     }
   }
   entry.features = features;
   entry.map.getContainer().dataset.features = String(features);
   const key = bounds ? bounds.toBBoxString() : '';
   if (bounds && key !== entry.fitted) {
-    entry.map.fitBounds(bounds, { padding: [20, 20], maxZoom: 17 });
+    entry.map.fitBounds(bounds, { padding: [20, 20], maxZoom: 17, animate: false });
     entry.fitted = key;
   }
   entry.map.getContainer().dataset.drawn = 'true';
@@ -141,7 +154,7 @@ async function refreshList() {
   $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
   const overview = maps['overview-map'] || makeMap('overview-map');
   const drawn = shown.slice(0, OVERVIEW_JOBS);
-  const drawings = await Promise.all(drawn.map(geometryOf));
+  const drawings = await Promise.all(drawn.map(async (job) => ({ ...(await geometryOf(job)), label: `${job.file.replace(/^inbox\//, '')} (${job.status})`, jobId: job.jobId })));
   drawOnMap(overview, drawings, drawn.map((job) => `${job.jobId}:${job.status}`).join(','));
 }
 

@@ -87,11 +87,18 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
       expect(row[5]).toContain('100%');
     }
     expect(Number(await page.$eval('#overview-map', (m) => (m as any).dataset.features))).toBeGreaterThan(10);
-    // Leaflet draws on the next animation frame: wait for the pixels, then count them.
-    await page.waitForFunction(() => Boolean(document.querySelector('#overview-map canvas')), { timeout: 30_000 });
+    // Leaflet draws on an animation frame: wait until the canvas has pixels, then count them.
     await page.waitForFunction(() => new Promise((resolve) => requestAnimationFrame(() => resolve(true))));
-    const pixels = await drawnPixels('#overview-map');
-    expect(pixels).toBeGreaterThan(2_000);
+    // The two samples are continents apart: at that scale each job shows as its marker (~200 px each).
+    await expect.poll(() => drawnPixels('#overview-map'), { timeout: 30_000, interval: 250 }).toBeGreaterThan(300);
+    await writeFile(path.join(OUTPUT, 'jobs-overview.png'), await page.screenshot({ fullPage: true }));
+    // With one job shown (route filter), the map fits it and its result features fill the canvas.
+    await page.select('#filter-route', 'default');
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr').length === 1, { timeout: 30_000 });
+    await expect.poll(() => drawnPixels('#overview-map'), { timeout: 30_000, interval: 250 }).toBeGreaterThan(2_000);
+    await writeFile(path.join(OUTPUT, 'jobs-one-route.png'), await page.screenshot({ fullPage: true }));
+    await page.select('#filter-route', '');
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr').length === 2, { timeout: 30_000 });
     const shot = await page.screenshot({ fullPage: true });
     await writeFile(path.join(OUTPUT, 'jobs.png'), shot);
     expect(shot.length).toBeGreaterThan(10_000);
