@@ -9,6 +9,7 @@
  * The GeoTIFF's ranged reads stay in this thread (the source is an S3 client
  * or a file): the worker asks for byte ranges over a MessagePort.
  */
+import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { useAoiParser, type ParsedAoi, type ParseAoiOptions } from '../../functions/aoi/index.ts';
@@ -19,6 +20,30 @@ const ENTRY = fileURLToPath(new URL('./cpu-worker.mjs', import.meta.url));
 
 /** Heap limit of one worker, MiB: the largest accepted input needs well under half of it (bench/hostile.ts). */
 export const WORKER_HEAP_LIMIT_MB = 512;
+
+/**
+ * Workers running at once; the others queue. Each holds a parsed file (a
+ * 20 MiB GeoJSON is a few hundred MiB of objects), so many at once would
+ * add up: a corpus of 49 hostile files took the bridge to 1.1 GB without this.
+ * One core is left to the bridge's own loop.
+ */
+export const WORKER_CONCURRENCY = Math.max(1, Math.min(2, availableParallelism() - 1));
+
+let running = 0;
+const queue: (() => void)[] = [];
+
+/** Runs `work` when a worker slot is free; a finished call hands its slot straight to the next in line. */
+async function slot<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= WORKER_CONCURRENCY) await new Promise<void>((resolve) => queue.push(resolve));
+  else running++;
+  try {
+    return await work();
+  } finally {
+    const next = queue.shift();
+    if (next) next();
+    else running--;
+  }
+}
 
 let installed = false;
 
@@ -45,6 +70,10 @@ interface WorkerError {
 }
 
 function runTask<T>(task: string, args: Record<string, unknown>, source?: RangeSource): Promise<T> {
+  return slot(() => runWorker<T>(task, args, source));
+}
+
+function runWorker<T>(task: string, args: Record<string, unknown>, source?: RangeSource): Promise<T> {
   const { port1, port2 } = new MessageChannel();
   const worker = new Worker(ENTRY, {
     workerData: { task, args, port: port2 },
