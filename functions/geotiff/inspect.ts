@@ -63,7 +63,7 @@ interface Affine {
 /**
  * Inspects a GeoTIFF with ranged reads only.
  * @throws InputRejected EMPTY_FILE, NOT_GEOTIFF, TIFF_TRUNCATED, TIFF_CORRUPT, NOT_GEOREFERENCED,
- *   IMAGE_TOO_MANY_PIXELS, TIFF_BLOCK_TOO_LARGE, TIFF_TOO_MANY_BLOCKS, TIFF_DECODED_TOO_LARGE
+ *   IMAGE_TOO_MANY_PIXELS, TIFF_BLOCK_TOO_LARGE, TIFF_TOO_MANY_BLOCKS, TIFF_DECODED_TOO_LARGE, CROSSES_ANTIMERIDIAN
  */
 export async function inspectGeoTiff(source: RangeSource, options: InspectOptions = {}): Promise<GeoTiffInfo> {
   return inspector ? inspector(source, options) : inspectGeoTiffInProcess(source, options);
@@ -135,6 +135,17 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
     throw new InputRejected(
       'NOT_GEOREFERENCED',
       `the image's corners do not fall on Earth in its CRS EPSG:${epsg} (bounds ${bbox.map((v) => +v.toFixed(3)).join(', ')}): check the CRS and the geotransform`,
+    );
+  }
+  // Mapflow receives the footprint as the processing's geometry: one that wraps across ±180° would be read
+  // as a band around the world, and the budget guard would price the wrong area (RFC 7946 3.1.9).
+  const crossing = footprintRing.findIndex((p, i) => Math.abs(footprintRing[(i + 1) % footprintRing.length]![0] - p[0]) > 180);
+  if (crossing >= 0) {
+    throw new InputRejected(
+      'CROSSES_ANTIMERIDIAN',
+      `the image straddles the antimeridian (180° longitude) near ${footprintRing[crossing]!.map((v) => +v.toFixed(4)).join(', ')}: cut it at 180° into two images ` +
+        '(e.g. gdalwarp -te with each side\'s extent) and drop them separately',
+      { details: { epsg } },
     );
   }
   const lons = footprintRing.map((p) => p[0]);

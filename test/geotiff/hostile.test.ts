@@ -165,6 +165,29 @@ describe('declared sizes, checked before anything is decoded', () => {
     expect(rejection.message).toMatch(/beyond any possible file/);
   });
 
+  it('refuses an image whose footprint straddles the antimeridian (UTM 60N, 800-900 km east) with CROSSES_ANTIMERIDIAN', async () => {
+    // Act: 100 x 100 px of 1 km from x = 800,000 m; 180° lies near x = 833,000 m at the equator
+    const rejection = await rejectionOf(
+      hostileTiff({ width: 100, height: 100, compression: 1, rowsPerStrip: 1, blocks: Array.from({ length: 100 }, () => rgbTile(100, 1)), geo: { epsg: 32660, origin: [800_000, 100_000], pixel: 1000 } }),
+    );
+
+    // Assess
+    expect(rejection.code).toBe('CROSSES_ANTIMERIDIAN');
+    expect(rejection.message).toMatch(/straddles the antimeridian .* cut it at 180°/);
+  });
+
+  it('accepts an image next to the antimeridian that does not cross it (UTM 60N, 700-800 km east)', async () => {
+    // Act
+    const info = await inspectGeoTiff(
+      memorySource(hostileTiff({ width: 100, height: 100, compression: 1, rowsPerStrip: 1, blocks: Array.from({ length: 100 }, () => rgbTile(100, 1)), geo: { epsg: 32660, origin: [700_000, 100_000], pixel: 1000 } })),
+      { probePixels: true },
+    );
+
+    // Assess
+    expect(info.bbox4326[2]).toBeLessThan(180);
+    expect(info.bbox4326[0]).toBeGreaterThan(178);
+  });
+
   it('reports tiles of width 0 as TIFF_CORRUPT', async () => {
     // Act
     const rejection = await rejectionOf(hostileTiff({ width: 16, height: 16, compression: 8, tile: [0, 16], blocks: [deflateSync(rgbTile(16, 16))] }));
