@@ -10,6 +10,7 @@ import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { squareAoiText } from '../../bench/fault-suite.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
+import { bridgeContext } from '../../functions/runtime/context.ts';
 import { eventually, startReliabilityBridge, stopExecution, type ReliabilityBridge } from './support.ts';
 import { tempFile } from '../e2e/helpers.ts';
 
@@ -99,6 +100,33 @@ describe('concurrency slots: one slot', { timeout: 120_000 }, () => {
     await expect(rel.bridge.s3.send(new HeadObjectCommand({ Bucket: rel.bridge.bucket, Key: row?.reportKey as string }))).resolves.toBeTruthy();
     expect((await rel.events(stopped.jobId)).at(-1)?.detailType).toBe('Job Failed');
     expect(nextRow?.status).toBe('SUCCEEDED');
+    expect(await rel.slots()).toEqual([]);
+  });
+
+  it('a job stopped while it waits gives its place up: the released slot goes to the next waiter', async () => {
+    // Prepare: the one slot held by a stand-in (released by the test, so nothing races the stop);
+    // two jobs wait behind it, asleep on their task tokens; the first of them is stopped.
+    const slots = bridgeContext(process.env).slots; // the bridge's own, with SendTaskSuccess to the local engine
+    expect((await slots.acquire('stand-in#0', rel.bridge.engine.executionArn('stand-in'))).acquired).toBe(true);
+    const killed = await drop(rel, 'slot-killed', squareAoiText('slot-killed', 11.25, 43.77));
+    await eventually(async () => ((await rel.bridge.ledger.get(killed.jobId))?.status === 'QUEUED' ? true : undefined));
+    const patient = await drop(rel, 'slot-patient', squareAoiText('slot-patient', 12.49, 41.89));
+    await eventually(async () => ((await rel.bridge.ledger.get(patient.jobId))?.status === 'QUEUED' ? true : undefined));
+    const waitingTokens = rel.bridge.engine.taskTokens.waiting();
+    const queue = (await slots.waiters()).map((w) => w.holder);
+    stopExecution(rel.bridge.engine, killed.jobId);
+    const killedExecution = await rel.bridge.engine.waitFor(killed.jobId);
+    // Act: the slot is released
+    await slots.release('stand-in#0');
+    const patientRow = await rel.bridge.waitForJob(patient.jobId, { timeoutMs: 60_000 });
+    // Assess: both waited without polling, in arrival order; the stopped one never ran, the next one did
+    expect(waitingTokens).toBe(2);
+    expect(queue).toEqual([`${killed.jobId}#0`, `${patient.jobId}#0`]);
+    expect(killedExecution?.status).toBe('ABORTED');
+    expect(patientRow?.status).toBe('SUCCEEDED');
+    expect((await rel.bridge.ledger.get(killed.jobId))?.statusHistory.some((h) => h.status === 'SUBMITTED')).toBe(false);
+    expect(await slots.waiters()).toEqual([]);
+    await rel.bridge.reconcileNow(); // settles the stopped job
     expect(await rel.slots()).toEqual([]);
   });
 
