@@ -5,7 +5,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Quiet output: no Powertools metrics (EMF JSON lines) from the handlers under test.
     setupFiles: ['./test/support/setup.ts'],
-    testTimeout: 30_000,
+    // Tests wait on events, not on time; the limit only catches a hang, and
+    // must hold on a loaded 2-core machine where a local bridge job takes minutes.
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     // End-to-end suites start DynamoDB Local (a JVM) and the simulator; keep
     // parallelism modest on a 2-core machine.
