@@ -17,7 +17,9 @@ describe('catalog-driven GeoJSON, end to end', () => {
   let bridge: LocalBridge;
 
   beforeAll(async () => {
-    bridge = await startTestBridge();
+    // The simulated provider keeps the processing AWAITING from 5 % to 30 % of
+    // its 10 s run (2.5 s); polls every 250 ms see that window on a loaded machine.
+    bridge = await startTestBridge({ simulator: { processingSeconds: 10, seed: 7 }, waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 250 } });
   });
   afterAll(async () => {
     await bridge?.close();
