@@ -9,9 +9,10 @@ export default defineConfig({
     // must hold on a loaded 2-core machine where a local bridge job takes minutes.
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // End-to-end suites start DynamoDB Local (a JVM) and the simulator; keep
-    // parallelism modest on a 2-core machine.
-    maxWorkers: 2,
+    // End-to-end suites start DynamoDB Local (a JVM) and the simulator, then
+    // mostly wait on simulated processings: three files at a time keep two
+    // cores busy without starving them.
+    maxWorkers: 3,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
