@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge, LocalBridgeOptions } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { LIVE_SHAPES, listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { checkEventsFile } from '../events/validate.ts';
 
 type SimulatorSettings = NonNullable<LocalBridgeOptions['simulator']>;
 
@@ -22,6 +23,18 @@ const MODES: { mode: string; live: boolean; simulator: SimulatorSettings }[] = [
   { mode: 'reference shapes', live: false, simulator: { processingSeconds: 2, seed: 7 } },
   { mode: 'live shapes', live: true, simulator: { processingSeconds: 2, seed: 7, ...LIVE_SHAPES } },
 ];
+
+/** Every event of the block's bridge validates against the schemas subscribers get (schemas/events). */
+function itPublishesOnlyValidEvents(bridgeOf: () => LocalBridge): void {
+  it('publishes only events that validate against the schemas subscribers get (schemas/events)', async () => {
+    // Act
+    const { count, problems } = await checkEventsFile(bridgeOf().eventsFile);
+
+    // Assess
+    expect(count).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+  });
+}
 
 describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator }) => {
   let bridge: LocalBridge;
@@ -187,6 +200,9 @@ describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator })
     expect(processingsCreated()).toBe(before + 1);
     expect((await eventsOf(jobId)).filter((event) => event.detailType === 'Job Received')).toHaveLength(1);
   });
+
+  // Last in the block, so it sees every event the tests above made.
+  itPublishesOnlyValidEvents(() => bridge);
 });
 
 describe.each(MODES)('local pipeline with every create answer lost ($mode)', ({ live, simulator }) => {
@@ -219,4 +235,7 @@ describe.each(MODES)('local pipeline with every create answer lost ($mode)', ({ 
     expect(row?.imageId).toBeTruthy();
     expect(bridge.simulator?.stats().processingsCreated).toBe(2);
   });
+
+  // Last in the block, so it sees every event the tests above made.
+  itPublishesOnlyValidEvents(() => bridge);
 });
