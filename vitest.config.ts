@@ -10,9 +10,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // End-to-end suites start DynamoDB Local (a JVM) and the simulator, then
-    // mostly wait on simulated processings: three files at a time keep two
-    // cores busy without starving them.
-    maxWorkers: 3,
+    // mostly wait on simulated processings: two files at a time; three were no
+    // faster here and made a loaded machine slower still.
+    maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
