@@ -153,6 +153,9 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
   return {
     scan,
     idle: async () => {
+      // A scan already under way may have listed the folder before the caller's
+      // last write: let it end, so the loop's first scan starts after the call.
+      await scanning?.catch(() => undefined);
       // Scans until every file seen has been uploaded (after its window) or has failed.
       while (!closed) {
         await scan();
