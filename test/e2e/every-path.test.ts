@@ -11,7 +11,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ExecutionInput, LedgerRow } from '../../functions/jobs/model.ts';
 import { jobIdFor, reportKey, DEFAULT_PREFIXES } from '../../functions/routing/index.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
@@ -71,9 +71,12 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     await mkdir(path.join(bridge.dropDir, 'drawings'), { recursive: true });
     // Act
     await writeFile(path.join(bridge.dropDir, 'drawings', 'sketch.PNG'), 'not an image either');
-    await bridge.waitForJobs({ timeoutMs: 240_000 });
-    // Assess
+    // Wait on the job's first event: the drop waits out its stability window, and the
+    // S3 notification arrives from the local S3's process after the upload returns.
+    await vi.waitFor(() => expect(events.some((event) => event.detail.input.key === 'inbox/drawings/sketch.PNG')).toBe(true), { timeout: 240_000, interval: 100 });
     const uploaded = events.find((event) => event.detail.input.key === 'inbox/drawings/sketch.PNG');
+    await bridge.waitForJob(uploaded!.detail.jobId, { timeoutMs: 240_000 });
+    // Assess
     expect(uploaded).toBeDefined();
     const row = await expectRejected(uploaded!.detail.jobId, 'inbox/drawings/sketch.PNG', 'UNSUPPORTED_FILE_TYPE');
     expect(row.reportKey).toBe('failed/drawings/sketch.PNG/report.json');
