@@ -22,7 +22,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { isFinalStatus, type LedgerRow } from '../functions/jobs/model.ts';
+import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
 import { SLOTS_ROW_ID } from '../functions/ledger/schema.ts';
 import { startLocalBridge, type LocalBridge } from '../local/bridge.ts';
 

@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { DEFAULTS } from '../functions/runtime/config.ts';
-import { nextPollSeconds } from '../functions/jobs/poll-policy.ts';
+import { nextPollSeconds } from '../functions/polling/poll-policy.ts';
 
 /** The stated workload: shares of the inputs and what each kind does. */
 export const WORKLOAD = {

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { isFinalStatus, type LedgerRow } from '../functions/jobs/model.ts';
+import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
 import { MapflowClient, type Processing } from '../functions/mapflow/index.ts';
 import { startLocalBridge, type LocalBridge } from '../local/bridge.ts';
 import type { ExecutionRecord } from '../local/engine/engine.ts';

@@ -1,5 +1,5 @@
 /**
- * Polling suite: the bridge's poll policy (functions/jobs/poll-policy.ts,
+ * Polling suite: the bridge's poll policy (functions/polling/poll-policy.ts,
  * nextPollSeconds with the progress estimate) against fixed 30 s and 60 s
  * pollers, on simulated processings of 2 min to 6 h with uneven progress:
  * a time AWAITING at 0 %, stalls, bursts, and whole-number percentages (what
@@ -15,7 +15,7 @@
  * Run it:  npx tsx bench/polling.ts [--runs 200]
  */
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_POLL_POLICY, nextPollSeconds, type PollProgress } from '../functions/jobs/poll-policy.ts';
+import { DEFAULT_POLL_POLICY, nextPollSeconds, type PollProgress } from '../functions/polling/poll-policy.ts';
 
 export const DURATIONS_MINUTES = [2, 10, 30, 60, 180, 360] as const;
 const DOLLARS_PER_TRANSITION = 0.025 / 1_000;

@@ -10,7 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { DEFAULT_POLL_POLICY, type PollPolicy } from '../functions/jobs/poll-policy.ts';
+import { DEFAULT_POLL_POLICY, type PollPolicy } from '../functions/polling/poll-policy.ts';
 import type { HandlerName, ServiceHandlerName } from '../functions/handlers/catalog.ts';
 
 export { DEFAULT_POLL_POLICY, type PollPolicy };

@@ -16,7 +16,7 @@
  */
 import { Stack, type CfnResource } from 'aws-cdk-lib';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { maxPollsOf, pollsFor, type PollPolicy } from '../functions/jobs/poll-policy.ts';
+import { maxPollsOf, pollsFor, type PollPolicy } from '../functions/polling/poll-policy.ts';
 import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
 import { MapflowBridgeConfigError } from './validation.ts';
 

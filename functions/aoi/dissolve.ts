@@ -14,7 +14,7 @@
 import { featureCollection, multiPolygon } from '@turf/helpers';
 import { union } from '@turf/union';
 import type { MultiPolygon, Polygon, Position } from 'geojson';
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 
 /** Polygons merged by one polyclip-ts call. */
 export const DISSOLVE_BATCH = 32;

@@ -7,7 +7,7 @@
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { kinks } from '@turf/kinks';
 import type { Polygon, Position } from 'geojson';
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 import { printable } from '../storage/describe.ts';
 
 /**

@@ -10,7 +10,7 @@
 import { DISSOLVE_BUDGET_MS, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 import { describePlace, KINKS_MAX_POSITIONS, validatePolygon, type PolygonPlace } from './geometry.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 

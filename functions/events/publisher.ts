@@ -11,10 +11,9 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { BridgeError } from '../jobs/errors.ts';
-import type { EventDetailType, JobEventDetail, LedgerRow } from '../jobs/model.ts';
-import { eventBridgeClient } from '../runtime/aws.ts';
-import type { BridgeConfig } from '../runtime/config.ts';
+import { BridgeError } from '../core/errors.ts';
+import type { EventDetailType, LedgerRow } from '../core/model.ts';
+import type { JobEventDetail } from './types.ts';
 
 export interface EventPublisher {
   publish(detailType: EventDetailType, detail: JobEventDetail): Promise<void>;
@@ -38,15 +37,6 @@ export class EventPublishError extends BridgeError {
 
 /** EventBridge's limit for a whole PutEvents entry. */
 export const MAX_EVENT_BYTES = 256 * 1024;
-
-/**
- * The publisher for a configuration: the events file when BRIDGE_EVENTS_FILE
- * is set, EventBridge otherwise (the runtime's cached client unless one is given).
- */
-export function createPublisher(config: BridgeConfig, eventBridge?: EventBridgeClient): EventPublisher {
-  if (config.local.eventsFile) return new FileEventPublisher(config.local.eventsFile, config.eventSource);
-  return new EventBridgePublisher(eventBridge ?? eventBridgeClient(config), config.eventSource, config.eventBusName);
-}
 
 export class EventBridgePublisher implements EventPublisher {
   constructor(

@@ -1,7 +1,7 @@
 /**
  * The job events as types and JSON Schemas, from one source: each schema below
  * is written once with TypeBox, and its TypeScript type is `Static<>` of it.
- * `JobEventDetail` in functions/jobs/model.ts is this file's type, so code
+ * `JobEventDetail` (exported here) is this file's type, so code
  * that publishes a field the schema does not know does not compile.
  *
  * The schemas use only JSON Schema draft-04 keywords (`enum`, never `const`),
@@ -12,7 +12,7 @@
  * `schemas/events/*.json` holds (scripts/generate-event-schemas.ts).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { JOB_STATUSES, type EventDetailType, type InputObject, type JobError, type InputKind } from '../jobs/model.ts';
+import { JOB_STATUSES, type EventDetailType, type ImageryChoice, type InputObject, type JobError, type InputKind } from '../core/model.ts';
 
 const JOB_STATUS_VALUES = JOB_STATUSES;
 
@@ -97,7 +97,8 @@ const detailProperties = {
 /** The detail every job event carries. */
 export const JobEventDetailSchema = Type.Object(detailProperties, { additionalProperties: false, title: 'JobEventDetail' });
 export type JobEventDetail = Static<typeof JobEventDetailSchema>;
-export type ImageryChoice = Static<typeof ImageryChoiceSchema>;
+/** The model's type, re-exported; the schema must describe exactly that type. */
+export type { ImageryChoice };
 
 /** The same detail with its status narrowed (keys keep their order). */
 function detailWith<const S extends readonly (typeof JOB_STATUS_VALUES)[number][]>(title: string, statuses: S) {
@@ -215,6 +216,8 @@ export function detailSchemaDocument(detailType: JobEventDetailType): Record<str
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameInput: Same<Static<typeof InputObjectSchema>, InputObject> = true;
 const sameError: Same<Static<typeof JobErrorSchema>, JobError> = true;
+const sameImagery: Same<Static<typeof ImageryChoiceSchema>, ImageryChoice> = true;
+void sameImagery;
 void sameInput;
 void sameError;
 const sameDetailTypes: Same<EventDetailType, JobEventDetailType> = true;

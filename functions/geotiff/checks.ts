@@ -4,7 +4,7 @@
  * Each check throws InputRejected with every problem found in one message, so
  * the user fixes the file once.
  */
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 import type { GeoTiffInfo } from './inspect.ts';
 
 export interface ModelRequirements {

@@ -6,7 +6,7 @@
  */
 import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import type { Polygon } from 'geojson';
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 import { isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
 import { BlockOverflow, checkBlockDecodedSize, checkBlockLayout, checkImageSize, MAX_PLAUSIBLE_OFFSET, type BlockLayout } from './limits.ts';

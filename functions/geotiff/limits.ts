@@ -8,7 +8,7 @@
  */
 import { inflateSync, constants as zlib } from 'node:zlib';
 import type { GeoTIFFImage } from 'geotiff';
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 
 /**
  * Widest or tallest image inspected at all (2^20 px). Far above any Mapflow

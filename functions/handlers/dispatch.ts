@@ -32,8 +32,8 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { ExecutionAlreadyExists, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { ConfigurationError } from '../jobs/errors.ts';
-import type { ExecutionInput, InputObject } from '../jobs/model.ts';
+import { ConfigurationError } from '../core/errors.ts';
+import type { ExecutionInput, InputObject } from '../core/model.ts';
 import { decodeS3EventKey, isHiddenPath, jobIdFor, keyProblem, normaliseEtag } from '../routing/index.ts';
 // The lean context plus S3: no Mapflow client (undici) in this bundle.
 import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';

@@ -1,5 +1,5 @@
 /** Task "finish-part": see docs/workflow.md. The logic lives in functions/jobs/steps/finish-part.ts. */
-import type { JobPart } from '../jobs/model.ts';
+import type { JobPart } from '../core/model.ts';
 import type { PartState } from '../jobs/workflow.ts';
 import { finishPart } from '../jobs/steps/finish-part.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';

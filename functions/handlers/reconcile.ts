@@ -14,7 +14,7 @@
  */
 import { recordBacklog, recordJobOutcome } from '../runtime/metrics.ts';
 import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
-import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../jobs/model.ts';
+import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../core/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
 import { reportKey } from '../routing/index.ts';
 // The lean context plus S3: no Mapflow client (undici) in this bundle.

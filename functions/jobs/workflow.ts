@@ -7,7 +7,7 @@
  * requests and results live in S3 under `work/<jobId>/` and `results/`.
  */
 import type { GeoTiffInfo } from '../geotiff/index.ts';
-import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus } from './model.ts';
+import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus } from '../core/model.ts';
 
 /** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
 export interface TaskError {

@@ -20,7 +20,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { BridgeError } from '../jobs/errors.ts';
+import { BridgeError } from '../core/errors.ts';
 import {
   FINAL_STATUSES,
   JOB_STATUSES,
@@ -31,7 +31,7 @@ import {
   type JobPart,
   type JobStatus,
   type LedgerRow,
-} from '../jobs/model.ts';
+} from '../core/model.ts';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from './schema.ts';
 
 export { ledgerTableSchema, GSI_BY_PROCESSING_ID, GSI_BY_STATUS, SLOTS_ROW_ID } from './schema.ts';

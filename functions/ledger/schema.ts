@@ -1,7 +1,7 @@
 /**
  * The ledger table: one DynamoDB table, partition key `jobId`.
  *
- * - Job rows (`entity = 'JOB'`): see `LedgerRow` in functions/jobs/model.ts,
+ * - Job rows (`entity = 'JOB'`): see `LedgerRow` in functions/core/model.ts,
  *   stored with a numeric `statusRank` (the forward-only condition) and the parts
  *   as a map `partsByIndex` (so parallel parts update atomically).
  * - The concurrency slots row `jobId = '#slots'` (functions/ledger/slots.ts).

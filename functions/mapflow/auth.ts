@@ -16,7 +16,7 @@
  * here, before any decision: a pre-encoded token is then recognised, sent as
  * Basic, and never encoded a second time with the email.
  */
-import { ConfigurationError } from '../jobs/errors.ts';
+import { ConfigurationError } from '../core/errors.ts';
 
 /** How the token is sent; `auto` picks from the token's form (see resolveAuth). */
 export const AUTH_SCHEMES = ['basic', 'bearer', 'auto'] as const;

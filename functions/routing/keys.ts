@@ -21,8 +21,8 @@
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { InputRejected } from '../jobs/errors.ts';
-import type { InputKind, JobKind } from '../jobs/model.ts';
+import { InputRejected } from '../core/errors.ts';
+import type { InputKind, JobKind } from '../core/model.ts';
 
 /** The four top-level prefixes of the bucket layout (each ending in '/'). */
 export interface KeyPrefixes {

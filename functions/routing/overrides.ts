@@ -9,7 +9,7 @@
  * spend (creditBudget) and where it is billed (project) belong to the operator
  * of the route, so a file cannot change them.
  */
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 import { printable } from '../storage/describe.ts';
 import {
   DEFAULT_GEOJSON_SOURCE,

@@ -7,7 +7,7 @@
  * validated once, when the function starts: a typo must fail fast with a clear
  * message rather than silently send work to the wrong model.
  */
-import { ConfigurationError } from '../jobs/errors.ts';
+import { ConfigurationError } from '../core/errors.ts';
 
 /** Imagery source of a processing (the spec's `sourceParams`). */
 export type RouteSource =

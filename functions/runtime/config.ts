@@ -7,13 +7,13 @@
  * Secrets are never part of the configuration (it is safe to log): the Mapflow
  * token is read by `functions/runtime/mapflow.ts` when a client is needed.
  */
-import { ConfigurationError } from '../jobs/errors.ts';
-import type { PollPolicy } from '../jobs/poll-policy.ts';
+import { ConfigurationError } from '../core/errors.ts';
+import type { PollPolicy } from '../polling/poll-policy.ts';
 import { AUTH_SCHEMES, type AuthScheme } from '../mapflow/index.ts';
 import { parseRoutes, type Routes } from '../routing/index.ts';
 
 /** Poll policy: one definition, with the poll step that applies it. */
-export type { PollPolicy } from '../jobs/poll-policy.ts';
+export type { PollPolicy } from '../polling/poll-policy.ts';
 
 export interface BridgeConfig {
   ledgerTable: string;
@@ -41,7 +41,7 @@ export const DEFAULTS = {
   authScheme: 'auto',
   prefixes: { inbox: 'inbox/', results: 'results/', failed: 'failed/', work: 'work/' },
   maxConcurrentProcessings: 5,
-  // No maxPolls: the poll count follows from maxJobSeconds (functions/jobs/poll-policy.ts pollsFor).
+  // No maxPolls: the poll count follows from maxJobSeconds (functions/polling/poll-policy.ts pollsFor).
   pollPolicy: { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86_400 },
   /** Region used for local endpoints when none is set (local services ignore it). */
   localRegion: 'us-east-1',

@@ -11,7 +11,7 @@
  * else happens, and no error raised here ever quotes the secret's content.
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { ConfigurationError } from '../jobs/errors.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { MapflowClient, timeoutsFromEnv, type MapflowClientOptions } from '../mapflow/index.ts';
 import { isLocal, type BridgeConfig } from './config.ts';
 import { registerSecret } from './logger.ts';

@@ -9,7 +9,7 @@
  * POWERTOOLS_METRICS_DISABLED so the terminal shows progress, not EMF JSON.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { LedgerRow } from '../jobs/model.ts';
+import type { LedgerRow } from '../core/model.ts';
 
 export const METRICS_NAMESPACE_DEFAULT = 'MapflowBridge';
 

@@ -14,7 +14,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { InputRejected } from '../jobs/errors.ts';
+import { InputRejected } from '../core/errors.ts';
 import { formatBytes, printable } from './describe.ts';
 
 export interface ObjectRef {

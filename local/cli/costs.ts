@@ -4,8 +4,8 @@
  * Mapflow; jobs still running show their estimate apart; rejected jobs cost 0.
  */
 import { DEFAULT_GEOJSON_MODEL, parseRoutes, type Routes } from '../../functions/routing/index.ts';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
-import { isFinalStatus } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
+import { isFinalStatus } from '../../functions/core/model.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

@@ -3,7 +3,7 @@
  * progress bar, a summary table. No colours or cursor tricks, so the output
  * reads the same in a terminal, a CI log or a file.
  */
-import type { JobError, LedgerRow } from '../../functions/jobs/model.ts';
+import type { JobError, LedgerRow } from '../../functions/core/model.ts';
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));

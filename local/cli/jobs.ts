@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { JOB_STATUSES, type JobStatus, type LedgerRow } from '../../functions/jobs/model.ts';
+import { JOB_STATUSES, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { Ledger } from '../../functions/ledger/ledger.ts';
 import { LOCAL_LEDGER_TABLE } from '../bridge.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../dynamodb/index.ts';

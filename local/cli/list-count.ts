@@ -5,7 +5,7 @@
  * the byStatus index (no rows read back), made only when the list is full.
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { JOB_STATUSES, type JobStatus } from '../../functions/jobs/model.ts';
+import { JOB_STATUSES, type JobStatus } from '../../functions/core/model.ts';
 import { GSI_BY_STATUS } from '../../functions/ledger/ledger.ts';
 
 /** How many jobs the ledger holds (in one status, or in all). */

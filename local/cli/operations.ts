@@ -8,7 +8,7 @@
 import { DescribeStacksCommand, CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { StartExecutionCommand, StopExecutionCommand, ExecutionDoesNotExist, ExecutionAlreadyExists } from '@aws-sdk/client-sfn';
 import { eventDetailFromRow } from '../../functions/events/publisher.ts';
-import { EVENT_DETAIL_TYPES, isFinalStatus, type EventDetailType, type ExecutionInput, type LedgerRow } from '../../functions/jobs/model.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type EventDetailType, type ExecutionInput, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
 import type { MapflowClient } from '../../functions/mapflow/index.ts';
 import { createBridgeContext } from '../../functions/runtime/context.ts';

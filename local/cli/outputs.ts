@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 
 /** Default output folder of `start` and `local run` (relative to the working directory). */
 export const DEFAULT_OUTPUT_DIR = 'mapflow-output';

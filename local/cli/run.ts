@@ -10,7 +10,7 @@
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/jobs/model.ts';
+import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
 import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';

@@ -16,7 +16,7 @@
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/jobs/model.ts';
+import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
 // First: modules that import these back from start.ts (an import cycle) then find them initialised.
 import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';

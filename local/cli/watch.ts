@@ -4,7 +4,7 @@
  * change, and a progress bar whenever a running job's percentage moves.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinalStatus, type LedgerRow } from '../../functions/jobs/model.ts';
+import { isFinalStatus, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StringDecoder } from 'node:string_decoder';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { JOB_STATUSES, type LedgerRow } from '../../functions/jobs/model.ts';
+import { JOB_STATUSES, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
 import { FeatureScanner, quicklookKeyBeside, readAoi } from '../../functions/quicklook/index.ts';
 import { openObjectStream } from '../../functions/storage/s3.ts';

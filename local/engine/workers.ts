@@ -14,7 +14,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { useAoiParser, type ParsedAoi, type ParseAoiOptions } from '../../functions/aoi/index.ts';
 import { useGeoTiffInspector, type GeoTiffInfo, type InspectOptions, type RangeSource } from '../../functions/geotiff/index.ts';
-import { InputRejected, parseCodedMessage } from '../../functions/jobs/errors.ts';
+import { InputRejected, parseCodedMessage } from '../../functions/core/errors.ts';
 
 const ENTRY = fileURLToPath(new URL('./cpu-worker.mjs', import.meta.url));
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 
 const cogeo = readFileSync(fileURLToPath(new URL('../../samples/rasters/cogeo.tif', import.meta.url)));
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { kinks } from '@turf/kinks';
 import { describe, expect, it } from 'vitest';
 import { checkProcessingGeometry, parseAoi, type ParsedAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 
 const testdata = (name: string) => readFileSync(fileURLToPath(new URL(`../../samples/aoi/${name}`, import.meta.url)), 'utf8');
 

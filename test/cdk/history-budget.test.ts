@@ -10,7 +10,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_POLL_POLICY, maxPollsOf, nextPollSeconds, pollBudgetExhausted, type PollPolicy } from '../../functions/jobs/poll-policy.ts';
+import { DEFAULT_POLL_POLICY, maxPollsOf, nextPollSeconds, pollBudgetExhausted, type PollPolicy } from '../../functions/polling/poll-policy.ts';
 import {
   bridgeLoopBounds,
   definitionOf,

@@ -9,7 +9,7 @@ import {
   objectsFromMessage,
   stepFunctionsStarter,
 } from '../../functions/handlers/dispatch.ts';
-import type { ExecutionInput } from '../../functions/jobs/model.ts';
+import type { ExecutionInput } from '../../functions/core/model.ts';
 import { jobIdFor } from '../../functions/routing/index.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
 import { createBridgeContext } from '../../functions/runtime/context.ts';

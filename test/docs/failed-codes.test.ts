@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import * as mapflowErrors from '../../functions/mapflow/errors.ts';
 import { QueueTimeout } from '../../functions/jobs/steps/acquire-slot.ts';
 import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
-import { ConfigurationError } from '../../functions/jobs/errors.ts';
+import { ConfigurationError } from '../../functions/core/errors.ts';
 import { EXECUTION_LOST } from '../../functions/handlers/reconcile.ts';
 
 const inputs = readFileSync(fileURLToPath(new URL('../../docs/inputs.md', import.meta.url)), 'utf8');

@@ -12,7 +12,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ExecutionInput, LedgerRow } from '../../functions/jobs/model.ts';
+import type { ExecutionInput, LedgerRow } from '../../functions/core/model.ts';
 import { jobIdFor, reportKey, DEFAULT_PREFIXES } from '../../functions/routing/index.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';

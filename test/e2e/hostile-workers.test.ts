@@ -7,7 +7,7 @@ import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_POLYGONS, parseAoiOffThread } from '../../functions/aoi/index.ts';
 import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 import { installCpuWorkers, uninstallCpuWorkers } from '../../local/engine/workers.ts';
 import { squaresGrid } from '../fixtures/hostile/make-hostile.ts';
 import { deflateBomb, hostileTiff } from '../fixtures/hostile/tiff-writer.ts';

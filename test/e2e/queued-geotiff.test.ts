@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
 import { SAMPLES_RASTERS, squareAoi, startTestBridge, tempFile } from './helpers.ts';

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { createPublisher, eventDetailFromRow, type LocalEventRecord } from '../../functions/events/publisher.ts';
-import type { JobEventDetail, LedgerRow } from '../../functions/jobs/model.ts';
+import { eventDetailFromRow, type LocalEventRecord } from '../../functions/events/publisher.ts';
+import { createPublisher } from '../../functions/runtime/events.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
+import type { JobEventDetail } from '../../functions/events/types.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
 
 const eventBridge = mockClient(EventBridgeClient);

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { eventDetailFromRow } from '../../functions/events/publisher.ts';
 import { EVENT_DETAIL_SCHEMAS, eventBridgeSchemaDocument, type JobEventDetailType } from '../../functions/events/types.ts';
-import { EVENT_DETAIL_TYPES, type LedgerRow } from '../../functions/jobs/model.ts';
+import { EVENT_DETAIL_TYPES, type LedgerRow } from '../../functions/core/model.ts';
 import { eventSchemaFiles } from '../../scripts/generate-event-schemas.ts';
 import { envelope, eventProblems, eventValidators, schemaFileOf } from './validate.ts';
 

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 import { checkImageForModel, fileRangeSource, inspectGeoTiff, requirementsForModel } from '../../functions/geotiff/index.ts';
 import { applyOverrides, DEFAULT_GEOJSON_MODEL, DEFAULT_ROUTES, inputKind } from '../../functions/routing/index.ts';
 import type { CorpusEntry } from '../fixtures/bad-inputs/make-corpus.ts';

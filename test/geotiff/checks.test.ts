@@ -7,7 +7,7 @@ import {
   UnknownModelRequirements,
   type ModelRequirements,
 } from '../../functions/geotiff/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 
 function rejection(check: () => void): InputRejected {
   try {

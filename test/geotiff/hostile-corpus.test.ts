@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 import { inspectGeoTiff } from '../../functions/geotiff/index.ts';
 import { applyOverrides, DEFAULT_ROUTES } from '../../functions/routing/index.ts';
 import { HOSTILE, HOSTILE_ENTRIES } from '../fixtures/hostile/make-hostile.ts';

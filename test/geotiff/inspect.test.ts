@@ -12,7 +12,7 @@ import {
   toWgs84,
   type RangeSource,
 } from '../../functions/geotiff/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 
 const raster = (name: string) => fileURLToPath(new URL(`../../samples/rasters/${name}`, import.meta.url));
 const corpusFile = (name: string) => fileURLToPath(new URL(`../fixtures/bad-inputs/${name}`, import.meta.url));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 import { aggregate } from '../../functions/jobs/steps/finish-job.ts';
 import { checkBlocks, normaliseModelName, resolveModel } from '../../functions/jobs/steps/models.ts';
 import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { coveragePercent, parseImagerySearch, pickProduct, searchBody, takeImagerySearch, type ImagerySearchSpec } from '../../functions/jobs/steps/imagery-search.ts';
 import type { CatalogProduct } from '../../functions/mapflow/index.ts';
-import { InputRejected } from '../../functions/jobs/errors.ts';
+import { InputRejected } from '../../functions/core/errors.ts';
 
 // AOI: 0.01° square at (7.44, 46.94).
 const aoi = { type: 'Polygon' as const, coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] };

@@ -7,7 +7,7 @@ import { runLocalCommand, summarise } from '../../local/cli/run.ts';
 import { runStartCommand } from '../../local/cli/start.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { describeParseError } from '../../local/cli/args.ts';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 
 const row: LedgerRow = {
   jobId: 'area-0123',

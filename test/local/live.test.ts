@@ -7,7 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 import { createLiveOutput } from '../../local/cli/live.ts';
 import { JobProgress } from '../../local/cli/start.ts';
 import type { LocalEvent } from '../../local/events/file.ts';

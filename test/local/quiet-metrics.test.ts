@@ -4,7 +4,7 @@
  * because the test setup (test/support/setup.ts) turns Powertools metrics off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 import { recordJobOutcome } from '../../functions/runtime/metrics.ts';
 
 describe('metrics in tests', () => {

@@ -12,7 +12,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';

@@ -1,7 +1,9 @@
 /**
  * The house: no two files of functions/, lib/ or local/ import each other
- * (type imports included). Issue 12 named three such circles
- * (transport <-> multipart, mapflow-bridge <-> validation, simulator sources <-> store).
+ * (type imports included; issue 12 named three such circles: transport <->
+ * multipart, mapflow-bridge <-> validation, simulator sources <-> store), and
+ * functions/ is layered: the ground (core) below the rooms, the runtime, the
+ * steps and the handlers.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,10 +11,18 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /**
- * Known circles left for their owners (docs/architecture.md, "Layers"): the job
- * model re-exports the event detail type that is built from the model's own types.
+ * The layers of functions/ (docs/architecture.md, "Layers"), lowest first. A
+ * file may import its own layer or a lower one; within the rooms the folder
+ * graph must have no circle.
  */
-const KNOWN = ['functions/events/types.ts <-> functions/jobs/model.ts'];
+const LAYERS = [
+  ['core', 'polling'],
+  ['storage', 'geotiff', 'ledger', 'mapflow', 'events', 'aoi', 'routing', 'quicklook', 'results'],
+  ['runtime'],
+  ['jobs'],
+  ['handlers'],
+];
+const layerOf = (folder: string) => LAYERS.findIndex((layer) => layer.includes(folder));
 
 async function tsFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -33,12 +43,24 @@ function relativeImports(file: string, source: string): string[] {
   return found;
 }
 
+/** Every relative import of the .ts files under the given top folders: file -> imported files. */
+async function importGraph(dirs: string[]): Promise<Map<string, Set<string>>> {
+  const files = (await Promise.all(dirs.map((d) => tsFiles(path.join(ROOT, d))))).flat();
+  const graph = new Map<string, Set<string>>();
+  for (const file of files) graph.set(file, new Set(relativeImports(file, await readFile(file, 'utf8'))));
+  return graph;
+}
+
+/** 'functions/ledger/slots.ts' -> 'ledger'; undefined outside functions/. */
+function functionsFolder(file: string): string | undefined {
+  const parts = path.relative(ROOT, file).split(path.sep);
+  return parts[0] === 'functions' ? parts[1] : undefined;
+}
+
 describe('import structure', () => {
   it('has no two-file import circle in functions/, lib/ or local/', async () => {
     // Prepare
-    const files = (await Promise.all(['functions', 'lib', 'local'].map((d) => tsFiles(path.join(ROOT, d))))).flat();
-    const graph = new Map<string, Set<string>>();
-    for (const file of files) graph.set(file, new Set(relativeImports(file, await readFile(file, 'utf8'))));
+    const graph = await importGraph(['functions', 'lib', 'local']);
     // Act
     const circles: string[] = [];
     for (const [file, imports] of graph) {
@@ -48,9 +70,53 @@ describe('import structure', () => {
     }
     // Assess
     expect(graph.size).toBeGreaterThan(100);
-    expect(circles.filter((c) => !KNOWN.includes(c))).toEqual([]);
-    for (const named of ['functions/mapflow/http/transport.ts', 'lib/mapflow-bridge.ts', 'local/simulator/sources.ts']) {
-      expect(circles.some((c) => c.includes(named))).toBe(false);
+    expect(circles).toEqual([]);
+  });
+
+  it('imports run downwards only in functions/, and the CDK code reaches no step', async () => {
+    // Prepare
+    const graph = await importGraph(['functions', 'lib']);
+    // Act
+    const upward: string[] = [];
+    const roomEdges = new Map<string, Set<string>>();
+    for (const [file, imports] of graph) {
+      const from = functionsFolder(file);
+      for (const target of imports) {
+        const to = functionsFolder(target);
+        const edge = `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`;
+        if (from === undefined) {
+          // lib/: the catalogue of handlers is data; the steps and handlers' code are not its business.
+          if (to === 'jobs' || (to === 'handlers' && !target.endsWith('catalog.ts'))) upward.push(edge);
+          continue;
+        }
+        if (to === undefined) {
+          upward.push(edge);
+          continue;
+        }
+        expect(layerOf(from), `folder functions/${from} is in no layer`).toBeGreaterThanOrEqual(0);
+        expect(layerOf(to), `folder functions/${to} is in no layer`).toBeGreaterThanOrEqual(0);
+        if (layerOf(to) > layerOf(from)) upward.push(edge);
+        if (from !== to && layerOf(from) === layerOf(to)) roomEdges.set(from, (roomEdges.get(from) ?? new Set()).add(to));
+      }
+    }
+    const inCircle = (start: string): boolean => {
+      const seen = new Set<string>();
+      const stack = [...(roomEdges.get(start) ?? [])];
+      while (stack.length > 0) {
+        const next = stack.pop() as string;
+        if (next === start) return true;
+        if (seen.has(next)) continue;
+        seen.add(next);
+        stack.push(...(roomEdges.get(next) ?? []));
+      }
+      return false;
+    };
+    // Assess
+    expect(upward).toEqual([]);
+    expect([...roomEdges.keys()].filter(inCircle)).toEqual([]);
+    // the ground imports nothing of the bridge
+    for (const [file, imports] of graph) {
+      if (functionsFolder(file) === 'core') expect([...imports].map((t) => path.relative(ROOT, t)).filter((t) => !t.startsWith('functions/core/'))).toEqual([]);
     }
   });
 });

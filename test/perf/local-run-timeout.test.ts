@@ -7,7 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 import { runLocalCommand, summarise, type RunJobSummary } from '../../local/cli/run.ts';
 
 const square = (x: number) =>

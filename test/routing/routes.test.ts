@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, InputRejected } from '../../functions/jobs/errors.ts';
+import { ConfigurationError, InputRejected } from '../../functions/core/errors.ts';
 import {
   applyOverrides,
   DEFAULT_ROUTES,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LedgerRow } from '../../functions/jobs/model.ts';
+import type { LedgerRow } from '../../functions/core/model.ts';
 import { recordJobOutcome } from '../../functions/runtime/metrics.ts';
 
 // The test setup silences metrics for every other test file (test/support/setup.ts); these tests read them.

@@ -5,10 +5,10 @@
  * job is marked QUEUED. The waiting is bounded: after too long the part
  * fails with QueueTimeout.
  */
-import { BridgeError } from '../errors.ts';
-import { EVENT_DETAIL_TYPES } from '../model.ts';
+import { BridgeError } from '../../core/errors.ts';
+import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, SlotResult } from '../workflow.ts';
-import { nextPollSeconds } from '../poll-policy.ts';
+import { nextPollSeconds } from '../../polling/poll-policy.ts';
 import { slotHolder } from '../../ledger/slots.ts';
 import { jobContextOf, publishRow } from './common.ts';
 import type { StepContext } from './context.ts';

@@ -1,6 +1,7 @@
 /** Small helpers shared by the steps. */
-import { BridgeError, ConfigurationError } from '../errors.ts';
-import type { EventDetailType, JobEventDetail, LedgerRow } from '../model.ts';
+import { BridgeError, ConfigurationError } from '../../core/errors.ts';
+import type { EventDetailType, LedgerRow } from '../../core/model.ts';
+import type { JobEventDetail } from '../../events/types.ts';
 import type { PartJobContext, RegisterResult, WorkflowState } from '../workflow.ts';
 import { eventDetailFromRow } from '../../events/publisher.ts';
 import { readObjectText } from '../../storage/s3.ts';

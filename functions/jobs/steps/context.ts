@@ -10,7 +10,7 @@ import type { ConcurrencySlots } from '../../ledger/slots.ts';
 import type { Ledger } from '../../ledger/ledger.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
 import type { Routes, KeyPrefixes } from '../../routing/index.ts';
-import type { PollPolicy } from '../poll-policy.ts';
+import type { PollPolicy } from '../../polling/poll-policy.ts';
 import { NameRegistry } from './name-registry.ts';
 
 export interface StepLogger {

@@ -8,8 +8,8 @@
  * when nothing is found is a processing created; when the outcome is still
  * unknown, the error is rethrown so the state machine's Retry comes back here.
  */
-import { InputRejected } from '../errors.ts';
-import { EVENT_DETAIL_TYPES, type JobPart } from '../model.ts';
+import { InputRejected } from '../../core/errors.ts';
+import { EVENT_DETAIL_TYPES, type JobPart } from '../../core/model.ts';
 import type { PartState, PlanPart, ProcessingRequest, ProcessingResult, RegisterResult } from '../workflow.ts';
 import type { CreateProcessingV2, MapflowClient, Processing } from '../../mapflow/index.ts';
 import { isNotFound, isOutcomeUnknown, jobContextOf, publishRow, readWorkJson } from './common.ts';

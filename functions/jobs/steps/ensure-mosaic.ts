@@ -5,7 +5,7 @@
  * can join it: Mapflow wants every image of a mosaic to share CRS, band count
  * and resolution, and says so only after a whole upload.
  */
-import { EVENT_DETAIL_TYPES } from '../model.ts';
+import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { MosaicResult, WorkflowState } from '../workflow.ts';
 import { checkImageAgainstMosaic } from '../../geotiff/index.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';

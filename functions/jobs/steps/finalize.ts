@@ -4,7 +4,7 @@
  * the tags on the input object. Idempotent: a job already final is left as it
  * is and its final status returned.
  */
-import { EVENT_DETAIL_TYPES, isFinalStatus, type InputKind, type InputObject, type JobError, type JobPart, type LedgerRow } from '../model.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type InputKind, type InputObject, type JobError, type JobPart, type LedgerRow } from '../../core/model.ts';
 import type { FinishResult } from '../workflow.ts';
 import { inputKind, reportKey as reportKeyFor, workKey } from '../../routing/index.ts';
 import { writeFailureQuicklook } from '../../quicklook/index.ts';

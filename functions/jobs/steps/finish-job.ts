@@ -5,7 +5,7 @@
  * results). An upload-only GeoTIFF succeeds with a job.json describing the
  * image. See finalize.ts for the writes.
  */
-import type { JobError, JobPart } from '../model.ts';
+import type { JobError, JobPart } from '../../core/model.ts';
 import type { FinishResult, WorkflowState } from '../workflow.ts';
 import { resultPrefix as resultPrefixFor } from '../../routing/index.ts';
 import { writeJson } from '../../storage/s3.ts';

@@ -3,7 +3,7 @@
  * a caught error). Releases the part's concurrency slot (idempotent), and
  * returns the part's outcome (a JobPart), which it also records in the ledger.
  */
-import type { JobPart } from '../model.ts';
+import type { JobPart } from '../../core/model.ts';
 import type { PartState } from '../workflow.ts';
 import { jobContextOf } from './common.ts';
 import type { StepContext } from './context.ts';

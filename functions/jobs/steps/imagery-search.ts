@@ -25,7 +25,7 @@ import { featureCollection, feature } from '@turf/helpers';
 import type { ImageryChoice } from '../../events/types.ts';
 import type { CatalogProduct, CatalogSearch, MapflowClient, SourceParams } from '../../mapflow/index.ts';
 import { isPlainObject } from '../../routing/routes.ts';
-import { InputRejected } from '../errors.ts';
+import { InputRejected } from '../../core/errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon } from '../workflow.ts';
 import type { StepContext } from './context.ts';
 

@@ -5,7 +5,7 @@
  * upload limits and free storage, and, when the route processes images, fit
  * for the route's model and within its credit budget.
  */
-import { InputRejected } from '../errors.ts';
+import { InputRejected } from '../../core/errors.ts';
 import type { InspectResult, WorkflowState } from '../workflow.ts';
 import {
   DEFAULT_MAX_PIXEL_COUNT,

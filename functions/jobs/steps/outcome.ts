@@ -3,8 +3,8 @@
  * message that says what to fix, from a caught Step Functions error, a thrown
  * error, or a Mapflow processing's messages.
  */
-import { BridgeError, InputRejected, REJECTION_CODES, parseCodedMessage } from '../errors.ts';
-import type { JobError } from '../model.ts';
+import { BridgeError, InputRejected, REJECTION_CODES, parseCodedMessage } from '../../core/errors.ts';
+import type { JobError } from '../../core/model.ts';
 import type { TaskError } from '../workflow.ts';
 
 /** Codes this package rejects with beyond the shared REJECTION_CODES. */

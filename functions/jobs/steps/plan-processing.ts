@@ -14,7 +14,7 @@
  */
 import path from 'node:path';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
-import { BridgeError, ConfigurationError, InputRejected } from '../errors.ts';
+import { BridgeError, ConfigurationError, InputRejected } from '../../core/errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
 import { MAX_GEOJSON_BYTES, checkProcessingGeometry, geoJsonTooLarge, parseAoiOffThread } from '../../aoi/index.ts';
 import type { MapflowClient, SourceParams, UserStatus } from '../../mapflow/index.ts';

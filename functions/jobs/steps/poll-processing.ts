@@ -11,10 +11,10 @@
  * The ledger follows the percentage; an event is published only when
  * Mapflow's status changes, not on every percent.
  */
-import { BridgeError } from '../errors.ts';
-import { EVENT_DETAIL_TYPES } from '../model.ts';
+import { BridgeError } from '../../core/errors.ts';
+import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
-import { nextPollSeconds, pollBudgetExhausted, shouldRestart } from '../poll-policy.ts';
+import { nextPollSeconds, pollBudgetExhausted, shouldRestart } from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow } from './common.ts';
 import type { MapflowMessage } from './outcome.ts';

@@ -6,7 +6,7 @@
  * response", mapflow-qgis functional/service/processing_service.py) ends the
  * job REJECTED with the same code as on the create.
  */
-import { InputRejected } from '../errors.ts';
+import { InputRejected } from '../../core/errors.ts';
 import { errorName, mapflowErrorInfo } from './common.ts';
 
 /** Advice shared by the server's and the bridge's own AOI-count check. */

@@ -10,8 +10,8 @@
  * (UNSUPPORTED_FILE_TYPE, kind 'unsupported') is then rejected here, and Fail
  * Job writes its report and Job Rejected event like any other rejection.
  */
-import { InputRejected } from '../errors.ts';
-import { EVENT_DETAIL_TYPES, isFinalStatus } from '../model.ts';
+import { InputRejected } from '../../core/errors.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus } from '../../core/model.ts';
 import type { RegisterResult, WorkflowState } from '../workflow.ts';
 import { DEFAULT_GEOJSON_MODEL, invalidKeyRejection, recordedKind, resolveRoute } from '../../routing/index.ts';
 import { publishRow } from './common.ts';

@@ -3,8 +3,8 @@
  * part's processing, once (the poll decides when). The ledger keeps both
  * attempts: the part's `attempts` becomes 2 and the status history notes why.
  */
-import { BridgeError } from '../errors.ts';
-import { EVENT_DETAIL_TYPES } from '../model.ts';
+import { BridgeError } from '../../core/errors.ts';
+import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, RestartResult } from '../workflow.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
 import { errorName, jobContextOf, publishRow } from './common.ts';

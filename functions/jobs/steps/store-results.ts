@@ -3,7 +3,7 @@
  * S3 (never held in memory) and writes job.json beside it: what was asked,
  * Mapflow's record of the processing, cost and timings.
  */
-import { BridgeError } from '../errors.ts';
+import { BridgeError } from '../../core/errors.ts';
 import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
 import { resultKeys } from '../../routing/index.ts';
 import { writeJson, writeStream } from '../../storage/s3.ts';

@@ -24,10 +24,10 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
-import { BridgeError, InputRejected } from '../errors.ts';
-import { EVENT_DETAIL_TYPES } from '../model.ts';
+import { BridgeError, InputRejected } from '../../core/errors.ts';
+import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { UploadResult, WorkflowState } from '../workflow.ts';
-import { nextPollSeconds } from '../poll-policy.ts';
+import { nextPollSeconds } from '../../polling/poll-policy.ts';
 import type { ImageRecord, ImageStatus, MapflowClient } from '../../mapflow/index.ts';
 import { openObjectStream } from '../../storage/s3.ts';
 import { errorName, isNotFound, isOutcomeUnknown, mapflowErrorInfo, publishRow, topJob } from './common.ts';

@@ -15,7 +15,7 @@
  * The Lambda's own return value is ignored by Step Functions (the token's
  * output is the state's result); it is returned for logs and tests.
  */
-import { EVENT_DETAIL_TYPES } from '../model.ts';
+import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartJobContext } from '../workflow.ts';
 import { slotHolder, waiterOrder } from '../../ledger/slots.ts';
 import { jobContextOf, publishRow } from './common.ts';

@@ -5,7 +5,28 @@
  * This file holds types and small pure helpers only; persistence lives in
  * `functions/ledger`, publishing in `functions/events`.
  */
-import type { ImageryChoice } from '../events/types.ts';
+
+/**
+ * The imagery a catalog search picked for the job (GeoJSON with `imagery.search`).
+ * functions/events/types.ts publishes it with a JSON Schema that is checked
+ * against this type at compile time.
+ */
+export interface ImageryChoice {
+  /** Catalog image id, passed to Mapflow as imagerySearch. */
+  productId: string;
+  providerName: string;
+  /** The pick rule that chose it. */
+  rule: 'newest' | 'sharpest' | 'least-cloud';
+  acquisitionDate?: string;
+  cloudCover?: number;
+  offNadirAngle?: number;
+  /** Metres per pixel. */
+  pixelResolution?: number;
+  /** Share of the AOI the image covers, 0 to 100. */
+  intersectionPercent: number;
+  /** Products the search returned that passed the filters. */
+  candidates: number;
+}
 
 /** Kind of input, decided from the object key's extension. */
 export type JobKind = 'geojson' | 'geotiff';
@@ -153,8 +174,3 @@ export interface LedgerRow {
   entity: 'JOB';
 }
 
-/**
- * Detail of every EventBridge event the bridge publishes: the type of the
- * JSON Schema in functions/events/types.ts (one source for both).
- */
-export type { JobEventDetail } from '../events/types.ts';
