@@ -40,4 +40,17 @@ describe('a clone with nothing beside it', () => {
     // Assess
     expect(offenders).toEqual([]);
   });
+
+  it('carries its own licence, and every folder of data written by others carries theirs', () => {
+    // Prepare
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { license?: string };
+    const dataFolders = ['samples/aoi', 'samples/rasters', 'local/samples'];
+    // Act
+    const licence = readFileSync(path.join(ROOT, 'LICENSE'), 'utf8');
+    const withoutLicence = dataFolders.filter((folder) => !readdirSync(path.join(ROOT, folder)).some((name) => name.startsWith('LICENSE')));
+    // Assess: npm puts LICENSE in every tarball; package.json names the same licence
+    expect(licence.split('\n')[0]).toBe('MIT License');
+    expect(pkg.license).toBe('MIT');
+    expect(withoutLicence).toEqual([]);
+  });
 });
