@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregate } from '../../functions/jobs/steps/finish-job.ts';
 import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
 
-const TRUE_RETRY = /drop it again under a new name, or change the file/;
+const TRUE_RETRY = /use `mapflow-bridge jobs retry <jobId>` \(with --stack <name> on AWS\), drop it again under a new name, or change the file/;
 /** Advice that, taken literally, re-drops the same bytes under the same key. */
 const FALSE_RETRY = /drop (?:the file|it) again(?! under a new name)|(?:try|drop[^.;]*) again later/i;
 

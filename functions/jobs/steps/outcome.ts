@@ -20,7 +20,7 @@ export function isRejectionCode(code: string | undefined): boolean {
  * same, finished job and are not processed again.
  */
 export const HOW_TO_RETRY =
-  'to run it again, drop it again under a new name, or change the file (the same bytes under the same key are the same job, which has ended)';
+  'to run it again, use `mapflow-bridge jobs retry <jobId>` (with --stack <name> on AWS), drop it again under a new name, or change the file (the same bytes under the same key are the same job, which has ended)';
 
 const HINTS: Record<string, string> = {
   MapflowUnavailable: `Mapflow did not answer after several retries; once it answers, ${HOW_TO_RETRY}.`,
