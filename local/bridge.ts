@@ -39,7 +39,7 @@ import { followEvents, type EventFollower, type LocalEvent } from './events/file
 import { localS3Client, LOCAL_S3_CREDENTIALS } from './s3/client.ts';
 import { watchDropFolder, type DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
-import { lockStateDir } from './state-lock.ts';
+import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -149,13 +149,20 @@ export class LocalBridgeTimeout extends Error {
   }
 }
 
+/** The temporary state folders of bridges without --state-dir (`local run`, tests): `<tmpdir>/mapflow-bridge-XXXXXX`. */
+export const TEMPORARY_STATE_PREFIX = 'mapflow-bridge-';
+
 export async function startLocalBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const persistent = options.stateDir !== undefined;
-  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), 'mapflow-bridge-'))));
+  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMPORARY_STATE_PREFIX))));
   await mkdir(stateDir, { recursive: true });
   // One bridge per state folder: taken before anything starts, released last.
-  const lock = persistent ? await lockStateDir(stateDir, options.command ?? 'a local bridge') : undefined;
+  // A temporary folder is locked too, so that a later bridge can tell it was abandoned (kill -9) and remove it.
+  const lock = await lockStateDir(stateDir, options.command ?? 'a local bridge');
+  if (!persistent) {
+    for (const dir of await sweepAbandonedStateDirs(tmpdir(), TEMPORARY_STATE_PREFIX)) log(`local bridge: removed ${dir}, left by a bridge that was killed`);
+  }
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
   const dropDir = path.join(stateDir, 'drop');
@@ -169,7 +176,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     }
     stops.length = 0;
   };
-  if (lock) stops.push({ name: 'the state folder lock', stop: () => lock.release() });
+  stops.push({ name: 'the state folder lock', stop: () => lock.release() });
 
   try {
     // The three services start side by side (DynamoDB Local's JVM is the slowest);

@@ -10,7 +10,7 @@
  * which fails when it exists), so two starts racing cannot both win.
  */
 import { readFileSync } from 'node:fs';
-import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { link, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const LOCK_FILE = 'bridge.lock';
@@ -77,6 +77,30 @@ export async function lockHolder(stateDir: string): Promise<LockHolder | undefin
   const file = path.join(stateDir, LOCK_FILE);
   const holder = await readHolder(file);
   return holder && isAlive(holder, file) ? holder : undefined;
+}
+
+/**
+ * Removes the temporary state folders (`<parent>/<prefix>*`) of bridges that
+ * died without cleaning up (kill -9 of a `local run`): folders named `prefix`
+ * plus the six characters mkdtemp adds (so `<prefix>run-…` folders kept with
+ * --keep-state are never touched), and only those whose lock
+ * names a process that no longer runs. A folder without a lock is left alone
+ * (a bridge may be between creating it and locking it, or it was kept on
+ * purpose). Returns the folders removed.
+ */
+export async function sweepAbandonedStateDirs(parent: string, prefix: string): Promise<string[]> {
+  const removed: string[] = [];
+  const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isDirectory() || !entry.name.startsWith(prefix) || !/^[A-Za-z0-9]{6}$/.test(entry.name.slice(prefix.length))) continue;
+    const dir = path.join(parent, entry.name);
+    const file = path.join(dir, LOCK_FILE);
+    const holder = await readHolder(file);
+    if (!holder || isAlive(holder, file)) continue;
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    removed.push(dir);
+  }
+  return removed;
 }
 
 async function release(file: string, me: LockHolder): Promise<void> {

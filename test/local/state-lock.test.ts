@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startS3OnPort } from '../../local/bridge.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { LocalS3StartError } from '../../local/s3/server.ts';
-import { LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError } from '../../local/state-lock.ts';
+import { LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../../local/state-lock.ts';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -21,6 +21,38 @@ async function tempDir(): Promise<string> {
 }
 afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+/** The pid of a process that has exited (spawned and waited for). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid as number;
+}
+
+describe('abandoned temporary state folders', () => {
+  it('removes only the folders whose lock names a process that is gone', async () => {
+    // Prepare: four folders as a killed, a live, a kept and a just-created bridge leave them
+    const parent = await tempDir();
+    const live = spawn('sleep', ['60']);
+    const lockOf = (pid: number) => `${JSON.stringify({ pid, since: new Date().toISOString(), command: 'mapflow-bridge local run' })}\n`;
+    const make = async (name: string, lock?: string) => {
+      await mkdir(path.join(parent, name, 'dynamodb'), { recursive: true });
+      if (lock) await writeFile(path.join(parent, name, LOCK_FILE), lock);
+    };
+    const dead = await deadPid();
+    await make('mapflow-bridge-Killed', lockOf(dead));
+    await make('mapflow-bridge-Living', lockOf(live.pid as number));
+    await make('mapflow-bridge-run-Kept01', lockOf(dead));
+    await make('mapflow-bridge-NoLock');
+    // Act
+    const removed = await sweepAbandonedStateDirs(parent, 'mapflow-bridge-');
+    live.kill();
+    // Assess
+    expect(removed).toEqual([path.join(parent, 'mapflow-bridge-Killed')]);
+    const { readdir } = await import('node:fs/promises');
+    expect((await readdir(parent)).sort()).toEqual(['mapflow-bridge-Living', 'mapflow-bridge-NoLock', 'mapflow-bridge-run-Kept01']);
+  });
 });
 
 describe('state folder lock', () => {
