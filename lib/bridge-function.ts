@@ -13,8 +13,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { lambdaEsbuildArgs, lambdaEsbuildOptions } from './bundling.ts';
 import {
-  ESM_REQUIRE_BANNER,
   FUNCTION_SETTINGS,
   LAMBDA_ARCHITECTURE,
   LAMBDA_RUNTIME,
@@ -53,6 +53,15 @@ export interface BridgeFunctionProps {
   readonly removalPolicy: RemovalPolicy;
   /** Ship source maps and run with --enable-source-maps. @default false */
   readonly sourceMaps?: boolean;
+  /**
+   * Leave `@aws-sdk/*` out of the bundle and use the SDK v3 that the
+   * nodejs24.x runtime ships: bundles of about a third of the size, but the
+   * SDK version is the runtime's, not the one the bridge was tested with, and
+   * a cold start resolves the SDK's files one by one (see lib/bundling.ts and
+   * docs/architecture.md, "Lean handlers"). Ignored for prebuilt bundles.
+   * @default false
+   */
+  readonly externalAwsSdk?: boolean;
 }
 
 export class BridgeFunction extends Construct {
@@ -69,6 +78,8 @@ export class BridgeFunction extends Construct {
       throw new Error(`MapflowBridge: the handler file of '${props.name}' is missing (${entry}); it must export 'handler'`);
     }
     const settings = FUNCTION_SETTINGS[props.name];
+    const externalAwsSdk = props.externalAwsSdk ?? false;
+    const bundle = lambdaEsbuildOptions({ externalAwsSdk });
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetention,
@@ -115,16 +126,18 @@ export class BridgeFunction extends Construct {
           handler: 'handler',
           projectRoot: PROJECT_ROOT,
           depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+          // The options of lib/bundling.ts (what bench/bundles.ts measures).
           bundling: {
             format: nodejs.OutputFormat.ESM,
-            target: 'node24',
-            mainFields: ['module', 'main'],
-            banner: ESM_REQUIRE_BANNER,
-            minify: true,
+            target: bundle.target,
+            mainFields: bundle.mainFields,
+            banner: bundle.banner.js,
+            minify: bundle.minify,
             sourceMap: props.sourceMaps ?? false,
             sourcesContent: false,
-            // Ship the SDK versions the code was tested with rather than the runtime's.
-            bundleAwsSDK: true,
+            // By default, ship the SDK versions the code was tested with rather than the runtime's.
+            bundleAwsSDK: !externalAwsSdk,
+            esbuildArgs: lambdaEsbuildArgs({ externalAwsSdk }),
             // The local esbuild devDependency bundles; Docker is never needed.
             forceDockerBundling: false,
           },

@@ -45,12 +45,8 @@ export const POWERTOOLS_METRICS_NAMESPACE = 'MapflowBridge';
 export const LAMBDA_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const LAMBDA_ARCHITECTURE = lambda.Architecture.ARM_64;
 
-/**
- * ESM bundles need `require` for the few CommonJS dependencies that call it
- * (esbuild leaves dynamic requires in place).
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __bridgeCreateRequire } from 'node:module'; const require = __bridgeCreateRequire(import.meta.url);";
+// The bundling options (and this banner) live in lib/bundling.ts, which loads without aws-cdk-lib.
+export { ESM_REQUIRE_BANNER } from './bundling.ts';
 
 /** Size and time of each function. Uploads and result downloads stream large files; the rest are short API calls. */
 export interface FunctionSettings {

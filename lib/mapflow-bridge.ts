@@ -146,6 +146,16 @@ export interface MapflowBridgeProps {
    * @default false
    */
   readonly sourceMaps?: boolean;
+  /**
+   * Use the AWS SDK v3 of the nodejs24.x runtime instead of bundling it: the
+   * bundles shrink to about a third (see docs/architecture.md, "Lean
+   * handlers"), but the SDK version is the runtime's, not the one the bridge
+   * was tested with, and cold starts resolve the SDK's files one by one.
+   * Applies to functions bundled from source, not to the package's prebuilt
+   * bundles.
+   * @default false
+   */
+  readonly externalAwsSdk?: boolean;
   /** When the reconciler runs. @default every 15 minutes */
   readonly reconcileSchedule?: events.Schedule;
   /** Lifecycle expiry of files under the work prefix of a created bucket. @default 30 days */
@@ -271,6 +281,7 @@ export class MapflowBridge extends Construct {
         logRetention,
         removalPolicy,
         sourceMaps: props.sourceMaps ?? false,
+        externalAwsSdk: props.externalAwsSdk ?? false,
       });
       return created.function;
     };

@@ -1,6 +1,6 @@
 /**
  * Prebuilds every Lambda handler into dist/assets/handlers/<name>/index.mjs
- * with the settings the construct's NodejsFunction uses (lib/bridge-function.ts:
+ * with the settings the construct's NodejsFunction uses (lib/bundling.ts:
  * ESM for Node.js 24, minified, AWS SDK bundled, the require banner), so the
  * published package synthesizes without esbuild (BridgeFunction takes these
  * bundles through lambda.Code.fromAsset when they exist).
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { HANDLER_NAMES } from '../functions/handlers/catalog.ts';
-import { ESM_REQUIRE_BANNER } from '../lib/defaults.ts';
+import { lambdaEsbuildOptions } from '../lib/bundling.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const HANDLERS_OUT = path.join(ROOT, 'dist', 'assets', 'handlers');
@@ -31,15 +31,9 @@ export async function buildHandlers(outDir = HANDLERS_OUT): Promise<string[]> {
     entryPoints,
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node24',
-    mainFields: ['module', 'main'],
-    banner: { js: ESM_REQUIRE_BANNER },
-    minify: true,
+    // The construct's options (lib/bundling.ts): the SDK bundled, the lean credential provider.
+    ...lambdaEsbuildOptions(),
     sourcemap: false,
-    legalComments: 'none',
     logLevel: 'warning',
   });
   return names;
