@@ -17,7 +17,7 @@
  * Run it:  npx tsx bench/admission.ts --jobs 200 --processing-seconds 2 --slots 5
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -25,6 +25,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
 import { SLOTS_ROW_ID } from '../functions/ledger/schema.ts';
 import { startLocalBridge, type LocalBridge } from '../local/bridge.ts';
+import type { TaskTrace } from '../local/engine/engine.ts';
 
 export interface AdmissionBenchOptions {
   jobs: number;
@@ -65,6 +66,38 @@ export interface AdmissionBenchResult {
   handoverMaxMs: number;
   peakRssMiB: number;
   startMs: number;
+  /** Load average (1 min) at the start and the end of the batch: the machine is shared. */
+  loadAverage: { start: number; end: number };
+  /** Where the time goes, medians over the batch's jobs (ms): see `breakdown`. */
+  breakdown: Breakdown;
+}
+
+/**
+ * Medians (ms) of one job's path, from the engine's task timings:
+ * before admission (registration -> Admit Job called), the wait in the queue,
+ * and a slot's hold (granted -> released) cut into its steps.
+ */
+export interface Breakdown {
+  jobsTraced: number;
+  /** Register Job start -> Admit Job called (Register, Plan Processing and the transitions between). */
+  registerToAdmitCall: number;
+  /** Admit Job called -> slot granted (its token settled). */
+  queueWait: number;
+  /** Slot granted -> released, whole. */
+  slotHold: number;
+  /** Granted -> Acquire Slot starts (the Map Run opening). */
+  grantToMapStart: number;
+  /** Acquire Slot + transition -> Create Processing ends. */
+  mapStartToCreated: number;
+  /** Create Processing ended -> the poll that saw it finished ended (processing time + detection delay). */
+  createdToDetected: number;
+  /** Of which beyond the processing time: the detection delay. */
+  detectionDelay: number;
+  polls: number;
+  /** Detection -> the slot released (Store Results and Finish Part, or the release at detection). */
+  detectedToReleased: number;
+  /** Slot released -> the next waiter's grant (the hand-over), while jobs waited. */
+  handover: number;
 }
 
 export async function runAdmissionBench(options: AdmissionBenchOptions): Promise<AdmissionBenchResult> {
@@ -74,7 +107,12 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
   // The handlers log every step at INFO; the figures are what counts here.
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   const startedAt = Date.now();
+  const traces: TaskTrace[] = [];
   const bridge = await startLocalBridge({
+    onTask: (trace) => {
+      // Keep what the breakdown needs, not the payloads (2,000 jobs x ~15 tasks).
+      traces.push({ state: trace.state, input: jobIdOf(trace.input), startedAt: trace.startedAt, endedAt: trace.endedAt, failed: trace.failed });
+    },
     simulator: { processingSeconds: options.processingSeconds },
     maxConcurrentProcessings: options.slots,
     dropFolder: false,
@@ -101,6 +139,8 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
     const overheadMs = Math.max(0, singleJobMs - options.processingSeconds * 1000);
     log(`one job alone: ${(singleJobMs / 1000).toFixed(1)} s (overhead ${(overheadMs / 1000).toFixed(1)} s)`);
 
+    const tracesBefore = traces.length;
+    const loadStart = loadavg()[0] ?? 0;
     const invocationsBefore = totalInvocations(bridge);
     const slotCallsBefore = slotInvocations(bridge);
     const batch = files.slice(1);
@@ -109,7 +149,9 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
     const dropMs = Date.now() - t0;
     log(`dropped ${batch.length} files in ${(dropMs / 1000).toFixed(1)} s`);
     await bridge.waitForJobs({ timeoutMs: options.timeoutMs ?? 1_800_000 });
+    const loadEnd = loadavg()[0] ?? 0;
     const rows = (await Promise.all(jobIds.map((id) => bridge.ledger.get(id)))).filter((r): r is LedgerRow => r !== undefined);
+    const batchTraces = traces.slice(tracesBefore);
     const finals = rows.filter((r) => isFinalStatus(r.status));
     const lastFinal = Math.max(...finals.map((r) => Date.parse(r.finishedAt ?? r.updatedAt)));
     const makespanMs = lastFinal - t0;
@@ -134,13 +176,15 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
       dropMs,
       maxSlotsSampled,
       maxConcurrentProcessings: maxOverlap(intervals),
-      fifoViolations: fifoViolations(intervals),
+      fifoViolations: fifoViolations(admissions(rows, batchTraces)),
       queuedJobs: queued.length,
       invocationsPerJob: (totalInvocations(bridge) - invocationsBefore) / options.jobs,
       slotCallsPerJob: (slotInvocations(bridge) - slotCallsBefore) / options.jobs,
       ...handover(intervals),
       peakRssMiB: process.resourceUsage().maxRSS / 1024,
       startMs,
+      loadAverage: { start: loadStart, end: loadEnd },
+      breakdown: breakdown(batchTraces, options.processingSeconds * 1000),
     };
   } finally {
     sampling = false;
@@ -155,6 +199,88 @@ async function slotsRow(bridge: LocalBridge): Promise<number> {
   const { Item } = await doc.send(new GetCommand({ TableName: bridge.ledgerTable, Key: { jobId: SLOTS_ROW_ID }, ConsistentRead: true }));
   const holders = Item?.holders;
   return holders && typeof holders === 'object' ? Object.keys(holders).length : 0;
+}
+
+/** The job id a task's payload names (plain, `job`, or a waiting state's `Payload`). */
+function jobIdOf(input: unknown): string | undefined {
+  const value = (input as { Payload?: unknown } | null)?.Payload ?? input;
+  const v = value as { jobId?: unknown; job?: { jobId?: unknown } } | null;
+  const id = v?.job?.jobId ?? v?.jobId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+const ADMIT = 'Admit Job';
+
+/** Per job: its traces by state name, in start order. */
+function byJob(traces: TaskTrace[]): Map<string, Map<string, TaskTrace[]>> {
+  const jobs = new Map<string, Map<string, TaskTrace[]>>();
+  for (const t of traces) {
+    if (typeof t.input !== 'string') continue;
+    const states = jobs.get(t.input) ?? new Map<string, TaskTrace[]>();
+    jobs.set(t.input, states);
+    states.set(t.state, [...(states.get(t.state) ?? []), t]);
+  }
+  return jobs;
+}
+
+/** Each job's admission (its Admit Job token settled), with its arrival (registration) and route. */
+function admissions(rows: LedgerRow[], traces: TaskTrace[]): { row: LedgerRow; start: number }[] {
+  const jobs = byJob(traces);
+  return rows.flatMap((row) => {
+    const admit = jobs.get(row.jobId)?.get(ADMIT)?.find((t) => !t.failed);
+    return admit ? [{ row, start: admit.endedAt }] : [];
+  });
+}
+
+function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
+  const jobs = byJob(traces);
+  const series: Record<Exclude<keyof Breakdown, 'jobsTraced'>, number[]> = {
+    registerToAdmitCall: [], queueWait: [], slotHold: [], grantToMapStart: [], mapStartToCreated: [],
+    createdToDetected: [], detectionDelay: [], polls: [], detectedToReleased: [], handover: [],
+  };
+  const grants: number[] = [];
+  const releases: number[] = [];
+  for (const states of jobs.values()) {
+    const first = (name: string) => states.get(name)?.[0];
+    const last = (name: string) => states.get(name)?.at(-1);
+    const register = first('Register Job');
+    const admit = first(ADMIT);
+    const acquire = first('Acquire Slot');
+    const create = last('Create Processing');
+    const polls = states.get('Poll Processing') ?? [];
+    const detected = polls.at(-1);
+    const finish = first('Finish Part');
+    // Where the slot is given back: the release at detection, else Finish Part (the release is its first write).
+    const releasedAt = last('Release Slot')?.endedAt ?? finish?.startedAt;
+    if (!register || !admit || !acquire || !create || !detected || releasedAt === undefined) continue;
+    series.registerToAdmitCall.push(admit.startedAt - register.startedAt);
+    series.queueWait.push(admit.endedAt - admit.startedAt);
+    series.slotHold.push(releasedAt - admit.endedAt);
+    series.grantToMapStart.push(acquire.startedAt - admit.endedAt);
+    series.mapStartToCreated.push(create.endedAt - acquire.startedAt);
+    series.createdToDetected.push(detected.endedAt - create.endedAt);
+    series.detectionDelay.push(detected.endedAt - create.endedAt - processingMs);
+    series.polls.push(polls.length);
+    series.detectedToReleased.push(releasedAt - detected.endedAt);
+    grants.push(admit.endedAt);
+    releases.push(releasedAt);
+  }
+  // Hand-over: each release to the first grant after it that was waiting (queued before the release).
+  grants.sort((a, b) => a - b);
+  for (const release of releases.sort((a, b) => a - b)) {
+    const index = grants.findIndex((g) => g >= release);
+    if (index < 0) break;
+    const [grant] = grants.splice(index, 1) as [number];
+    if (grant - release < 60_000) series.handover.push(grant - release);
+  }
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0);
+  };
+  return {
+    jobsTraced: series.slotHold.length,
+    ...(Object.fromEntries(Object.entries(series).map(([k, v]) => [k, median(v)])) as Omit<Breakdown, 'jobsTraced'>),
+  };
 }
 
 function totalInvocations(bridge: LocalBridge): number {
@@ -188,8 +314,14 @@ function maxOverlap(intervals: { start: number; end: number }[]): number {
   return max;
 }
 
-/** A job admitted (SUBMITTED) before one that registered earlier and was still waiting. */
+/** Jobs admitted before a job of the same route that arrived (registered) earlier. */
 function fifoViolations(intervals: { row: LedgerRow; start: number }[]): number {
+  const routes = new Map<string, { row: LedgerRow; start: number }[]>();
+  for (const i of intervals) routes.set(i.row.routeName, [...(routes.get(i.row.routeName) ?? []), i]);
+  return [...routes.values()].reduce((sum, list) => sum + fifoViolationsOf(list), 0);
+}
+
+function fifoViolationsOf(intervals: { row: LedgerRow; start: number }[]): number {
   const byArrival = [...intervals].sort((a, b) => Date.parse(a.row.createdAt) - Date.parse(b.row.createdAt) || a.row.jobId.localeCompare(b.row.jobId));
   let violations = 0;
   let latestEarlierStart = -Infinity;

@@ -32,7 +32,7 @@ import { reconcile } from '../functions/handlers/reconcile.ts';
 import { loadLocalDefinition } from '../lib/local-definition-cache.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
-import { LocalEngine, type ExecutionRecord } from './engine/engine.ts';
+import { LocalEngine, type ExecutionRecord, type TaskTrace } from './engine/engine.ts';
 import { loadTaskResources } from './engine/handlers.ts';
 import { LocalTaskTokens } from './engine/task-tokens.ts';
 import { followEvents, type EventFollower, type LocalEvent } from './events/file.ts';
@@ -110,6 +110,8 @@ export interface LocalBridgeOptions {
   onEvent?: (event: LocalEvent) => void;
   /** Every execution that stops. */
   onExecutionStopped?: (execution: ExecutionRecord) => void;
+  /** Called when a Task invocation ends, timed (benchmarks: bench/admission.ts). */
+  onTask?: (trace: TaskTrace) => void;
   /**
    * Start again the executions of jobs the ledger shows unfinished (they were
    * in flight when the bridge stopped; executions live in memory). Default:
@@ -287,6 +289,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       taskResources: await loadTaskResources(),
       ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+      ...(options.onTask ? { onTask: options.onTask } : {}),
       onExecutionStopped: (execution) => {
         // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
         // its ledger row says why. Anything else is an execution that broke.

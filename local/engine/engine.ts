@@ -55,6 +55,17 @@ export interface LocalEngineOptions {
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   /** Task tokens of `.waitForTaskToken` states (default: a registry of its own, `engine.taskTokens`). */
   taskTokens?: LocalTaskTokens;
+  /** Called when a Task invocation ends (benchmarks: where a job's time goes). Must not throw. */
+  onTask?: (trace: TaskTrace) => void;
+}
+
+/** One Task invocation, timed (epoch ms). For a waiting state, `endedAt` is when its token was settled. */
+export interface TaskTrace {
+  state: string;
+  input: unknown;
+  startedAt: number;
+  endedAt: number;
+  failed: boolean;
 }
 
 /** A definition Task state that has no in-process handler. */
@@ -103,7 +114,12 @@ export class LocalEngine {
         (input: unknown) => {
           this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
           const resource = options.taskResources[state] as TaskResource;
+          const startedAt = Date.now();
           const invocation = tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
+          if (options.onTask) {
+            const trace = (failed: boolean) => options.onTask?.({ state, input, startedAt, endedAt: Date.now(), failed });
+            invocation.then(() => trace(false), () => trace(true));
+          }
           this.inFlight.add(invocation);
           const forget = () => this.inFlight.delete(invocation);
           invocation.then(forget, forget);
