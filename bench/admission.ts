@@ -250,8 +250,10 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
     const polls = states.get('Poll Processing') ?? [];
     const detected = polls.at(-1);
     const finish = first('Finish Part');
-    // Where the slot is given back: the release at detection, else Finish Part (the release is its first write).
-    const releasedAt = last('Release Slot')?.endedAt ?? finish?.startedAt;
+    // Where the slot is given back: the poll that sees the processing OK releases it
+    // (poll-processing.ts); a part that failed releases in Finish Part (its first write).
+    const succeeded = finish !== undefined && states.has('Store Results');
+    const releasedAt = succeeded ? detected?.endedAt : finish?.startedAt;
     if (!register || !admit || !acquire || !create || !detected || releasedAt === undefined) continue;
     series.registerToAdmitCall.push(admit.startedAt - register.startedAt);
     series.queueWait.push(admit.endedAt - admit.startedAt);

@@ -66,7 +66,8 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   'admit-job': [...JOB_TASK, 'workflow:respond'],
   'wait-for-slot': [...JOB_TASK, 'workflow:respond'],
   'create-processing': [...JOB_TASK, 'work:read', 'mapflow:token'],
-  'poll-processing': [...JOB_TASK, 'mapflow:token'],
+  // Releases the slot the moment the processing is done: the next waiter gets it (SendTaskSuccess).
+  'poll-processing': [...JOB_TASK, 'mapflow:token', 'workflow:respond'],
   'restart-processing': [...JOB_TASK, 'mapflow:token'],
   'store-results': [...JOB_TASK, 'work:read', 'results:write', 'mapflow:token'],
   // Releasing a slot hands it to the oldest waiter (SendTaskSuccess).

@@ -4,5 +4,7 @@ import { pollProcessing } from '../jobs/steps/poll-processing.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-mapflow.ts';
+// Releasing the slot at detection hands it to the next waiter (SendTaskSuccess).
+import '../runtime/with-sfn.ts';
 
 export const handler = async (event: PartState): Promise<PollResult> => pollProcessing(event, defaultStepContext());

@@ -23,6 +23,14 @@
  * A token that is gone (its execution was stopped) frees the slot again and
  * the next waiter gets it; a token row left behind (a lost hand-over) is
  * re-sent by the reconciler.
+ *
+ * A job takes its place in the queue when it arrives (`reserve`, at Register
+ * Job), before it has a token: its row `#wait#<holder>` then has no token yet.
+ * The pump does not hand a slot past such a place while it is fresh (the job
+ * is still in Plan Processing, a short step): it waits for the job's token, so
+ * a job still planning is never overtaken. A place older than
+ * `reservationHoldMs` (its job is stuck or gone) no longer holds the others
+ * up; it keeps its place until the reconciler drops it.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -40,6 +48,16 @@ interface SlotsRow {
   /** Waiting holders -> order key (oldest first is served first). */
   waiters?: Record<string, string>;
   updatedAt?: string;
+}
+
+/** Default: how long a place taken without a token yet holds up the queue behind it. */
+export const DEFAULT_RESERVATION_HOLD_MS = 30_000;
+
+/** A place in the queue taken at arrival, before the job has a token. */
+export interface SlotReservation {
+  holder: string;
+  order: string;
+  executionArn: string;
 }
 
 /** A parked waiter: what its hand-over needs. */
@@ -81,6 +99,8 @@ export class ConcurrencySlots {
     private readonly clock: () => Date = () => new Date(),
     /** How a waiter is woken; without it nobody can wait (acquire only). */
     private readonly wake?: WakeWaiter,
+    /** How long a reserved place without a token holds up the queue behind it. */
+    private readonly reservationHoldMs = DEFAULT_RESERVATION_HOLD_MS,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`ConcurrencySlots max must be a whole number >= 1, got ${max}.`);
   }
@@ -140,6 +160,31 @@ export class ConcurrencySlots {
   }
 
   /**
+   * Takes a place in the queue for `holder` at its arrival, before it can
+   * wait (no token yet). Its later `enqueue` keeps this place (the order key of
+   * the first join stays). Idempotent; a holder that already has a slot or a
+   * parked token is left as it is.
+   */
+  async reserve(place: SlotReservation): Promise<void> {
+    if (!this.wake) return; // nobody can wait here, so there is no queue to keep a place in
+    const now = this.clock().toISOString();
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { jobId: waiterRowId(place.holder), ...place, since: now },
+          // A token parked by a later step of the same job stays.
+          ConditionExpression: 'attribute_not_exists(taskToken)',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return;
+    }
+    await this.join(place.holder, place.order, now);
+  }
+
+  /**
    * Takes a slot for `holder` or joins the queue with its task token. Returns
    * 'acquired' when it holds a slot now (its token has then been woken too, or
    * is woken by whoever granted it), 'waiting' when it sleeps until a release
@@ -152,6 +197,19 @@ export class ConcurrencySlots {
     await this.doc.send(
       new PutCommand({ TableName: this.tableName, Item: { jobId: waiterRowId(waiter.holder), ...waiter, since: now } }),
     );
+    if ((await this.join(waiter.holder, waiter.order, now)) === 'holder') {
+      // Already a holder: wake our own token (the grant may have raced us) and go on.
+      await this.wakeHolder(waiter.holder);
+      return 'acquired';
+    }
+    // A slot may have been freed between our failed acquire and joining the queue,
+    // or our reserved place was the head that held the queue up.
+    const granted = await this.pump();
+    return granted.includes(waiter.holder) ? 'acquired' : 'waiting';
+  }
+
+  /** Adds `holder` to `waiters` unless it is there (its first order key stays) or already holds a slot. */
+  private async join(holder: string, order: string, now: string): Promise<'joined' | 'holder'> {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         await this.doc.send(
@@ -170,26 +228,21 @@ export class ConcurrencySlots {
             UpdateExpression: 'SET waiters.#holder = if_not_exists(waiters.#holder, :order), updatedAt = :now',
             // A holder that already has its slot (a retry after the grant) does not queue again.
             ConditionExpression: 'attribute_not_exists(holders.#holder)',
-            ExpressionAttributeNames: { '#holder': waiter.holder },
-            ExpressionAttributeValues: { ':order': waiter.order, ':now': now },
+            ExpressionAttributeNames: { '#holder': holder },
+            ExpressionAttributeValues: { ':order': order, ':now': now },
           }),
         );
-        break;
+        return 'joined';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        const row = await this.read();
-        if (!row) {
+        if (!(await this.read())) {
           await this.createRow(now);
           continue;
         }
-        // Already a holder: wake our own token (the grant may have raced us) and go on.
-        await this.wakeHolder(waiter.holder);
-        return 'acquired';
+        return 'holder';
       }
     }
-    // A slot may have been freed between our failed acquire and joining the queue.
-    const granted = await this.pump();
-    return granted.includes(waiter.holder) ? 'acquired' : 'waiting';
+    throw new Error('The concurrency slots row could not be created; check the ledger table.');
   }
 
   /** Wakes a token whose holder took its slot on the fast path (no queue row needed). */
@@ -240,13 +293,28 @@ export class ConcurrencySlots {
       const free = this.max - Object.keys(row.holders).length;
       const queue = Object.entries(row.waiters ?? {}).sort(([ha, a], [hb, b]) => a.localeCompare(b) || ha.localeCompare(hb));
       if (free <= 0 || queue.length === 0) return granted;
-      const [holder] = queue[0] as [string, string];
-      const token = await this.readToken(holder);
-      if (!token) {
-        // Nobody could be woken: the place is void (a waiter that left half way).
-        await this.leave(holder);
-        continue;
+      // The oldest place that can be served: a parked token. A fresh reservation
+      // (its job is still planning) holds up everyone behind it; a stale one does not.
+      let next: { holder: string; token: SlotWaiter } | undefined;
+      let voided = false;
+      for (const [candidate] of queue) {
+        const place = await this.readPlace(candidate);
+        if (!place) {
+          // Nobody could be woken: the place is void (a waiter that left half way).
+          await this.leave(candidate);
+          voided = true;
+          break;
+        }
+        if ('taskToken' in place) {
+          next = { holder: candidate, token: place };
+          break;
+        }
+        // Its job is still planning: nobody behind it goes first.
+        if (this.clock().getTime() - Date.parse(place.since) < this.reservationHoldMs) return granted;
       }
+      if (voided) continue;
+      if (!next) return granted; // only stale reservations wait
+      const { holder, token } = next;
       const now = this.clock().toISOString();
       try {
         await this.doc.send(
@@ -295,8 +363,9 @@ export class ConcurrencySlots {
       rewoken.push(holder);
     }
     for (const holder of Object.keys(row?.waiters ?? {})) {
-      const token = await this.readToken(holder);
-      if (token && (await isExecutionAlive(token.executionArn))) continue;
+      // A parked token or a reservation: both name the execution.
+      const place = await this.readPlace(holder);
+      if (place && (await isExecutionAlive(place.executionArn))) continue;
       await this.leave(holder);
       dropped.push(holder);
     }
@@ -321,6 +390,16 @@ export class ConcurrencySlots {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     });
     return outcome;
+  }
+
+  /** A place's row: a parked token, a reservation (no token yet), or nothing. */
+  private async readPlace(holder: string): Promise<SlotWaiter | (SlotReservation & { since: string }) | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { jobId: waiterRowId(holder) }, ConsistentRead: true }),
+    );
+    if (!Item || typeof Item.executionArn !== 'string') return undefined;
+    if (typeof Item.taskToken === 'string') return Item as unknown as SlotWaiter;
+    return { holder, order: String(Item.order ?? ''), executionArn: Item.executionArn, since: String(Item.since ?? '') };
   }
 
   private async readToken(holder: string): Promise<SlotWaiter | undefined> {

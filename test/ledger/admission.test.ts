@@ -3,6 +3,8 @@
  * their task token and a released slot is handed to the oldest one; nobody
  * jumps the queue; concurrent releases never put more than `max` holders in;
  * a waiter whose execution is gone (killed while waiting) gives its place up.
+ * A job takes its place at arrival (reserve, at Register Job) and a job still
+ * planning is not overtaken; a stale place stops holding the others up.
  */
 import { describe, expect, it } from 'vitest';
 import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
@@ -26,10 +28,17 @@ function recordingWaker(gone: Set<string> = new Set()): { wake: WakeWaiter; woke
   };
 }
 
-async function freshSlots(max: number, wake: WakeWaiter): Promise<{ slots: ConcurrencySlots; table: string }> {
+async function freshSlots(
+  max: number,
+  wake: WakeWaiter,
+  clock: () => Date = () => new Date(),
+  reservationHoldMs?: number,
+): Promise<{ slots: ConcurrencySlots; table: string }> {
   const table = await ddb.createLedgerTable();
-  return { slots: new ConcurrencySlots(ddb.doc, table, max, () => new Date(), wake), table };
+  return { slots: new ConcurrencySlots(ddb.doc, table, max, clock, wake, reservationHoldMs), table };
 }
+
+const place = (i: number) => ({ holder: `job-${i}#0`, order: order(i), executionArn: arn(i) });
 
 const waiter = (i: number): Omit<SlotWaiter, 'since'> => ({ holder: `job-${i}#0`, order: order(i), executionArn: arn(i), taskToken: `token-${i}` });
 
@@ -123,5 +132,72 @@ describe('admission: FIFO hand-over of slots to waiting task tokens', () => {
     expect(repaired.dropped).toEqual(['job-1#0']);
     expect(woken).toEqual(['job-2#0', 'job-9#0']);
     expect(immediate).toBe('acquired');
+  });
+
+  it('keeps the place a job took at arrival: a job still planning is not overtaken by a later one that is ready first', async () => {
+    // Prepare: two free slots; jobs 1, 2, 3 arrive (register) in that order; job 1 is still in Plan Processing
+    const { wake, woken } = recordingWaker();
+    const { slots } = await freshSlots(2, wake);
+    await slots.acquire('running#0', arn('running')); // one slot busy, one free
+    for (const i of [1, 2, 3]) await slots.reserve(place(i));
+
+    // Act: 3 and 2 reach Admit Job first (a free slot, but 1 is ahead), a newcomer tries the fast path, then 1 arrives
+    const third = await slots.enqueue(waiter(3));
+    const second = await slots.enqueue(waiter(2));
+    const newcomer = await slots.acquire('late#0', arn('late'));
+    const first = await slots.enqueue(waiter(1));
+    await slots.release('running#0');
+
+    // Assess: the free slot waited for job 1; then 2 (the order of arrival, not of readiness); 3 waits
+    expect([third, second, newcomer.acquired, first]).toEqual(['waiting', 'waiting', false, 'acquired']);
+    expect(woken).toEqual(['job-1#0', 'job-2#0']);
+    expect((await slots.waiters()).map((w) => w.holder)).toEqual(['job-3#0']);
+  });
+
+  it('a place whose job is stuck holds the queue up only for reservationHoldMs; it keeps its place; a job killed while planning gives it up', async () => {
+    // Prepare: a clock the test moves; places taken by 1 (will be stuck), 2 and 3 (killed while planning)
+    let now = Date.parse('2026-01-01T00:00:00.000Z');
+    const { wake, woken } = recordingWaker();
+    const { slots } = await freshSlots(1, wake, () => new Date(now), 5_000);
+    for (const i of [1, 2, 3]) await slots.reserve(place(i));
+
+    // Act: 2 is ready while 1 is fresh (blocked), then 1 goes stale (2 passes it);
+    // 3 is killed while planning (Fail Job / cancel: releaseJob); 1 finally arrives
+    const blocked = await slots.enqueue(waiter(2));
+    now += 6_000;
+    const granted = await slots.pump();
+    await slots.releaseJob('job-3');
+    const late = await slots.enqueue(waiter(1));
+    const queueBefore = (await slots.waiters()).map((w) => w.holder);
+    await slots.release('job-2#0');
+
+    // Assess
+    expect(blocked).toBe('waiting');
+    expect(granted).toEqual(['job-2#0']);
+    expect(late).toBe('waiting');
+    expect(queueBefore).toEqual(['job-1#0']); // 3 gave its place up
+    expect(woken).toEqual(['job-2#0', 'job-1#0']);
+    expect(await slots.waiters()).toEqual([]);
+  });
+
+  it('the reconciler drops a place whose execution died while planning, and reserve leaves a parked token alone', async () => {
+    // Prepare
+    const { wake, woken } = recordingWaker();
+    const { slots, table } = await freshSlots(1, wake);
+    await slots.acquire('running#0', arn('running'));
+    await slots.reserve(place(1));
+    await slots.reserve(place(2));
+    await slots.enqueue(waiter(2));
+    await slots.reserve(place(2)); // a retried Register Job must not undo the parked token
+
+    // Act: job 1's execution is gone
+    const repaired = await slots.repairQueue(async (executionArn) => executionArn !== arn(1));
+    await slots.release('running#0');
+
+    // Assess
+    expect(repaired.dropped).toEqual(['job-1#0']);
+    expect(woken).toEqual(['job-2#0']);
+    const row = await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: waiterRowId('job-1#0') } }));
+    expect(row.Item).toBeUndefined();
   });
 });

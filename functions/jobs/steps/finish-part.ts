@@ -45,8 +45,12 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
   return outcome;
 }
 
-/** Releases a slot; a failure is logged, not thrown (the reconciler frees slots of finished executions). */
-async function releaseSlot(ctx: StepContext, holder: string): Promise<void> {
+/**
+ * Releases a slot; a failure is logged, not thrown (the reconciler frees slots of finished executions).
+ * Also called by Poll Processing the moment it sees the processing finished (the slot bounds
+ * Mapflow processings in flight; storing the results needs none).
+ */
+export async function releaseSlot(ctx: StepContext, holder: string): Promise<void> {
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
       await ctx.slots.release(holder);

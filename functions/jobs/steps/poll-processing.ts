@@ -17,6 +17,8 @@ import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
 import { nextPollSeconds, pollBudgetExhausted, shouldRestart } from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow } from './common.ts';
+import { releaseSlot } from './finish-part.ts';
+import { slotHolder } from '../../ledger/slots.ts';
 import type { MapflowMessage } from './outcome.ts';
 import type { StepContext } from './context.ts';
 
@@ -62,6 +64,9 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
       ctx.random,
     );
   }
+
+  // Admission: Mapflow is done with it, so the slot goes to the next waiter now, not after Store Results (Finish Part releases again, idempotent).
+  if (outcome === 'OK') await releaseSlot(ctx, slotHolder(job.jobId, state.part.index));
 
   const statusChanged = previous?.status !== undefined ? previous.status !== status : status !== 'IN_PROGRESS';
   if (statusChanged || previous?.percentCompleted !== percent) {

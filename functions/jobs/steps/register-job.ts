@@ -14,8 +14,12 @@ import { InputRejected } from '../../core/errors.ts';
 import { EVENT_DETAIL_TYPES, isFinalStatus } from '../../core/model.ts';
 import type { RegisterResult, WorkflowState } from '../workflow.ts';
 import { DEFAULT_GEOJSON_MODEL, invalidKeyRejection, recordedKind, resolveRoute } from '../../routing/index.ts';
+import { slotHolder, waiterOrder } from '../../ledger/slots.ts';
 import { publishRow } from './common.ts';
 import type { StepContext } from './context.ts';
+
+/** The part Admit Job admits (plan parts are numbered from 0). */
+const FIRST_PART_INDEX = 0;
 
 /** Route name recorded for a job whose key matches no route. */
 export const NO_ROUTE_NAME = '-';
@@ -72,6 +76,16 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
   if (kind === 'geotiff' && processImages && !route.model) {
     // processImages without a model: process with the default model, as GeoJSON does.
     ctx.logger.info('route processes images without naming a model; using the default', { route: route.name, model: DEFAULT_GEOJSON_MODEL });
+  }
+  if (kind === 'geojson') {
+    // Admission is first come, first served by arrival: the job takes its place in the
+    // queue now, so a later job cannot overtake it while it is in Plan Processing
+    // (docs/architecture.md, "Admission"). A GeoTIFF arrives at Admit Job, once its image is ready.
+    await ctx.slots.reserve({
+      holder: slotHolder(jobId, FIRST_PART_INDEX),
+      order: waiterOrder(row.createdAt, jobId, FIRST_PART_INDEX),
+      executionArn: state.executionArn ?? row.executionArn ?? jobId,
+    });
   }
   return result;
 }

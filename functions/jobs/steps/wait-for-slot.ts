@@ -51,7 +51,9 @@ export async function waitForSlot(input: SlotWaitInput, ctx: StepContext): Promi
   }
   const outcome = await ctx.slots.enqueue({
     holder,
-    order: waiterOrder(job.createdAt ?? since, job.jobId, input.part.index),
+    // Arrival: a GeoJSON job's registration (Register Job reserved this place then, and the
+    // first join's key stays); a GeoTIFF job arrives here, once its image is ready to process.
+    order: waiterOrder((job.kind === 'geotiff' && input.part.index === 0 ? since : job.createdAt) ?? since, job.jobId, input.part.index),
     executionArn,
     taskToken: input.taskToken,
   });
