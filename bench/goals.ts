@@ -18,6 +18,21 @@ export interface GoalsOptions {
   /** Also start the whole bridge cold and warm (slow on a loaded machine); default: the definition only. */
   fullStart: boolean;
   log: (line: string) => void;
+  /** Goal 4, measured by the data paths of `npm run bench` (absent with --goals-only). */
+  upload?: UploadGoal;
+}
+
+/** The bridge's upload from the local S3 against the raw pipe of the same bytes (bench/index.ts). */
+export interface UploadGoal {
+  bytes: number;
+  bridgeMs: number;
+  rawMs: number;
+  bridgeCpuMs: number;
+  rawCpuMs: number;
+  wallRatio: number;
+  cpuRatio: number;
+  /** VmHWM of the bridge's upload process. */
+  osPeakRssBytes?: number;
 }
 
 interface Row {
@@ -114,6 +129,40 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
         met: s.warm.firstPollMs / s.cold.firstPollMs <= 0.4,
       },
     );
+  }
+
+  const u = options.upload;
+  if (u) {
+    const gib = u.bytes / (1024 * 1024 * 1024);
+    const size = gib >= 1 ? `${gib.toFixed(gib % 1 === 0 ? 0 : 1)} GiB` : `${(u.bytes / (1024 * 1024)).toFixed(0)} MiB`;
+    rows.push(
+      {
+        goal: `4 upload from S3, wall (${size})`,
+        bridge: `${(u.bridgeMs / 1000).toFixed(1)} s`,
+        baseline: `raw pipe ${(u.rawMs / 1000).toFixed(1)} s`,
+        ratio: u.wallRatio.toFixed(2),
+        target: '<= 1.10',
+        met: u.wallRatio <= 1.1,
+      },
+      {
+        goal: `4 upload from S3, CPU (${size})`,
+        bridge: `${(u.bridgeCpuMs / 1000 / gib).toFixed(2)} s/GiB`,
+        baseline: `raw ${(u.rawCpuMs / 1000 / gib).toFixed(2)} s/GiB`,
+        ratio: u.cpuRatio.toFixed(2),
+        target: '<= 3',
+        met: u.cpuRatio <= 3,
+      },
+      {
+        goal: `4 upload OS peak RSS (${size})`,
+        bridge: u.osPeakRssBytes ? `${(u.osPeakRssBytes / (1024 * 1024)).toFixed(0)} MiB` : '-',
+        baseline: '',
+        ratio: '',
+        target: gib >= 1 ? '<= 256 MiB' : '<= 256 MiB at 1 GiB',
+        met: gib >= 1 && u.osPeakRssBytes ? u.osPeakRssBytes <= 256 * 1024 * 1024 : undefined,
+      },
+    );
+  } else {
+    rows.push({ goal: '4 upload from S3', bridge: 'not run', baseline: 'npm run bench (not --goals-only)', ratio: '', target: '', met: undefined });
   }
 
   log('\npolling: simulated processings, policy vs fixed pollers (bench/polling.ts)');
