@@ -15,7 +15,14 @@
  * Run it:  npx tsx bench/polling.ts [--runs 200]
  */
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_POLL_POLICY, nextPollSeconds, type PollProgress } from '../functions/polling/poll-policy.ts';
+import {
+  DEFAULT_POLL_POLICY,
+  maxPollsOf,
+  nextPollSeconds,
+  planNextPoll,
+  type PollEstimate,
+  type PollObservation,
+} from '../functions/polling/poll-policy.ts';
 
 export const DURATIONS_MINUTES = [2, 10, 30, 60, 180, 360] as const;
 const DOLLARS_PER_TRANSITION = 0.025 / 1_000;
@@ -32,16 +39,29 @@ function rng(seed: number): () => number {
   };
 }
 
-/** A processing: its total duration and the whole percent it reports at any second. */
+/**
+ * A processing as the bridge sees it through GET /processings/{id}: its
+ * status, whole percent and Mapflow's `updated` (the time of the last status
+ * change, as the simulator writes it: local/simulator/views.ts updatedOf).
+ */
 export interface SimulatedProcessing {
   durationSeconds: number;
+  /** Seconds spent AWAITING at 0 % after the create (0: none). */
+  awaitingSeconds: number;
   percentAt(second: number): number;
+  statusAt(second: number): string;
+  /** Mapflow's `updated` at that second, on Mapflow's clock (seconds since our create call, plus the skew). */
+  updatedAt(second: number): number;
+  /** Mapflow's `created`, on Mapflow's clock. */
+  createdAt: number;
 }
 
 /**
  * Uneven progress: 0-15 % of the time AWAITING at 0 %, then segments of
  * varying speed (stalls at a fraction of the pace, bursts at several times
- * it), normalised so 100 % is reached exactly at the end.
+ * it), normalised so 100 % is reached exactly at the end. Mapflow's clock is
+ * off ours by up to a minute either way (clock skew), and our create call
+ * took up to half a second.
  */
 export function simulateProcessing(durationSeconds: number, random: () => number): SimulatedProcessing {
   const awaiting = durationSeconds * 0.15 * random();
@@ -55,8 +75,20 @@ export function simulateProcessing(durationSeconds: number, random: () => number
     segments.push({ until: t, speed });
   }
   const work = segments.reduce((sum, s, i) => sum + (s.until - (i === 0 ? awaiting : (segments[i - 1] as { until: number }).until)) * s.speed, 0);
+  const skew = (random() * 2 - 1) * 60;
+  const createLatency = random() * 0.5;
   return {
     durationSeconds,
+    awaitingSeconds: awaiting,
+    createdAt: createLatency + skew,
+    statusAt(second: number): string {
+      if (second >= durationSeconds) return 'OK';
+      return second < awaiting ? 'AWAITING' : 'IN_PROGRESS';
+    },
+    updatedAt(second: number): number {
+      const since = second >= durationSeconds ? durationSeconds : second < awaiting ? 0 : awaiting;
+      return since + skew;
+    },
     percentAt(second: number): number {
       if (second >= durationSeconds) return 100;
       if (second <= awaiting) return 0;
@@ -73,28 +105,52 @@ export function simulateProcessing(durationSeconds: number, random: () => number
   };
 }
 
-export type Poller = (progress: PollProgress, random: () => number) => number;
+/** One poller for one processing: the wait after a poll that saw `observation`. */
+export type Poller = (observation: PollObservation, polls: number, random: () => number) => number;
 
-export const POLLERS: Record<string, Poller> = {
-  'bridge policy': (progress, random) => nextPollSeconds(DEFAULT_POLL_POLICY, progress, random),
-  'fixed 30 s': () => 30,
-  'fixed 60 s': () => 60,
+/** A fresh poller per processing (the policy carries its estimate from poll to poll, as the state machine does). */
+export const POLLERS: Record<string, () => Poller> = {
+  'bridge policy': () => {
+    let estimate: PollEstimate | undefined;
+    return (observation, polls, random) => {
+      const budget = { pollsLeft: maxPollsOf(DEFAULT_POLL_POLICY) - polls, secondsLeft: DEFAULT_POLL_POLICY.maxJobSeconds - observation.at / 1000 };
+      const plan = planNextPoll(DEFAULT_POLL_POLICY, estimate, observation, budget, random);
+      estimate = plan.estimate;
+      return plan.waitSeconds;
+    };
+  },
+  'former policy': () => {
+    let previous: { percent: number; wait: number } | undefined;
+    return (observation, polls, random) => {
+      const wait = nextPollSeconds(
+        DEFAULT_POLL_POLICY,
+        { polls, percent: observation.percent, ...(previous && { previousPercent: previous.percent, previousWaitSeconds: previous.wait }) },
+        random,
+      );
+      previous = { percent: observation.percent, wait };
+      return wait;
+    };
+  },
+  'fixed 30 s': () => () => 30,
+  'fixed 60 s': () => () => 60,
 };
 
 /** Polls one processing the way the state machine does: a first poll right after Create, then the poller's waits. */
 export function runPoller(poller: Poller, processing: SimulatedProcessing, random: () => number): { polls: number; delaySeconds: number } {
+  // Our clock: 0 at the create call. Mapflow times move to our clock by the offset the step computes from `created`.
+  const offset = 0 - processing.createdAt;
   let t = 0;
   let polls = 0;
-  let previousPercent: number | undefined;
-  let previousWait: number | undefined;
   for (;;) {
     polls++;
-    const percent = processing.percentAt(t);
     if (t >= processing.durationSeconds) return { polls, delaySeconds: t - processing.durationSeconds };
-    const wait = poller({ polls, percent, previousPercent, ...(previousWait !== undefined ? { previousWaitSeconds: previousWait } : {}) }, random);
-    previousPercent = percent;
-    previousWait = wait;
-    t += wait;
+    const observation: PollObservation = {
+      at: t * 1000,
+      status: processing.statusAt(t),
+      percent: processing.percentAt(t),
+      updatedAt: (processing.updatedAt(t) + offset) * 1000,
+    };
+    t += poller(observation, polls, random);
   }
 }
 
@@ -111,7 +167,7 @@ export interface PollingFigure {
 export function runPollingSuite(runs = 200, seed = 12): PollingFigure[] {
   const figures: PollingFigure[] = [];
   for (const minutes of DURATIONS_MINUTES) {
-    for (const [name, poller] of Object.entries(POLLERS)) {
+    for (const [name, makePoller] of Object.entries(POLLERS)) {
       // The same processings for every poller (same seed per duration).
       const random = rng(seed + minutes);
       const jitter = rng(seed * 7 + minutes);
@@ -120,7 +176,7 @@ export function runPollingSuite(runs = 200, seed = 12): PollingFigure[] {
       for (let i = 0; i < runs; i++) {
         // Durations vary around the nominal one, so the end never lines up with a fixed poller's beat.
         const processing = simulateProcessing(minutes * 60 * (0.85 + 0.3 * random()), random);
-        const outcome = runPoller(poller, processing, jitter);
+        const outcome = runPoller(makePoller(), processing, jitter);
         polls.push(outcome.polls);
         delays.push(outcome.delaySeconds);
       }
@@ -153,8 +209,9 @@ export function pollingGoals(figures: PollingFigure[]): { minutes: number; polls
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] ?? 200) || 200;
-  const figures = runPollingSuite(runs);
+  const option = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) || fallback : fallback);
+  const runs = option('--runs', 200);
+  const figures = runPollingSuite(runs, option('--seed', 12));
   console.log('duration  poller          polls  delay p50  delay p95  transitions  $/job');
   for (const f of figures) {
     console.log(

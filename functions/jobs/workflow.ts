@@ -8,6 +8,7 @@
  */
 import type { GeoTiffInfo } from '../geotiff/index.ts';
 import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus } from '../core/model.ts';
+import type { PollEstimate } from '../polling/poll-policy.ts';
 
 /** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
 export interface TaskError {
@@ -168,8 +169,10 @@ export interface PollResult {
   restarts: number;
   cost?: number;
   messages?: { code: string; parameters?: Record<string, string> }[];
-  /** Percent at the previous poll (for the poll policy). */
+  /** Percent at the previous poll. */
   previousPercent?: number;
+  /** The poll policy's estimate of the end, carried to the next poll (a few numbers; see planNextPoll). */
+  estimate?: PollEstimate;
 }
 
 /** Result of Restart Processing (`$.restart`). */

@@ -26,6 +26,13 @@ export interface PollPolicy {
   maxPolls?: number;
   /** Seconds after the job was registered after which it is given up (TIMEOUT). The one limit. */
   maxJobSeconds: number;
+  /**
+   * Wait near the predicted end of a processing, seconds: the bound on the
+   * time between Mapflow finishing and the bridge seeing it. Default 12.
+   */
+  nearEndSeconds?: number;
+  /** Longest wait while the progress says the end is far, seconds (default 1800; never below maxSeconds). */
+  maxEstimatedSeconds?: number;
 }
 
 export const DEFAULT_POLL_POLICY: PollPolicy = {
@@ -96,6 +103,221 @@ export function estimateRemainingSeconds(progress: PollProgress): number | undef
   const rise = percent - previousPercent;
   if (rise <= 0 || percent >= 100) return undefined;
   return ((100 - percent) / rise) * previousWaitSeconds;
+}
+
+/**
+ * The estimator: when the processing will end, from what Mapflow reports
+ * (status, whole-number percent, its own `updated` time) and the earlier polls
+ * of the same processing (a small state carried in `$.poll.estimate`). The
+ * next poll comes `nearEndSeconds` after the earliest moment the processing
+ * could end, so the end is seen within that time while the polls stay sparse
+ * as long as the end is far.
+ */
+
+/**
+ * How fast the rest of a processing may go, for the earliest moment it could
+ * end: a burst at up to BURST_FACTOR times its long-run pace (or at the recent
+ * pace, if that is faster: a burst under way) for at most BURST_SHARE of the
+ * whole run, the rest at up to REST_FACTOR times the long-run pace. Mapflow's
+ * percent moves unevenly (stalls, bursts); with these bounds the p95 detection
+ * delay of bench/polling.ts stays under nearEndSeconds at every seed tried, and
+ * a processing faster still is seen late, not lost.
+ */
+export const BURST_FACTOR = 3.5;
+export const BURST_SHARE = 0.3;
+export const REST_FACTOR = 1.5;
+/**
+ * A young pace is a poor guide (a slow start may be a stall): a wait is at
+ * most the time the progress has run, times 1 + percent / YOUNG_PERCENT.
+ */
+const YOUNG_PERCENT = 10;
+/** Samples of the percent kept in the estimate (the state stays under 300 bytes). */
+const MAX_SAMPLES = 6;
+/** Default wait near the predicted end, seconds: the bound on the detection delay. */
+export const DEFAULT_NEAR_END_SECONDS = 12;
+/** Default longest wait while the estimate says the end is far, seconds. */
+export const DEFAULT_MAX_ESTIMATED_SECONDS = 1_800;
+
+/** What one poll saw, on the bridge's clock. */
+export interface PollObservation {
+  /** When the poll was made (ms since the epoch, the bridge's clock). */
+  at: number;
+  /** Mapflow's status (null reads as 'UNPROCESSED'). */
+  status: string;
+  /** Percent completed, 0-100 (a fraction when it is the mean of several AOIs). */
+  percent: number;
+  /** Mapflow's `updated`, moved to the bridge's clock (see mapflowClockOffset), when known. */
+  updatedAt?: number;
+}
+
+/**
+ * The estimator's memory between polls (`$.poll.estimate`): a handful of
+ * numbers, whatever the length of the processing. Times are ms on the
+ * bridge's clock.
+ */
+export interface PollEstimate {
+  /** The poll that made this estimate. */
+  lastAt: number;
+  /** The last poll that saw the processing not running (null, UNPROCESSED, AWAITING or 0 %). */
+  idleAt?: number;
+  /** When the progress began: Mapflow's time of the status change if it falls after idleAt, else halfway. */
+  startAt?: number;
+  /** [time, percent]: when each of the last few percents was first seen (the first one kept, oldest first). */
+  samples: [number, number][];
+  /** Polls in a row that saw no pace (the ramp of the blind waits). */
+  blindPolls: number;
+}
+
+export interface PollPlan {
+  waitSeconds: number;
+  estimate: PollEstimate;
+  /** Earliest and likeliest seconds to the end, when the processing runs and a pace is known. */
+  remaining?: { earliest: number; likely: number };
+}
+
+export interface PollBudget {
+  /** Polls left before the count runs out (maxPollsOf minus the polls made). */
+  pollsLeft: number;
+  /** Seconds left before maxJobSeconds. */
+  secondsLeft: number;
+}
+
+function running(observation: PollObservation): boolean {
+  return observation.status === 'IN_PROGRESS' && observation.percent > 0;
+}
+
+/** The estimate after one more poll (blindPolls is counted by planNextPoll). */
+export function updateEstimate(previous: PollEstimate | undefined, observation: PollObservation): PollEstimate {
+  const at = Math.round(observation.at);
+  const blindPolls = previous?.blindPolls ?? 0;
+  // Mapflow's clock may differ from ours (mapflowClockOffset corrects most of it); a time after our poll is not believed.
+  const updatedAt = observation.updatedAt !== undefined && Number.isFinite(observation.updatedAt) && observation.updatedAt <= at ? Math.round(observation.updatedAt) : undefined;
+  if (!running(observation)) {
+    // Not running (yet, or again: AWAITING, a restart): what was learned of the pace is void.
+    return { lastAt: at, idleAt: at, samples: [], blindPolls };
+  }
+  const last = previous?.samples[previous.samples.length - 1];
+  if (!previous || !last || observation.percent < last[1]) {
+    // First sight of progress (or a percent that went back: a new run). It began
+    // after the last idle poll; Mapflow's `updated` (the status change) says when,
+    // if it falls in that window.
+    const idleAt = previous?.idleAt;
+    const startAt = idleAt === undefined ? undefined : updatedAt !== undefined && updatedAt >= idleAt ? updatedAt : Math.round((idleAt + at) / 2);
+    return { lastAt: at, ...(idleAt !== undefined && { idleAt }), ...(startAt !== undefined && { startAt }), samples: [[at, observation.percent]], blindPolls };
+  }
+  let samples = previous.samples;
+  if (observation.percent > last[1]) {
+    // Reached since the last poll: when Mapflow's `updated` says, if it moved
+    // in between (a service that stamps percent changes), else when first seen.
+    const reachedAt = updatedAt !== undefined && updatedAt > previous.lastAt ? updatedAt : at;
+    samples = [...samples, [reachedAt, observation.percent]];
+    // Keep the first sample (the long-run pace) and the most recent ones.
+    if (samples.length > MAX_SAMPLES) samples = [samples[0] as [number, number], ...samples.slice(samples.length - MAX_SAMPLES + 1)];
+  }
+  return { ...previous, lastAt: at, samples };
+}
+
+/**
+ * Seconds to the end: the earliest (see BURST_FACTOR) and the likeliest (at
+ * the long-run pace). Undefined while the processing is not running or no
+ * pace is known yet.
+ */
+export function estimateRemaining(estimate: PollEstimate, observation: PollObservation): { earliest: number; likely: number } | undefined {
+  if (!running(observation)) return undefined;
+  const at = observation.at;
+  const percent = Math.min(100, observation.percent);
+  const seconds = (from: number) => (at - from) / 1000;
+  const paces: number[] = [];
+  // Long-run pace: from the start of the progress (the true percent lies in [p, p + 1)) ...
+  if (estimate.startAt !== undefined && seconds(estimate.startAt) >= 1) paces.push((percent + 0.5) / seconds(estimate.startAt));
+  // ... or, start unknown, from the first percent seen.
+  const first = estimate.samples[0];
+  if (first && seconds(first[0]) >= 1 && percent > first[1]) paces.push((percent - first[1]) / seconds(first[0]));
+  if (paces.length === 0) return undefined;
+  // Recent pace: over the last few percents (a burst shows here first).
+  const recent = estimate.samples[Math.max(1, estimate.samples.length - 3)];
+  if (recent && seconds(recent[0]) >= 1 && percent > recent[1]) paces.push((percent - recent[1]) / seconds(recent[0]));
+  const longRun = paces[0] as number;
+  const left = 100 - percent;
+  const likely = Math.max(0, left - 0.5) / longRun;
+  const burstPace = Math.max(longRun * BURST_FACTOR, ...paces.slice(1));
+  const ran = estimate.startAt !== undefined ? seconds(estimate.startAt) : first ? seconds(first[0]) : 0;
+  const burstSeconds = BURST_SHARE * (ran + likely);
+  const work = Math.max(0, left - 1);
+  const earliest = work <= burstPace * burstSeconds ? work / burstPace : burstSeconds + (work - burstPace * burstSeconds) / (longRun * REST_FACTOR);
+  return { earliest, likely };
+}
+
+/**
+ * The wait before the next poll of a processing, and the estimate to carry
+ * to it.
+ *
+ * - No pace yet (null, UNPROCESSED, AWAITING, 0 %, or a single percent seen):
+ *   the ramp of nextPollSeconds (initialSeconds growing by factor up to
+ *   maxSeconds); nothing tells when it will start.
+ * - Running: `nearEndSeconds` after the earliest moment it could end, at most
+ *   maxEstimatedSeconds, and not much longer than the progress has run (a
+ *   young pace is a poor guide). Near the end that is every nearEndSeconds, so
+ *   the end is seen within that time. A stall longer than the whole run before
+ *   it is not believed for ever: the waits then grow with the stall.
+ * - Never so often that the poll count (maxPollsOf) would run out before
+ *   maxJobSeconds.
+ * Jitter (up to 10 %) keeps jobs started together apart; once the end is
+ * estimated it only shortens a wait, so the detection bound holds.
+ */
+export function planNextPoll(
+  policy: PollPolicy,
+  previous: PollEstimate | undefined,
+  observation: PollObservation,
+  budget: PollBudget,
+  random: () => number = Math.random,
+): PollPlan {
+  const estimate = updateEstimate(previous, observation);
+  const near = policy.nearEndSeconds ?? DEFAULT_NEAR_END_SECONDS;
+  const longest = Math.max(policy.maxSeconds, policy.maxEstimatedSeconds ?? DEFAULT_MAX_ESTIMATED_SECONDS);
+  const remaining = estimateRemaining(estimate, observation);
+  let seconds: number;
+  if (!remaining) {
+    estimate.blindPolls += 1;
+    seconds = Math.min(policy.maxSeconds, policy.initialSeconds * policy.factor ** (estimate.blindPolls - 1));
+  } else {
+    estimate.blindPolls = 0;
+    // The end cannot come before `earliest`: a poll `near` seconds later sees it in time.
+    seconds = remaining.earliest + near;
+    const began = estimate.startAt ?? (estimate.samples[0] as [number, number])[0];
+    const young = ((observation.at - began) / 1000) * (1 + observation.percent / YOUNG_PERCENT);
+    seconds = Math.min(longest, seconds, Math.max(near, young));
+    const last = estimate.samples[estimate.samples.length - 1] as [number, number];
+    const stuck = (observation.at - last[0]) / 1000;
+    const before = (last[0] - began) / 1000;
+    if (remaining.earliest <= near && stuck > Math.max(before, 10 * near)) {
+      // A stall near the end, longer than the whole run before it: back off in proportion.
+      seconds = Math.min(longest, Math.max(seconds, stuck / 4));
+    }
+  }
+  // The poll count (maxPollsOf) allows one poll per maxSeconds until
+  // maxJobSeconds plus a margin. Short waits spend the margin and what longer
+  // waits saved; once that is gone, poll no more often than the count allows.
+  if (budget.pollsLeft > 1 && (budget.pollsLeft - 1) * policy.maxSeconds < budget.secondsLeft) {
+    seconds = Math.max(seconds, budget.secondsLeft / (budget.pollsLeft - 1));
+  }
+  const spread = (random() * 2 - 1) * JITTER;
+  const waitSeconds = remaining ? Math.max(1, Math.floor(seconds * (1 - Math.abs(spread)))) : Math.max(1, Math.round(seconds * (1 + spread)));
+  return { waitSeconds, estimate, ...(remaining && { remaining: { earliest: Math.round(remaining.earliest), likely: Math.round(remaining.likely) } }) };
+}
+
+/**
+ * Milliseconds to add to a Mapflow time to read it on the bridge's clock:
+ * our time of the create call minus Mapflow's `created`. Our time is taken
+ * just before the call, so Mapflow times read up to one request's latency
+ * early (well under a second; the estimate is made of minutes). Undefined
+ * when either time is missing.
+ */
+export function mapflowClockOffset(createdByUs: string | undefined, createdByMapflow: string | undefined): number | undefined {
+  const ours = createdByUs ? Date.parse(createdByUs) : Number.NaN;
+  const theirs = createdByMapflow ? Date.parse(createdByMapflow) : Number.NaN;
+  if (Number.isNaN(ours) || Number.isNaN(theirs)) return undefined;
+  return ours - theirs;
 }
 
 /** The poll count in force: derived from maxJobSeconds, capped by an explicit maxPolls. */

@@ -14,7 +14,7 @@
 import { BridgeError } from '../../core/errors.ts';
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
-import { nextPollSeconds, pollBudgetExhausted, shouldRestart } from '../../polling/poll-policy.ts';
+import { mapflowClockOffset, maxPollsOf, nextPollSeconds, planNextPoll, pollBudgetExhausted, shouldRestart, type PollEstimate } from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow } from './common.ts';
 import { releaseSlot } from './finish-part.ts';
@@ -38,9 +38,11 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
   const percent = processing.percentCompleted ?? previous?.percentCompleted ?? 0;
   const messages = FAILED_STATUSES.has(status) ? await failureMessages(client, processing) : [];
   const policy = ctx.config.pollPolicy;
+  const jobStart = startOf(job.createdAt, state.processing?.startedAt);
 
   let outcome: PollOutcome;
   let waitSeconds = 0;
+  let estimate: PollEstimate | undefined;
   if (status === 'OK' && !awaitsRework(processing)) {
     outcome = 'OK';
   } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, polls, undefined, ctx.now())) {
@@ -52,17 +54,24 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
   } else if (FAILED_STATUSES.has(status)) {
     outcome = 'FAILED';
-  } else if (pollBudgetExhausted(policy, polls, startOf(job.createdAt, state.processing?.startedAt), ctx.now())) {
+  } else if (pollBudgetExhausted(policy, polls, jobStart, ctx.now())) {
     outcome = 'TIMEOUT';
   } else {
     outcome = 'WAIT';
-    // After a restart the count starts again so the first polls come quickly.
-    const pollsSinceStart = previous?.outcome === 'RESTART' ? 1 : polls;
-    waitSeconds = nextPollSeconds(
+    const now = ctx.now().getTime();
+    const plan = planNextPoll(
       policy,
-      { polls: pollsSinceStart, percent, previousPercent: previous?.percentCompleted, previousWaitSeconds: previous?.waitSeconds },
+      // After a restart the estimate starts again (the first polls come quickly).
+      previous?.outcome === 'RESTART' ? undefined : previous?.estimate,
+      { at: now, status, percent: await finePercent(client, processing, percent), ...updatedOnOurClock(processing, state) },
+      {
+        pollsLeft: maxPollsOf(policy) - polls,
+        secondsLeft: policy.maxJobSeconds - (jobStart ? (now - jobStart.getTime()) / 1000 : 0),
+      },
       ctx.random,
     );
+    waitSeconds = plan.waitSeconds;
+    estimate = plan.estimate;
   }
 
   // Admission: Mapflow is done with it, so the slot goes to the next waiter now, not after Store Results (Finish Part releases again, idempotent).
@@ -99,7 +108,35 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     ...(typeof processing.cost === 'number' && { cost: processing.cost }),
     ...(messages.length > 0 && { messages }),
     ...(previous?.percentCompleted !== undefined && { previousPercent: previous.percentCompleted }),
+    ...(estimate && { estimate }),
   };
+}
+
+/**
+ * Mapflow's `updated` on the bridge's clock: moved by the offset between our
+ * time of the create call and Mapflow's `created` (clock skew). Not for a
+ * processing an earlier attempt created (our time is then not its creation).
+ */
+function updatedOnOurClock(processing: Processing, state: PartState): { updatedAt?: number } {
+  if (!processing.updated || state.processing?.reused) return {};
+  const offset = mapflowClockOffset(state.processing?.startedAt, processing.created);
+  const updated = Date.parse(processing.updated);
+  return offset === undefined || Number.isNaN(updated) ? {} : { updatedAt: updated + offset };
+}
+
+/**
+ * The percent with more than whole-number precision when the processing has
+ * several AOIs: the mean of their percents (GET /processings/{id}/aois), if it
+ * agrees with the processing's own percent within one; else that percent.
+ * Asked only while it runs, so a one-AOI processing costs no extra call.
+ */
+async function finePercent(client: MapflowClient, processing: Processing, percent: number): Promise<number> {
+  if (processing.status !== 'IN_PROGRESS' || (processing.aoiCount ?? 1) <= 1) return percent;
+  const aois = await client.getProcessingAois(processing.id);
+  const values = aois.map((a) => a.percentCompleted).filter((v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 100);
+  if (values.length < 2) return percent;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.abs(mean - percent) <= 1 ? Math.round(mean * 100) / 100 : percent;
 }
 
 /**
