@@ -6,12 +6,13 @@
  * normalise.ts); failures are typed (see errors.ts); retries and timeouts
  * follow the rule in http/transport.ts.
  */
-import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { resolveAuth, type AuthScheme } from './auth.ts';
 import { MapflowBadResponse, MapflowError, Redactor } from './errors.ts';
 import { Transport, type MapflowLogger, type RequestSpec, type ResponseData } from './http/transport.ts';
 import { resolveRetry, type RetryOptions } from './http/retry.ts';
+import type { HttpRequester } from './http/exchange.ts';
+import { nodeHttpRequester } from './http/node-http.ts';
 import { multipartFileBody } from './multipart.ts';
 import {
   ShapeError,
@@ -128,8 +129,11 @@ export interface MapflowClientOptions {
   /** Per-call timeouts (see MapflowTimeouts); unset ones keep DEFAULT_TIMEOUTS. */
   timeouts?: Partial<MapflowTimeouts>;
   retry?: RetryOptions;
-  /** For tests (MockAgent) and keep-alive pools. */
-  dispatcher?: Dispatcher;
+  /**
+   * Sends one HTTP exchange. Default node:http (`nodeHttpRequester`); the
+   * tests pass `undiciRequester(mockAgent)` from functions/mapflow/http/undici.ts.
+   */
+  http?: HttpRequester;
   /** Client identity header + processing meta `source-app`. Default mapflow-bridge. */
   clientName?: string;
   /** Client identity header + processing meta `version`. Default the package version. */
@@ -198,7 +202,7 @@ export class MapflowClient {
       redactor: new Redactor(auth.secrets),
       timeoutMs: requestMs,
       retry: resolveRetry(options.retry),
-      dispatcher: options.dispatcher,
+      http: options.http ?? nodeHttpRequester(),
       sleep: options.sleep ?? defaultSleep,
       random: options.random ?? Math.random,
       now: options.now ?? Date.now,

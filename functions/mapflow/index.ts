@@ -19,6 +19,9 @@ export {
 } from './errors.ts';
 export type { MapflowErrorInit } from './errors.ts';
 export type { MapflowLogger } from './http/transport.ts';
+// The HTTP client under the transport (undici's adapter is functions/mapflow/http/undici.ts, imported only where used).
+export type { HttpRequester, HttpRequestInit, HttpResponse, ResponseBody } from './http/exchange.ts';
+export { nodeHttpRequester, HttpExchangeError, CONNECT_TIMEOUT_MS } from './http/node-http.ts';
 export { DEFAULT_RETRY, backoffDelayMs, parseRetryAfter } from './http/retry.ts';
 export type { RetryOptions } from './http/retry.ts';
 export { UploadSizeMismatch, UploadSourceError } from './multipart.ts';

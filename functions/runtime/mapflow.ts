@@ -30,7 +30,7 @@ export interface MapflowClientFactoryOptions {
   env?: NodeJS.ProcessEnv;
   /** Bypass the secret cache (e.g. after a MapflowAuthError, the token may have been rotated). */
   refresh?: boolean;
-  /** Extra client options (tests pass an undici MockAgent as dispatcher). */
+  /** Extra client options (tests pass `http: undiciRequester(mockAgent)`). */
   client?: Partial<Omit<MapflowClientOptions, 'baseUrl' | 'token' | 'email' | 'authScheme'>>;
 }
 

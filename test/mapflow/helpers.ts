@@ -5,6 +5,7 @@
  */
 import { MockAgent } from 'undici';
 import { MapflowClient, type MapflowClientOptions } from '../../functions/mapflow/index.ts';
+import { undiciRequester } from '../../functions/mapflow/http/undici.ts';
 
 export const ORIGIN = 'https://mapflow.test';
 export const BASE = '/rest';
@@ -30,7 +31,7 @@ export function mockClient(options: Partial<MapflowClientOptions> = {}): MockSet
     baseUrl: `${ORIGIN}${BASE}`,
     token: TOKEN,
     authScheme: 'bearer',
-    dispatcher: agent,
+    http: undiciRequester(agent),
     timeoutMs: 2_000,
     retry: { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1_000 },
     sleep: async (ms) => {

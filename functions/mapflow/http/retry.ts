@@ -72,6 +72,8 @@ const NOT_SENT_CODES = new Set([
   'EHOSTUNREACH',
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
+  // node-http.ts: no connection within its connect timeout.
+  'CONNECT_TIMEOUT',
 ]);
 
 /** TLS handshake failures (bad certificate, ...) also happen before any request byte is sent. */
@@ -88,6 +90,7 @@ const TRANSIENT_CODES = new Set([
   'UND_ERR_CLOSED',
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
+  'BODY_TIMEOUT',
   'UND_ERR_ABORTED',
   'UND_ERR_REQ_RETRY',
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',

@@ -18,7 +18,6 @@
  * - a DELETE that answers 404 on a retry counts as done: the earlier attempt
  *   whose answer was lost deleted it.
  */
-import { request, type Dispatcher } from 'undici';
 import { Readable } from 'node:stream';
 import {
   MapflowError,
@@ -30,6 +29,7 @@ import {
   type Redactor,
 } from '../errors.ts';
 import { findUploadSourceError, type StreamedBody } from '../multipart.ts';
+import type { HttpRequester, HttpResponse } from './exchange.ts';
 import { parseErrorBody } from '../normalise.ts';
 import { backoffDelayMs, classifyNetworkError, parseRetryAfter, type ResolvedRetry } from './retry.ts';
 
@@ -46,7 +46,8 @@ export interface TransportOptions {
   redactor: Redactor;
   timeoutMs: number;
   retry: ResolvedRetry;
-  dispatcher?: Dispatcher;
+  /** Sends one exchange (node:http by default, see exchange.ts). */
+  http: HttpRequester;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
   now: () => number;
@@ -74,7 +75,7 @@ export interface RequestSpec {
   timeoutMs?: number;
 }
 
-export type ResponseData = Dispatcher.ResponseData;
+export type ResponseData = HttpResponse;
 
 type AttemptResult<T> =
   | { ok: true; value: T }
@@ -162,16 +163,14 @@ export class Transport {
         headers['content-type'] = spec.stream.contentType;
         headers['content-length'] = String(spec.stream.length);
       }
-      const res = await request(this.#url(spec), {
+      const res = await this.#options.http(this.#url(spec), {
         method: spec.method,
         headers,
         body,
         signal: controller.signal,
-        dispatcher: this.#options.dispatcher,
         // Idle limit on a response body handed to the caller (downloads): our
         // timer stops covering it once the headers are in.
-        bodyTimeout: timeoutMs,
-        headersTimeout: 0,
+        bodyTimeoutMs: timeoutMs,
       });
       if (res.statusCode >= 200 && res.statusCode < 300) {
         if (streamOut) clearTimeout(timer);
