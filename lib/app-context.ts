@@ -19,7 +19,7 @@ export const CONTEXT_KEYS = {
   mapflowBaseUrl: 'Mapflow API base URL (default https://api.mapflow.ai/rest).',
   authScheme: 'basic, bearer or auto (default auto).',
   maxConcurrentProcessings: 'Processings running at once (default 5).',
-  pollPolicy: 'JSON, any of {initialSeconds, maxSeconds, factor, maxPolls, maxJobSeconds}.',
+  pollPolicy: 'JSON, any of {initialSeconds, maxSeconds, factor, maxPolls, maxJobSeconds, nearEndSeconds, maxEstimatedSeconds}.',
   eventSource: 'Source of the published events (default mapflow.bridge).',
   inboxPrefix: 'default inbox/',
   resultsPrefix: 'default results/',

@@ -10,10 +10,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { DEFAULT_POLL_POLICY, type PollPolicy } from '../functions/polling/poll-policy.ts';
+import { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy } from '../functions/polling/poll-policy.ts';
 import type { HandlerName, ServiceHandlerName } from '../functions/handlers/catalog.ts';
 
-export { DEFAULT_POLL_POLICY, type PollPolicy };
+export { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy };
 
 /** Every Lambda of the bridge, task or service. */
 export type BridgeFunctionName = HandlerName | ServiceHandlerName;

@@ -12,6 +12,7 @@ import {
   DEFAULT_MAPFLOW_BASE_URL,
   DEFAULT_MAX_CONCURRENT_PROCESSINGS,
   DEFAULT_POLL_POLICY,
+  OPTIONAL_POLL_POLICY_KEYS,
   DEFAULT_PREFIXES,
   MAX_POLLS,
   MAX_ROUTES_JSON_BYTES,
@@ -177,7 +178,7 @@ function checkNumber(name: string, value: number, min: number, max: number): num
 
 function checkPollPolicy(policy: PollPolicy): PollPolicy {
   // maxPolls is optional (no default): the count then follows from maxJobSeconds.
-  const unknown = Object.keys(policy).filter((k) => !(k in DEFAULT_POLL_POLICY) && k !== 'maxPolls');
+  const unknown = Object.keys(policy).filter((k) => !(k in DEFAULT_POLL_POLICY) && !(OPTIONAL_POLL_POLICY_KEYS as readonly string[]).includes(k));
   if (unknown.length > 0) throw new MapflowBridgeConfigError(`pollPolicy has unknown field '${unknown[0]}'`);
   checkInteger('pollPolicy.initialSeconds', policy.initialSeconds, 1, 3_600);
   checkInteger('pollPolicy.maxSeconds', policy.maxSeconds, 1, 3_600);
@@ -189,6 +190,9 @@ function checkPollPolicy(policy: PollPolicy): PollPolicy {
   checkNumber('pollPolicy.factor', policy.factor, 1, 10);
   // An explicit cap on the poll count (the history budget counts the smaller of it and the derived count).
   if (policy.maxPolls !== undefined) checkInteger('pollPolicy.maxPolls', policy.maxPolls, 1, MAX_POLLS);
+  // The estimator's waits (optional; derived from maxSeconds when unset).
+  if (policy.nearEndSeconds !== undefined) checkNumber('pollPolicy.nearEndSeconds', policy.nearEndSeconds, 1, 3_600);
+  if (policy.maxEstimatedSeconds !== undefined) checkNumber('pollPolicy.maxEstimatedSeconds', policy.maxEstimatedSeconds, 1, 86_400);
   // Standard executions run for at most a year; leave room for the margin.
   checkInteger('pollPolicy.maxJobSeconds', policy.maxJobSeconds, 60, 300 * 86_400);
   // The poll count follows from maxJobSeconds (pollsFor); whether it fits the

@@ -28,10 +28,11 @@ export interface PollPolicy {
   maxJobSeconds: number;
   /**
    * Wait near the predicted end of a processing, seconds: the bound on the
-   * time between Mapflow finishing and the bridge seeing it. Default 12.
+   * time between Mapflow finishing and the bridge seeing it. Default 12
+   * (maxSeconds if that is shorter).
    */
   nearEndSeconds?: number;
-  /** Longest wait while the progress says the end is far, seconds (default 1800; never below maxSeconds). */
+  /** Longest wait while the progress says the end is far, seconds. Default 30 x maxSeconds (1800); never below maxSeconds. */
   maxEstimatedSeconds?: number;
 }
 
@@ -41,6 +42,9 @@ export const DEFAULT_POLL_POLICY: PollPolicy = {
   factor: 1.5,
   maxJobSeconds: 86_400,
 };
+
+/** The optional keys of a poll policy (unset: derived; see their docs). */
+export const OPTIONAL_POLL_POLICY_KEYS = ['maxPolls', 'nearEndSeconds', 'maxEstimatedSeconds'] as const;
 
 /**
  * Polls one processing may take within `maxJobSeconds`: the polls of the
@@ -133,10 +137,17 @@ export const REST_FACTOR = 1.5;
 const YOUNG_PERCENT = 10;
 /** Samples of the percent kept in the estimate (the state stays under 300 bytes). */
 const MAX_SAMPLES = 6;
-/** Default wait near the predicted end, seconds: the bound on the detection delay. */
+/** Default wait near the predicted end, seconds: the bound on the detection delay (p95 goal: 15 s). */
 export const DEFAULT_NEAR_END_SECONDS = 12;
-/** Default longest wait while the estimate says the end is far, seconds. */
-export const DEFAULT_MAX_ESTIMATED_SECONDS = 1_800;
+/** Default longest wait while the estimate says the end is far, in maxSeconds. */
+const MAX_ESTIMATED_IN_MAX_SECONDS = 30;
+
+/** nearEndSeconds and maxEstimatedSeconds with their defaults. */
+export function estimatedWaits(policy: PollPolicy): { near: number; longest: number } {
+  const near = policy.nearEndSeconds ?? Math.min(DEFAULT_NEAR_END_SECONDS, policy.maxSeconds);
+  const longest = Math.max(policy.maxSeconds, policy.maxEstimatedSeconds ?? MAX_ESTIMATED_IN_MAX_SECONDS * policy.maxSeconds);
+  return { near, longest };
+}
 
 /** What one poll saw, on the bridge's clock. */
 export interface PollObservation {
@@ -273,8 +284,7 @@ export function planNextPoll(
   random: () => number = Math.random,
 ): PollPlan {
   const estimate = updateEstimate(previous, observation);
-  const near = policy.nearEndSeconds ?? DEFAULT_NEAR_END_SECONDS;
-  const longest = Math.max(policy.maxSeconds, policy.maxEstimatedSeconds ?? DEFAULT_MAX_ESTIMATED_SECONDS);
+  const { near, longest } = estimatedWaits(policy);
   const remaining = estimateRemaining(estimate, observation);
   let seconds: number;
   if (!remaining) {

@@ -8,7 +8,7 @@
  * token is read by `functions/runtime/mapflow.ts` when a client is needed.
  */
 import { ConfigurationError } from '../core/errors.ts';
-import type { PollPolicy } from '../polling/poll-policy.ts';
+import { OPTIONAL_POLL_POLICY_KEYS, type PollPolicy } from '../polling/poll-policy.ts';
 import { AUTH_SCHEMES, type AuthScheme } from '../mapflow/index.ts';
 import { parseRoutes, type Routes } from '../routing/index.ts';
 
@@ -246,8 +246,8 @@ function readPollPolicy(value: string | undefined, problems: string[]): PollPoli
     problems.push(`POLL_POLICY must be a JSON object like ${JSON.stringify(DEFAULTS.pollPolicy)}.`);
     return policy;
   }
-  // maxPolls stays accepted: an optional cap below the derived count.
-  const known = [...Object.keys(DEFAULTS.pollPolicy), 'maxPolls'];
+  // maxPolls stays accepted (an optional cap below the derived count), and the estimator's optional waits.
+  const known = [...Object.keys(DEFAULTS.pollPolicy), ...OPTIONAL_POLL_POLICY_KEYS];
   for (const [key, raw] of Object.entries(parsed)) {
     if (!known.includes(key)) {
       problems.push(`POLL_POLICY has an unknown key "${key}"; known keys: ${known.join(', ')}.`);
