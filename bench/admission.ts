@@ -53,6 +53,8 @@ export interface AdmissionBenchResult {
   ratio: number;
   jobsPerMinute: number;
   dropMs: number;
+  /** First drop -> the last job's Register Job started (dispatch keeping up with the drops?). */
+  lastRegisteredMs: number;
   maxSlotsSampled: number;
   maxConcurrentProcessings: number;
   /** Jobs admitted before an earlier-registered job that was already waiting. */
@@ -98,6 +100,8 @@ export interface Breakdown {
   detectedToReleased: number;
   /** Slot released -> the next waiter's grant (the hand-over), while jobs waited. */
   handover: number;
+  /** Plan Processing, one call. */
+  planProcessing: number;
 }
 
 export async function runAdmissionBench(options: AdmissionBenchOptions): Promise<AdmissionBenchResult> {
@@ -174,6 +178,7 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
       ratio: makespanMs / idealMs,
       jobsPerMinute: (finals.length / makespanMs) * 60_000,
       dropMs,
+      lastRegisteredMs: Math.max(...batchTraces.filter((t) => t.state === 'Register Job').map((t) => t.startedAt)) - t0,
       maxSlotsSampled,
       maxConcurrentProcessings: maxOverlap(intervals),
       fifoViolations: fifoViolations(admissions(rows, batchTraces)),
@@ -236,7 +241,7 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
   const jobs = byJob(traces);
   const series: Record<Exclude<keyof Breakdown, 'jobsTraced'>, number[]> = {
     registerToAdmitCall: [], queueWait: [], slotHold: [], grantToMapStart: [], mapStartToCreated: [],
-    createdToDetected: [], detectionDelay: [], polls: [], detectedToReleased: [], handover: [],
+    createdToDetected: [], detectionDelay: [], polls: [], detectedToReleased: [], handover: [], planProcessing: [],
   };
   const grants: number[] = [];
   const releases: number[] = [];
@@ -256,6 +261,8 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
     const releasedAt = succeeded ? detected?.endedAt : finish?.startedAt;
     if (!register || !admit || !acquire || !create || !detected || releasedAt === undefined) continue;
     series.registerToAdmitCall.push(admit.startedAt - register.startedAt);
+    const plan = first('Plan Processing');
+    if (plan) series.planProcessing.push(plan.endedAt - plan.startedAt);
     series.queueWait.push(admit.endedAt - admit.startedAt);
     series.slotHold.push(releasedAt - admit.endedAt);
     series.grantToMapStart.push(acquire.startedAt - admit.endedAt);

@@ -12,7 +12,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { useAoiParser, type ParsedAoi, type ParseAoiOptions } from '../../functions/aoi/index.ts';
+import { parseAoi, useAoiParser, type ParsedAoi, type ParseAoiOptions } from '../../functions/aoi/index.ts';
 import { useGeoTiffInspector, type GeoTiffInfo, type InspectOptions, type RangeSource } from '../../functions/geotiff/index.ts';
 import { InputRejected, parseCodedMessage } from '../../functions/core/errors.ts';
 
@@ -28,6 +28,15 @@ export const WORKER_HEAP_LIMIT_MB = 512;
  * One core is left to the bridge's own loop.
  */
 export const WORKER_CONCURRENCY = Math.max(1, Math.min(2, availableParallelism() - 1));
+
+/**
+ * A GeoJSON this small is parsed in this thread: starting a worker (a fresh
+ * isolate loading the aoi module) costs far more than parsing it, and with one
+ * worker at a time a batch of small files queued behind each other's start-up
+ * (measured: 200 one-polygon files, Register Job -> Admit Job 160 s median on a
+ * loaded machine, bench/admission.ts). Only big inputs can stall the loop.
+ */
+export const IN_THREAD_AOI_BYTES = 64 * 1024;
 
 let running = 0;
 const queue: (() => void)[] = [];
@@ -51,7 +60,11 @@ let installed = false;
 export function installCpuWorkers(): void {
   if (installed) return;
   installed = true;
-  useAoiParser((file: string | Uint8Array, options: ParseAoiOptions) => runTask<ParsedAoi>('parseAoi', { file, options }));
+  useAoiParser(async (file: string | Uint8Array, options: ParseAoiOptions) =>
+    (typeof file === 'string' ? file.length * 3 : file.byteLength) <= IN_THREAD_AOI_BYTES
+      ? parseAoi(file, options)
+      : runTask<ParsedAoi>('parseAoi', { file, options }),
+  );
   useGeoTiffInspector((source: RangeSource, options: InspectOptions) => runTask<GeoTiffInfo>('inspectGeoTiff', { size: source.size, options }, source));
 }
 

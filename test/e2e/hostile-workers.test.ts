@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_POLYGONS, parseAoiOffThread } from '../../functions/aoi/index.ts';
 import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
-import { installCpuWorkers, uninstallCpuWorkers } from '../../local/engine/workers.ts';
+import { IN_THREAD_AOI_BYTES, installCpuWorkers, uninstallCpuWorkers } from '../../local/engine/workers.ts';
 import { squaresGrid } from '../fixtures/hostile/make-hostile.ts';
 import { deflateBomb, hostileTiff } from '../fixtures/hostile/tiff-writer.ts';
 
@@ -45,6 +45,23 @@ describe('CPU-heavy checks in worker threads', () => {
     // Assess
     expect(result.areaSqM / 1e6).toBeCloseTo(0.215, 2);
     expect(turns).toBeGreaterThan(10);
+  });
+
+  it('parses a small GeoJSON in this thread (starting a worker costs more than the parse) and a big one in a worker', { timeout: 180_000 }, async () => {
+    // Prepare: one square (well under IN_THREAD_AOI_BYTES), and a grid above it
+    const small = squaresGrid(1);
+    const big = squaresGrid(MAX_POLYGONS);
+    expect(small.length).toBeLessThan(IN_THREAD_AOI_BYTES);
+    expect(big.length).toBeGreaterThan(IN_THREAD_AOI_BYTES);
+
+    // Act
+    const inThread = await loopTurnsDuring(() => parseAoiOffThread(small));
+    const offThread = await loopTurnsDuring(() => parseAoiOffThread(big));
+
+    // Assess: the small one never let the loop turn (no worker round trip); the big one did
+    expect(inThread.result.areaSqM).toBeGreaterThan(0);
+    expect(inThread.turns).toBe(0);
+    expect(offThread.turns).toBeGreaterThan(0);
   });
 
   it('brings a rejection back from the worker with its code and details', { timeout: 120_000 }, async () => {
