@@ -187,7 +187,7 @@ export interface PollPlan {
 }
 
 export interface PollBudget {
-  /** Polls left before the count runs out (maxPollsOf minus the polls made). */
+  /** Polls left before the derived count runs out (pollsFor minus the polls made; an explicit maxPolls is meant to end a job early). */
   pollsLeft: number;
   /** Seconds left before maxJobSeconds. */
   secondsLeft: number;
@@ -305,7 +305,7 @@ export function planNextPoll(
       seconds = Math.min(longest, Math.max(seconds, stuck / 4));
     }
   }
-  // The poll count (maxPollsOf) allows one poll per maxSeconds until
+  // The poll count (pollsFor) allows one poll per maxSeconds until
   // maxJobSeconds plus a margin. Short waits spend the margin and what longer
   // waits saved; once that is gone, poll no more often than the count allows.
   if (budget.pollsLeft > 1 && (budget.pollsLeft - 1) * policy.maxSeconds < budget.secondsLeft) {

@@ -14,7 +14,7 @@
 import { BridgeError } from '../../core/errors.ts';
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
-import { mapflowClockOffset, maxPollsOf, nextPollSeconds, planNextPoll, pollBudgetExhausted, shouldRestart, type PollEstimate } from '../../polling/poll-policy.ts';
+import { mapflowClockOffset, nextPollSeconds, planNextPoll, pollsFor, pollBudgetExhausted, shouldRestart, type PollEstimate } from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow } from './common.ts';
 import { releaseSlot } from './finish-part.ts';
@@ -65,7 +65,8 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
       previous?.outcome === 'RESTART' ? undefined : previous?.estimate,
       { at: now, status, percent: await finePercent(client, processing, percent), ...updatedOnOurClock(processing, state) },
       {
-        pollsLeft: maxPollsOf(policy) - polls,
+        // The derived count, not an explicit maxPolls: that one is meant to end the job early.
+        pollsLeft: pollsFor(policy) - polls,
         secondsLeft: policy.maxJobSeconds - (jobStart ? (now - jobStart.getTime()) / 1000 : 0),
       },
       ctx.random,
