@@ -35,8 +35,9 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigurationError } from '../core/errors.ts';
 import type { ExecutionInput, InputObject } from '../core/model.ts';
 import { decodeS3EventKey, isHiddenPath, jobIdFor, keyProblem, normaliseEtag } from '../routing/index.ts';
-// The lean context plus S3: no Mapflow client (undici) in this bundle.
-import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
+// The smallest context (configuration, logger, S3, Step Functions): no ledger,
+// slots, events or Mapflow client in this bundle (lean bundles, docs/architecture.md).
+import { serviceContext, type ServiceContext as BridgeContext } from '../runtime/providers.ts';
 import '../runtime/with-s3.ts';
 import '../runtime/with-sfn.ts';
 
@@ -264,7 +265,7 @@ export async function handleSqsBatch(
   return { batchItemFailures };
 }
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => handleSqsBatch(bridgeContext(), event);
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => handleSqsBatch(serviceContext(), event);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

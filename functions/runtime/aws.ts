@@ -11,7 +11,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isLocal, type BridgeConfig } from './config.ts';
 
 /** Accepted by s3rver (its built-in account) and by DynamoDB Local (any). */
@@ -20,7 +19,6 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RV
 interface Clients {
   s3?: S3Client;
   dynamodb?: DynamoDBClient;
-  document?: DynamoDBDocumentClient;
   eventBridge?: EventBridgeClient;
   sfn?: SFNClient;
 }
@@ -57,14 +55,6 @@ export function dynamoDbClient(config: BridgeConfig): DynamoDBClient {
   return (clients.dynamodb ??= new DynamoDBClient({
     ...common(config),
     ...(config.local.dynamodbEndpoint ? { endpoint: config.local.dynamodbEndpoint } : {}),
-  }));
-}
-
-/** Document client: plain JS values in and out; undefined attributes are dropped. */
-export function documentClient(config: BridgeConfig): DynamoDBDocumentClient {
-  const clients = clientsFor(config);
-  return (clients.document ??= DynamoDBDocumentClient.from(dynamoDbClient(config), {
-    marshallOptions: { removeUndefinedValues: true },
   }));
 }
 

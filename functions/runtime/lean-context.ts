@@ -9,7 +9,6 @@
  * (functions/runtime/context.ts imports both: the full context of the local
  * bridge, the CLI and tests). Every client is created on first use.
  */
-import { createHash } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -19,39 +18,14 @@ import { createPublisher } from './events.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { ConcurrencySlots } from '../ledger/slots.ts';
 import type { MapflowClient } from '../mapflow/index.ts';
-import { documentClient } from './aws.ts';
-import { ConfigurationError } from '../core/errors.ts';
-import { CONFIG_VARIABLES, loadConfig, type BridgeConfig } from './config.ts';
+import { documentClient } from './document-client.ts';
+import { loadConfig, type BridgeConfig } from './config.ts';
+import { environmentKey, missing, providers } from './providers.ts';
 import { createLogger } from './logger.ts';
 import type { SlotWaiter, WakeWaiter } from '../ledger/slots.ts';
 
-/** Creates the Mapflow client of a configuration (functions/runtime/mapflow.ts mapflowClient). */
-export type MapflowFactory = (config: BridgeConfig, options: { env?: NodeJS.ProcessEnv; refresh?: boolean }) => Promise<MapflowClient>;
-
-const providers: {
-  s3?: (config: BridgeConfig) => S3Client;
-  mapflow?: MapflowFactory;
-  sfn?: { client: (config: BridgeConfig) => SFNClient; waker: (client: () => SFNClient) => WakeWaiter };
-} = {};
-
-/** Called by ./with-sfn.ts: this process may call Step Functions (StartExecution, SendTaskSuccess). */
-export function provideStepFunctions(client: (config: BridgeConfig) => SFNClient, waker: (client: () => SFNClient) => WakeWaiter): void {
-  providers.sfn = { client, waker };
-}
-
-/** Called by ./with-s3.ts: this process may create S3 clients. */
-export function provideS3Client(factory: (config: BridgeConfig) => S3Client): void {
-  providers.s3 = factory;
-}
-
-/** Called by ./with-mapflow.ts: this process may create Mapflow clients. */
-export function provideMapflowClient(factory: MapflowFactory): void {
-  providers.mapflow = factory;
-}
-
-function missing(what: string, module: string): never {
-  throw new ConfigurationError(`This function has no ${what} client: its handler must import functions/runtime/${module}.`);
-}
+// The providers live in ./providers.ts (the dispatch function's smaller context uses them without this module).
+export { provideMapflowClient, provideS3Client, provideStepFunctions, type MapflowFactory } from './providers.ts';
 
 export interface BridgeContext {
   config: BridgeConfig;
@@ -126,11 +100,4 @@ export function bridgeContext(env: NodeJS.ProcessEnv = process.env): BridgeConte
 /** Forgets cached contexts (tests that change the environment). */
 export function resetBridgeContexts(): void {
   contexts.clear();
-}
-
-/** A digest of the variables that shape a context; the token is hashed, never kept in clear. */
-function environmentKey(env: NodeJS.ProcessEnv): string {
-  const hash = createHash('sha256');
-  for (const name of [...CONFIG_VARIABLES, 'MAPFLOW_TOKEN', 'MAPFLOW_EMAIL']) hash.update(`${name}=${env[name] ?? ''}\n`);
-  return hash.digest('hex');
 }
