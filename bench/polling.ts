@@ -23,6 +23,7 @@ import {
   type PollEstimate,
   type PollObservation,
 } from '../functions/polling/poll-policy.ts';
+import { unevenProfile, workDone } from '../local/simulator/progress.ts';
 
 export const DURATIONS_MINUTES = [2, 10, 30, 60, 180, 360] as const;
 const DOLLARS_PER_TRANSITION = 0.025 / 1_000;
@@ -57,24 +58,17 @@ export interface SimulatedProcessing {
 }
 
 /**
- * Uneven progress: 0-15 % of the time AWAITING at 0 %, then segments of
- * varying speed (stalls at a fraction of the pace, bursts at several times
- * it), normalised so 100 % is reached exactly at the end. Mapflow's clock is
- * off ours by up to a minute either way (clock skew), and our create call
- * took up to half a second.
+ * Uneven progress (local/simulator/progress.ts, the model the simulator's
+ * `unevenProgress` uses): 0-15 % of the time AWAITING at 0 %, then segments
+ * of varying speed (stalls at a fraction of the pace, bursts at several times
+ * it), normalised so 100 % is reached exactly at the end; whole percents.
+ * Mapflow's clock is off ours by up to a minute either way (clock skew), and
+ * our create call took up to half a second.
  */
 export function simulateProcessing(durationSeconds: number, random: () => number): SimulatedProcessing {
-  const awaiting = durationSeconds * 0.15 * random();
-  const segments: { until: number; speed: number }[] = [];
-  let t = awaiting;
-  while (t < durationSeconds) {
-    const length = Math.min(durationSeconds - t, durationSeconds * (0.05 + 0.15 * random()));
-    const r = random();
-    const speed = r < 0.2 ? 0.1 : r < 0.35 ? 3 : 0.6 + random() * 0.8; // stall, burst, normal
-    t += length;
-    segments.push({ until: t, speed });
-  }
-  const work = segments.reduce((sum, s, i) => sum + (s.until - (i === 0 ? awaiting : (segments[i - 1] as { until: number }).until)) * s.speed, 0);
+  const awaitingFraction = 0.15 * random();
+  const profile = unevenProfile(random, awaitingFraction);
+  const awaiting = durationSeconds * awaitingFraction;
   const skew = (random() * 2 - 1) * 60;
   const createLatency = random() * 0.5;
   return {
@@ -91,16 +85,7 @@ export function simulateProcessing(durationSeconds: number, random: () => number
     },
     percentAt(second: number): number {
       if (second >= durationSeconds) return 100;
-      if (second <= awaiting) return 0;
-      let done = 0;
-      let from = awaiting;
-      for (const s of segments) {
-        const to = Math.min(second, s.until);
-        if (to > from) done += (to - from) * s.speed;
-        if (second <= s.until) break;
-        from = s.until;
-      }
-      return Math.min(99, Math.floor((done / work) * 100));
+      return Math.min(99, Math.floor(workDone(profile, second / durationSeconds) * 100));
     },
   };
 }

@@ -28,6 +28,7 @@ Options:
   --queued-seconds <n>          with --real-shapes: time a processing is UNPROCESSED default 1
   --awaiting-seconds <n>        with --real-shapes: then time it is AWAITING      default 2
   --max-aois <n>                with --real-shapes: most polygons per processing  default 10
+  --uneven-progress             percent rises unevenly (stalls, bursts), as bench/polling.ts models it
   --data-dir <dir>              keep state and uploads here across restarts     default: a temp dir
   -h, --help                    show this help`;
 
@@ -64,6 +65,7 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
         'queued-seconds': { type: 'string' },
         'awaiting-seconds': { type: 'string' },
         'max-aois': { type: 'string' },
+        'uneven-progress': { type: 'boolean' },
         'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -101,6 +103,7 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
     seed: number('seed', values.seed, Number.isInteger, 'an integer'),
     latencyMs: number('latency-ms', values['latency-ms'], (n) => n >= 0, 'a number of milliseconds, 0 or more'),
     realShapes: values['real-shapes'] ?? false,
+    ...(values['uneven-progress'] && { unevenProgress: true }),
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
   };
 }

@@ -16,6 +16,8 @@ export interface SimContext {
   readonly limits: Limits;
   readonly seed: number;
   readonly realShapes: boolean;
+  /** Percent rises unevenly (progress.ts) rather than evenly. */
+  readonly unevenProgress: boolean;
   readonly processingMs: number;
   /** Delay before the first byte of a result download (both modes). */
   readonly resultDelayMs: number;

@@ -26,6 +26,8 @@ export interface SimulatorOptions {
   seed?: number;
   latencyMs?: number;
   realShapes?: boolean;
+  /** Percent rises unevenly (stalls, bursts; local/simulator/progress.ts, seeded per processing) instead of evenly. Default false. */
+  unevenProgress?: boolean;
   dataDir?: string;
   /** Storage limit null: no limit (answered as `memoryLimit: null`). */
   limits?: { aoiAreaLimitSqM?: number; areaLimitSqM?: number; credits?: number; storageLimitBytes?: number | null; maxUploadFileSize?: number; maxPixelCount?: number };
@@ -125,6 +127,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     limits,
     seed,
     realShapes: options.realShapes ?? false,
+    unevenProgress: options.unevenProgress ?? false,
     processingMs: (options.processingSeconds ?? 20) * 1000,
     resultDelayMs: (options.resultDelaySeconds ?? 0) * 1000,
     live: {

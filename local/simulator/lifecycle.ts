@@ -12,6 +12,8 @@
  * - otherwise OK at f = 1.
  */
 import type { Message, ProcessingRecord } from './store.ts';
+import { unevenProfile, workDone } from './progress.ts';
+import { seededRandom } from './random.ts';
 
 export type ProcessingStatus = 'UNPROCESSED' | 'IN_PROGRESS' | 'AWAITING' | 'OK' | 'FAILED' | 'CANCELLED' | 'REFUNDED';
 
@@ -69,10 +71,16 @@ function runState(record: ProcessingRecord, start: number, now: number): Process
   if (record.source.kind === 'imagerySearch') {
     if (fraction < AWAITING_FROM) return { status: 'IN_PROGRESS', percentCompleted: 0, messages: [], since: start };
     if (fraction < AWAITING_UNTIL) return { status: 'AWAITING', percentCompleted: 0, messages: [], since: at(AWAITING_FROM) };
-    const percent = Math.floor(((fraction - AWAITING_UNTIL) / (1 - AWAITING_UNTIL)) * 100);
+    const percent = Math.floor(done(record, (fraction - AWAITING_UNTIL) / (1 - AWAITING_UNTIL)) * 100);
     return { status: 'IN_PROGRESS', percentCompleted: Math.min(99, percent), messages: [], since: at(AWAITING_UNTIL) };
   }
-  return { status: 'IN_PROGRESS', percentCompleted: Math.min(99, Math.floor(fraction * 100)), messages: [], since: start };
+  return { status: 'IN_PROGRESS', percentCompleted: Math.min(99, Math.floor(done(record, fraction) * 100)), messages: [], since: start };
+}
+
+/** Work done at `fraction` of the run: even, or uneven (stalls, bursts) with unevenProgress; each attempt its own profile. */
+function done(record: ProcessingRecord, fraction: number): number {
+  if (record.progressSeed === undefined) return fraction;
+  return workDone(unevenProfile(seededRandom(record.progressSeed + record.attempt)), fraction);
 }
 
 /** Reads the failure trigger from `meta.simulate`. */

@@ -14,6 +14,7 @@ import {
 import { badRequest, notFound, readJsonObject, SimHttpError } from './http.ts';
 import { parseTrigger } from './lifecycle.ts';
 import { resultStream } from './results.ts';
+import { seedFrom } from './random.ts';
 import { imagesOfSource, message, sourceFromV1, sourceFromV2, sourceMessages } from './sources.ts';
 import type { Message, ProcessingRecord, ProjectRecord } from './store.ts';
 import {
@@ -177,6 +178,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
     attempt: 1,
     runStartedAt: now,
     durationMs: ctx.processingMs,
+    ...(ctx.unevenProgress && { progressSeed: seedFrom(ctx.seed, id) }),
     ...(ctx.realShapes && { queuedMs: ctx.live.queuedMs, ...(source.kind !== 'myImagery' && { awaitingMs: ctx.live.awaitingMs }) }),
     vectorLayerId: randomUUID(),
     rasterLayerId: randomUUID(),

@@ -60,6 +60,8 @@ export interface ProcessingRecord {
   attempt: number;
   runStartedAt: number;
   durationMs: number;
+  /** unevenProgress: the seed of this processing's progress profile (with the attempt). */
+  progressSeed?: number;
   /** realShapes: time the run first reports status null, then UNPROCESSED (before it starts). */
   queuedMs?: number;
   /** realShapes: time it then waits AWAITING for its imagery provider. */
