@@ -57,8 +57,10 @@ export interface AdmissionBenchResult {
   lastRegisteredMs: number;
   maxSlotsSampled: number;
   maxConcurrentProcessings: number;
-  /** Jobs admitted before an earlier-registered job that was already waiting. */
+  /** Jobs admitted (Admit Job's token settled) before a job of the same route that arrived (registered) earlier. */
   fifoViolations: number;
+  /** The most any such job was admitted ahead of the earlier arrival (ms): a few ms is two hand-overs at once whose wake calls crossed. */
+  fifoMaxLeadMs: number;
   queuedJobs: number;
   /** Task invocations (Lambda calls) per job, and slot attempts per job. */
   invocationsPerJob: number;
@@ -87,9 +89,9 @@ export interface Breakdown {
   queueWait: number;
   /** Slot granted -> released, whole. */
   slotHold: number;
-  /** Granted -> Acquire Slot starts (the Map Run opening). */
+  /** Granted -> the part's first task starts (the Map Run opening). */
   grantToMapStart: number;
-  /** Acquire Slot + transition -> Create Processing ends. */
+  /** The part's first task starts -> Create Processing ends. */
   mapStartToCreated: number;
   /** Create Processing ended -> the poll that saw it finished ended (processing time + detection delay). */
   createdToDetected: number;
@@ -181,7 +183,7 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
       lastRegisteredMs: Math.max(...batchTraces.filter((t) => t.state === 'Register Job').map((t) => t.startedAt)) - t0,
       maxSlotsSampled,
       maxConcurrentProcessings: maxOverlap(intervals),
-      fifoViolations: fifoViolations(admissions(rows, batchTraces)),
+      ...fifoOf(admissions(rows, batchTraces)),
       queuedJobs: queued.length,
       invocationsPerJob: (totalInvocations(bridge) - invocationsBefore) / options.jobs,
       slotCallsPerJob: (slotInvocations(bridge) - slotCallsBefore) / options.jobs,
@@ -250,7 +252,8 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
     const last = (name: string) => states.get(name)?.at(-1);
     const register = first('Register Job');
     const admit = first(ADMIT);
-    const acquire = first('Acquire Slot');
+    // The first task of the part: Acquire Slot, or Create Processing for the admitted part (Admitted Part?).
+    const acquire = first('Acquire Slot') ?? first('Create Processing');
     const create = last('Create Processing');
     const polls = states.get('Poll Processing') ?? [];
     const detected = polls.at(-1);
@@ -272,7 +275,9 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
     series.polls.push(polls.length);
     series.detectedToReleased.push(releasedAt - detected.endedAt);
     grants.push(admit.endedAt);
-    releases.push(releasedAt);
+    // The release happens inside the poll that saw OK (it hands the slot over before that poll
+    // returns): its start bounds it from below, so the hand-over figure is an upper bound.
+    releases.push(succeeded ? detected.startedAt : releasedAt);
   }
   // Hand-over: each release to the first grant after it that was waiting (queued before the release).
   grants.sort((a, b) => a - b);
@@ -323,23 +328,34 @@ function maxOverlap(intervals: { start: number; end: number }[]): number {
   return max;
 }
 
-/** Jobs admitted before a job of the same route that arrived (registered) earlier. */
-function fifoViolations(intervals: { row: LedgerRow; start: number }[]): number {
+/** Jobs admitted before a job of the same route that arrived (registered) earlier, and by how much at most. */
+function fifoOf(intervals: { row: LedgerRow; start: number }[]): { fifoViolations: number; fifoMaxLeadMs: number } {
   const routes = new Map<string, { row: LedgerRow; start: number }[]>();
   for (const i of intervals) routes.set(i.row.routeName, [...(routes.get(i.row.routeName) ?? []), i]);
-  return [...routes.values()].reduce((sum, list) => sum + fifoViolationsOf(list), 0);
+  let fifoViolations = 0;
+  let fifoMaxLeadMs = 0;
+  for (const list of routes.values()) {
+    const { violations, maxLeadMs } = fifoViolationsOf(list);
+    fifoViolations += violations;
+    fifoMaxLeadMs = Math.max(fifoMaxLeadMs, maxLeadMs);
+  }
+  return { fifoViolations, fifoMaxLeadMs };
 }
 
-function fifoViolationsOf(intervals: { row: LedgerRow; start: number }[]): number {
+function fifoViolationsOf(intervals: { row: LedgerRow; start: number }[]): { violations: number; maxLeadMs: number } {
   const byArrival = [...intervals].sort((a, b) => Date.parse(a.row.createdAt) - Date.parse(b.row.createdAt) || a.row.jobId.localeCompare(b.row.jobId));
   let violations = 0;
+  let maxLeadMs = 0;
   let latestEarlierStart = -Infinity;
   for (const entry of byArrival) {
     // Some earlier arrival was admitted after this one: this one overtook it.
-    if (entry.start < latestEarlierStart - 1) violations++;
+    if (entry.start < latestEarlierStart - 1) {
+      violations++;
+      maxLeadMs = Math.max(maxLeadMs, latestEarlierStart - entry.start);
+    }
     latestEarlierStart = Math.max(latestEarlierStart, entry.start);
   }
-  return violations;
+  return { violations, maxLeadMs };
 }
 
 /** The gap between a processing's end and the next start, while the queue was not empty. */

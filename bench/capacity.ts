@@ -110,14 +110,16 @@ function perJob(kind: 'geojson' | 'geotiffModel' | 'geotiffUpload', polls: numbe
   }
   if (kind !== 'geotiffUpload') {
     // Plan, Admit Job, Process Parts (Map + one child execution), in the part:
-    // Acquire Slot, Slot Acquired?, Create, Poll (+ Outcome? + Wait) x polls, Store Results, Finish Part.
-    transitions += 1 + 1 + 1 + 1 + 2 + 1 + polls * 3 + 1 + 1;
-    invocations += 1 + 1 + 1 + 1 + polls + 1 + 1;
+    // Admitted Part? (Admit Job holds its slot: no Acquire Slot), Create, Poll (+ Outcome? + Wait) x polls, Store Results, Finish Part.
+    transitions += 1 + 1 + 1 + 1 + 1 + 1 + polls * 3 + 1 + 1;
+    invocations += 1 + 1 + 1 + polls + 1 + 1;
     mapflow += 1 + 2 + polls + 2; // plan (project), create (+ look-up), polls, results + processing record
     s3Puts += 3; // geometry, request, result.geojson
     s3Gets += 3;
-    writes += 2 + 2 + 2 + polls * 0.3 + 2 + 2; // slots, QUEUED/SUBMITTED, progress writes on change, part, release
-    reads += 2 + 1 + polls * 0.3 + 2;
+    // slots: place at Register Job (3), Admit Job (refused fast path, token, join x2, grant, token delete: 6),
+    // QUEUED/SUBMITTED, progress writes on change, part, release at detection + Finish Part (2)
+    writes += 9 + 2 + 2 + polls * 0.3 + 2 + 2;
+    reads += 4 + 1 + polls * 0.3 + 2; // slots row + place at admission, a pump read per release
     events += 2; // SUBMITTED, IN_PROGRESS
   }
   // Lambda: about 0.35 s at 512 MB per short call, uploads/results stream longer at 1 GB.

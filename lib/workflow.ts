@@ -26,6 +26,7 @@ export const WORKFLOW_STATES = {
   imageReady: 'Image Ready?',
   waitForImage: 'Wait For Image',
   processParts: 'Process Parts',
+  admittedPart: 'Admitted Part?',
   slotAcquired: 'Slot Acquired?',
   waitForSlot: 'Wait For Slot',
   processingOutcome: 'Processing Outcome?',
@@ -151,11 +152,17 @@ export function buildJobDefinition(
     partTask.addCatch(finishPart, catchAll);
   }
 
-  const partDefinition = acquireSlot.next(
+  acquireSlot.next(
     new sfn.Choice(scope, WORKFLOW_STATES.slotAcquired)
       .when(sfn.Condition.booleanEquals('$.slot.acquired', true), createProcessing)
       .otherwise(waitForSlot.next(createProcessing)),
   );
+  // The part Admit Job took the slot for goes straight to Create Processing: its slot is
+  // held, and an Acquire Slot call there would only find it (a Lambda call and a state
+  // transition inside every slot's hold time).
+  const partDefinition = new sfn.Choice(scope, WORKFLOW_STATES.admittedPart)
+    .when(sfn.Condition.numberEqualsJsonPath('$.part.index', '$.admittedIndex'), createProcessing)
+    .otherwise(acquireSlot);
   createProcessing.next(pollProcessing);
   pollProcessing.next(
     new sfn.Choice(scope, WORKFLOW_STATES.processingOutcome)
@@ -179,6 +186,8 @@ export function buildJobDefinition(
     itemSelector: {
       job: sfn.JsonPath.objectAt('$.job'),
       part: sfn.JsonPath.objectAt('$$.Map.Item.Value'),
+      // The part whose slot Admit Job holds (the same path Admit Job names).
+      admittedIndex: sfn.JsonPath.numberAt('$.plan.parts[0].index'),
     },
     maxConcurrency: props.maxConcurrency,
     mapExecutionType: sfn.StateMachineType.STANDARD,

@@ -116,7 +116,7 @@ describe('synthLocalDefinition', () => {
     expect(map).toMatchObject({
       Type: 'Map',
       ItemsPath: '$.plan.parts',
-      ItemSelector: { 'job.$': '$.job', 'part.$': '$$.Map.Item.Value' },
+      ItemSelector: { 'job.$': '$.job', 'part.$': '$$.Map.Item.Value', 'admittedIndex.$': '$.plan.parts[0].index' },
       MaxConcurrency: 5,
       ResultPath: '$.parts',
       Next: 'Finish Job',
@@ -129,6 +129,11 @@ describe('synthLocalDefinition', () => {
     }
 
     // Inside the Map
+    // The admitted part (its slot taken by Admit Job) goes straight to Create Processing; the others look for a slot.
+    expect(part['Admitted Part?']).toMatchObject({
+      Choices: [{ Variable: '$.part.index', NumericEqualsPath: '$.admittedIndex', Next: 'Create Processing' }],
+      Default: 'Acquire Slot',
+    });
     expect(part['Slot Acquired?']).toMatchObject({ Choices: [{ Variable: '$.slot.acquired', BooleanEquals: true, Next: 'Create Processing' }], Default: 'Wait For Slot' });
     // No polling loop: a part without a free slot sleeps on its task token until a release hands it one.
     expect(part['Wait For Slot']).toMatchObject({

@@ -13,15 +13,19 @@ import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
 import { eventually, startReliabilityBridge, stopExecution, type ReliabilityBridge } from './support.ts';
 import { tempFile } from '../e2e/helpers.ts';
+import type { TaskTrace } from '../../local/engine/engine.ts';
 
 const drop = async (rel: ReliabilityBridge, name: string, body: string) =>
   rel.bridge.putInbox(await tempFile(`${name}.geojson`, body), `${name}.geojson`);
 
 describe('concurrency slots: one slot', { timeout: 120_000 }, () => {
   let rel: ReliabilityBridge;
+  // Every task invocation, timed by the local engine (who ran what, when).
+  const traces: TaskTrace[] = [];
+  const tracesOf = (jobId: string, state: string) => traces.filter((t) => t.state === state && JSON.stringify(t.input).includes(jobId));
 
   beforeAll(async () => {
-    rel = await startReliabilityBridge({ bridge: { maxConcurrentProcessings: 1 } });
+    rel = await startReliabilityBridge({ bridge: { maxConcurrentProcessings: 1, onTask: (trace) => traces.push(trace) } });
   });
   afterAll(async () => {
     await rel?.close();
@@ -127,6 +131,42 @@ describe('concurrency slots: one slot', { timeout: 120_000 }, () => {
     expect((await rel.bridge.ledger.get(killed.jobId))?.statusHistory.some((h) => h.status === 'SUBMITTED')).toBe(false);
     expect(await slots.waiters()).toEqual([]);
     await rel.bridge.reconcileNow(); // settles the stopped job
+    expect(await rel.slots()).toEqual([]);
+  });
+
+  it('hands the slot on the moment the poll sees the processing done: the next job is admitted before Store Results of the first', async () => {
+    // Prepare: the one slot held by a stand-in; two jobs wait for it, asleep on their tokens
+    const slots = bridgeContext(process.env).slots;
+    expect((await slots.acquire('stand-in#0', rel.bridge.engine.executionArn('stand-in'))).acquired).toBe(true);
+    const first = await drop(rel, 'handover-first', squareAoiText('handover-first', 9.19, 45.46));
+    await eventually(async () => ((await rel.bridge.ledger.get(first.jobId))?.status === 'QUEUED' ? true : undefined));
+    const second = await drop(rel, 'handover-second', squareAoiText('handover-second', 10.99, 45.44));
+    await eventually(async () => ((await rel.bridge.ledger.get(second.jobId))?.status === 'QUEUED' ? true : undefined));
+    let most = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        most = Math.max(most, (await rel.slots()).length);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+
+    // Act
+    await slots.release('stand-in#0');
+    const rows = await Promise.all([first, second].map((job) => rel.bridge.waitForJob(job.jobId, { timeoutMs: 60_000 })));
+    watching = false;
+    await watcher;
+
+    // Assess: the second job's grant (its Admit Job token settled) came inside the first job's
+    // last poll, before the first job's Store Results began; never two slots held
+    expect(rows.map((row) => row?.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    const lastPoll = tracesOf(first.jobId, 'Poll Processing').at(-1) as TaskTrace;
+    const store = tracesOf(first.jobId, 'Store Results')[0] as TaskTrace;
+    const secondAdmitted = tracesOf(second.jobId, 'Admit Job')[0] as TaskTrace;
+    expect(secondAdmitted.endedAt).toBeGreaterThanOrEqual(lastPoll.startedAt);
+    expect(secondAdmitted.endedAt).toBeLessThanOrEqual(lastPoll.endedAt);
+    expect(secondAdmitted.endedAt).toBeLessThanOrEqual(store.startedAt);
+    expect(most).toBe(1);
     expect(await rel.slots()).toEqual([]);
   });
 
