@@ -12,7 +12,8 @@
  * Goal of issue 12: >= 50 % fewer polls than fixed 30 s and p95 <= 15 s at
  * every duration.
  *
- * Run it:  npx tsx bench/polling.ts [--runs 200]
+ * Run it:  npx tsx bench/polling.ts [--runs 200] [--seed N]
+ * (without --seed: seeds 12, 5, 99 and 7, the goals judged on the worst)
  */
 import { pathToFileURL } from 'node:url';
 import {
@@ -140,6 +141,7 @@ export function runPoller(poller: Poller, processing: SimulatedProcessing, rando
 }
 
 export interface PollingFigure {
+  seed: number;
   minutes: number;
   poller: string;
   pollsMean: number;
@@ -170,6 +172,7 @@ export function runPollingSuite(runs = 200, seed = 12): PollingFigure[] {
       // Per look: Poll Processing, Processing Outcome?, Wait For Processing (the last look has no Wait).
       const transitionsPerJob = pollsMean * 3 - 1;
       figures.push({
+        seed,
         minutes,
         poller: name,
         pollsMean,
@@ -183,25 +186,47 @@ export function runPollingSuite(runs = 200, seed = 12): PollingFigure[] {
   return figures;
 }
 
-/** Per duration: the policy's polls as a share of fixed 30 s, and whether both goals hold. */
-export function pollingGoals(figures: PollingFigure[]): { minutes: number; pollsVs30: number; p95: number; met: boolean }[] {
+/** Seeds the goals are judged on: the worst of them counts (the figures move a little from seed to seed). */
+export const POLLING_SEEDS = [12, 5, 99, 7] as const;
+
+/** The suite at each seed (figures of all seeds in one list). */
+export function runPollingSuites(runs = 200, seeds: readonly number[] = POLLING_SEEDS): PollingFigure[] {
+  return seeds.flatMap((seed) => runPollingSuite(runs, seed));
+}
+
+/**
+ * Per duration: the policy's polls as a share of fixed 30 s and its p95
+ * detection delay, the worst over the seeds in `figures`, and whether both
+ * goals hold.
+ */
+export function pollingGoals(figures: PollingFigure[]): { minutes: number; pollsVs30: number; p95: number; seeds: number; met: boolean }[] {
   return DURATIONS_MINUTES.map((minutes) => {
-    const policy = figures.find((f) => f.minutes === minutes && f.poller === 'bridge policy') as PollingFigure;
-    const fixed = figures.find((f) => f.minutes === minutes && f.poller === 'fixed 30 s') as PollingFigure;
-    const pollsVs30 = policy.pollsMean / fixed.pollsMean;
-    return { minutes, pollsVs30, p95: policy.delayP95, met: pollsVs30 <= 0.5 && policy.delayP95 <= 15 };
+    const seeds = [...new Set(figures.map((f) => f.seed))];
+    const per = seeds.map((seed) => {
+      const of = (poller: string) => figures.find((f) => f.seed === seed && f.minutes === minutes && f.poller === poller) as PollingFigure;
+      return { pollsVs30: of('bridge policy').pollsMean / of('fixed 30 s').pollsMean, p95: of('bridge policy').delayP95 };
+    });
+    const pollsVs30 = Math.max(...per.map((p) => p.pollsVs30));
+    const p95 = Math.max(...per.map((p) => p.p95));
+    return { minutes, pollsVs30, p95, seeds: seeds.length, met: pollsVs30 <= 0.5 && p95 <= 15 };
   });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const option = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) || fallback : fallback);
   const runs = option('--runs', 200);
-  const figures = runPollingSuite(runs, option('--seed', 12));
+  const seed = option('--seed', 0);
+  // One seed in detail (--seed), or the first of POLLING_SEEDS in detail and the goals over all of them.
+  const figures = seed ? runPollingSuite(runs, seed) : runPollingSuites(runs);
+  const shown = seed || POLLING_SEEDS[0];
+  console.log(`seed ${shown}, ${runs} processings per duration`);
   console.log('duration  poller          polls  delay p50  delay p95  transitions  $/job');
-  for (const f of figures) {
+  for (const f of figures.filter((f) => f.seed === shown)) {
     console.log(
       `${String(f.minutes).padStart(5)} min  ${f.poller.padEnd(14)} ${f.pollsMean.toFixed(1).padStart(6)} ${f.delayP50.toFixed(0).padStart(8)} s ${f.delayP95.toFixed(0).padStart(8)} s ${f.transitionsPerJob.toFixed(0).padStart(11)}  ${f.dollarsPerJob.toFixed(4)}`,
     );
   }
-  for (const g of pollingGoals(figures)) console.log(`${g.minutes} min: policy polls ${(g.pollsVs30 * 100).toFixed(0)} % of fixed 30 s, p95 ${g.p95.toFixed(0)} s: ${g.met ? 'goal met' : 'goal NOT met'}`);
+  for (const g of pollingGoals(figures)) {
+    console.log(`${g.minutes} min: policy polls ${(g.pollsVs30 * 100).toFixed(0)} % of fixed 30 s, p95 ${g.p95.toFixed(0)} s (worst of ${g.seeds} seed${g.seeds > 1 ? 's' : ''}): ${g.met ? 'goal met' : 'goal NOT met'}`);
+  }
 }
