@@ -9,9 +9,12 @@
  * NODE_OPTIONS the user has.
  *
  * Protocol (Node IPC, see local/s3/server.ts):
- *   parent -> child: the options as JSON in argv[2]; later { type: 'close' }
+ *   parent -> child: the options as JSON in argv[2]; later { type: 'flush', id }
+ *                    and { type: 'close' }
  *   child -> parent: { type: 'ready', port }, { type: 'event', event } for each
- *                    S3 notification, { type: 'error', message } on a failure to start.
+ *                    S3 notification, { type: 'flushed', id } once every event
+ *                    emitted before the flush has been sent, { type: 'error', message }
+ *                    on a failure to start.
  * The child exits when asked to close or when the parent goes away (IPC
  * disconnect), so a killed parent never leaves an orphaned server.
  *
@@ -44,9 +47,22 @@ async function main() {
   });
   // First in the chain: Koa composes `middleware` when the server starts listening.
   server.middleware.unshift(keyGuard(options.listBucketPrefixes));
-  server.on('event', (event) => {
-    if (process.connected) process.send({ type: 'event', event });
-  });
+  // s3rver emits an object's event inside the request, before the answer goes
+  // out; every message to the parent leaves through this one ordered queue, so
+  // a 'flushed' reply follows every event of a request answered before the
+  // parent's 'flush' (see flushNotifications in server.ts).
+  let outbox = Promise.resolve();
+  const delayMs = options.notificationDelayMs ?? 0;
+  const sendInOrder = (message, delay) => {
+    // Each message is held `delay` from now (not after the one before it): order kept, no pile-up.
+    const due = Date.now() + delay;
+    outbox = outbox
+      .then(() => (due > Date.now() ? new Promise((resolve) => setTimeout(resolve, due - Date.now())) : undefined))
+      .then(() => {
+        if (process.connected) process.send(message);
+      });
+  };
+  server.on('event', (event) => sendInOrder({ type: 'event', event }, delayMs));
   const address = await server.run();
 
   let closing = false;
@@ -61,6 +77,7 @@ async function main() {
   };
   process.on('message', (message) => {
     if (message && message.type === 'close') void close();
+    else if (message && message.type === 'flush') sendInOrder({ type: 'flushed', id: message.id }, 0);
   });
   process.on('disconnect', () => void close());
   // Belt and braces for a parent killed with -9: the IPC disconnect can be

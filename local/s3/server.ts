@@ -40,12 +40,25 @@ export interface LocalS3Options {
    * whose prefix is outside them. Default: no limit (404, as s3rver does).
    */
   listBucketPrefixes?: string[];
+  /**
+   * Tests: hold every notification this long before it is handed over, as a
+   * loaded machine does (the answer to the upload reaches the client first).
+   * Default 0.
+   */
+  notificationDelayMs?: number;
 }
 
 export interface LocalS3 {
   /** http://127.0.0.1:PORT — use with path-style addressing (see localS3Client). */
   readonly endpoint: string;
   readonly port: number;
+  /**
+   * Resolves once every notification of a request the local S3 answered
+   * before this call has been handed to `onRecord`. The notification travels
+   * from s3rver's process over IPC and can arrive after the client has its
+   * answer; this round trip through the same ordered channel is the barrier.
+   */
+  flushNotifications(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,6 +83,7 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
         directory: options.directory,
         buckets: options.buckets,
         listBucketPrefixes: options.listBucketPrefixes ?? null,
+        notificationDelayMs: options.notificationDelayMs ?? 0,
       }),
     ],
     {
@@ -106,9 +120,35 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     });
   });
 
+  // Flushes in flight, by id; all of them resolve when the child goes away (nothing more can come).
+  const flushes = new Map<number, () => void>();
+  let nextFlush = 0;
+  child.on('message', (message: ChildMessage) => {
+    if (message.type === 'flushed') {
+      flushes.get(message.id)?.();
+      flushes.delete(message.id);
+    }
+  });
+  child.once('exit', () => {
+    for (const resolve of flushes.values()) resolve();
+    flushes.clear();
+  });
+
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
+    flushNotifications: () =>
+      new Promise<void>((resolve) => {
+        if (!child.connected) return resolve();
+        const id = nextFlush++;
+        flushes.set(id, resolve);
+        child.send({ type: 'flush', id }, (error) => {
+          if (error) {
+            flushes.delete(id);
+            resolve();
+          }
+        });
+      }),
     close: () => stopChild(child),
   };
 }
@@ -116,7 +156,8 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
 type ChildMessage =
   | { type: 'ready'; port: number }
   | { type: 'error'; message: string }
-  | { type: 'event'; event: { Records?: S3NotificationRecord[] } };
+  | { type: 'event'; event: { Records?: S3NotificationRecord[] } }
+  | { type: 'flushed'; id: number };
 
 /** Asks the child to close, then waits for it to exit (kills it after a grace period). */
 async function stopChild(child: ChildProcess): Promise<void> {

@@ -31,7 +31,7 @@ describe('local S3 (s3rver in a child process)', () => {
     // Act
     const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: '{"type":"FeatureCollection","features":[]}' }));
     const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-    await new Promise((r) => setTimeout(r, 100));
+    await s3rver.flushNotifications();
     // Assess
     expect(await got.Body?.transformToString()).toContain('FeatureCollection');
     const record = records.find((r) => r.s3.object.key === key) as S3NotificationRecord;
@@ -41,13 +41,34 @@ describe('local S3 (s3rver in a child process)', () => {
     expect(refs).toEqual([{ bucket: BUCKET, key, etag: put.ETag?.replace(/"/g, ''), size: 42 }]);
   });
 
+  it('flushNotifications resolves only once every notification of an answered upload has arrived, however late', async () => {
+    // Prepare: a local S3 that holds each notification 1.5 s, as a loaded machine may
+    const late: S3NotificationRecord[] = [];
+    const slow = await startLocalS3({ directory: path.join(dir, 'slow'), buckets: [BUCKET], notificationDelayMs: 1_500, onRecord: (r) => late.push(r) });
+    try {
+      const s3 = localS3Client(slow.endpoint);
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/late-1.json', Body: '{}' }));
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/late-2.json', Body: '{}' }));
+      const beforeFlush = late.length;
+      // Act
+      await slow.flushNotifications();
+      // Assess: none had arrived with the answers; both have after the flush
+      expect(beforeFlush).toBe(0);
+      expect(late.map((r) => r.s3.object.key)).toEqual(['inbox/late-1.json', 'inbox/late-2.json']);
+    } finally {
+      await slow.close();
+    }
+    // Assess: a stopped server's flush returns at once (nothing more can come)
+    await slow.flushNotifications();
+  });
+
   it('completes a Copy record (no ETag in it) with HEAD through the dispatch code', async () => {
     // Prepare
     const s3 = localS3Client(s3rver.endpoint);
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'src.json', Body: '{}' }));
     // Act
     await s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'inbox/copied.json', CopySource: `${BUCKET}/src.json` }));
-    await new Promise((r) => setTimeout(r, 100));
+    await s3rver.flushNotifications();
     const record = records.find((r) => r.s3.object.key === 'inbox/copied.json') as S3NotificationRecord;
     const [ref] = objectsFromMessage({ Records: [record] }, { keysEncoded: false });
     const object = await completeObject({ s3 }, ref as NonNullable<typeof ref>);
