@@ -1,8 +1,11 @@
 /**
  * One start of the local bridge in a fresh process (bench/startup.ts runs it):
- * prints JSON { readyMs, firstPollMs } measured from process start, so module
- * loading (aws-cdk-lib on a cold definition cache) counts as it does for `npm start`.
+ * prints JSON { readyMs, firstPollMs, startup } measured from process start, so module
+ * loading (aws-cdk-lib on a cold definition cache) counts as it does for `npm start`;
+ * `startup` is the bridge's phase timeline (LocalBridge.startup), plus the job's own
+ * marks (file in the inbox, first poll) and whether aws-cdk-lib was loaded at all.
  */
+import { createRequire } from 'node:module';
 import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +19,9 @@ const dir = await mkdtemp(path.join(tmpdir(), 'startup-probe-'));
 const file = path.join(dir, 'one.geojson');
 const ring = [[7.4, 46.9], [7.41, 46.9], [7.41, 46.91], [7.4, 46.91], [7.4, 46.9]];
 await writeFile(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }] }));
+const droppedAt = sinceStart();
 const { jobId } = await bridge.putInbox(file, 'one.geojson');
+const inInboxMs = sinceStart();
 let firstPollMs = -1;
 for (let i = 0; i < 1200; i++) {
   const row = await bridge.ledger.get(jobId);
@@ -28,5 +33,12 @@ for (let i = 0; i < 1200; i++) {
   await new Promise((resolve) => setTimeout(resolve, 50));
 }
 await bridge.close();
-process.stdout.write(`${JSON.stringify({ readyMs, firstPollMs })}\n`);
+// aws-cdk-lib is CommonJS: loaded, it is in the require cache (a warm start must not load it).
+const cdkLoaded = Object.keys(createRequire(import.meta.url).cache).some((id) => id.includes(`${path.sep}aws-cdk-lib${path.sep}`));
+const phases = [
+  ...bridge.startup.phases,
+  { name: 'one file into the inbox (putInbox)', startMs: droppedAt, endMs: inInboxMs },
+  { name: 'dispatch to first poll (job IN_PROGRESS)', startMs: inInboxMs, endMs: firstPollMs },
+];
+process.stdout.write(`${JSON.stringify({ readyMs, firstPollMs, startup: { ...bridge.startup, phases, cdkLoaded } })}\n`);
 process.exit(0);

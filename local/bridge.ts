@@ -56,7 +56,9 @@ export const SIMULATED_CREDIT_BUDGET = 10_000;
 const SERVICE_START_TIMEOUT_MS = 180_000;
 
 /** Poll quickly locally: the simulator finishes in seconds, not minutes. */
-export const LOCAL_POLL_POLICY: PollPolicy = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600 };
+// nearEndSeconds 1: locally a processing takes seconds and a poll is a loopback request, so the
+// estimator's poll comes 1 s after the earliest possible end (3 s, maxSeconds, kept every slot busy ~1.4 s longer).
+export const LOCAL_POLL_POLICY: PollPolicy = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600, nearEndSeconds: 1 };
 
 export interface MapflowTarget {
   /** Base URL, e.g. https://api.mapflow.ai/rest or a remote simulator's /rest URL. */
@@ -93,6 +95,8 @@ export interface LocalBridgeOptions {
    */
   s3Port?: number;
   s3PortFallback?: boolean;
+  /** Tests: hold each local S3 notification this long, as a loaded machine does (see LocalS3Options). */
+  s3NotificationDelayMs?: number;
   /**
    * Named in the state folder's lock (see state-lock.ts) so a second bridge on
    * the same folder can say who holds it. Default 'a local bridge'.
@@ -120,7 +124,27 @@ export interface LocalBridgeOptions {
   resumeUnfinished?: boolean;
 }
 
+/** One phase of a start, in ms since this process started (performance.now()). */
+export interface StartupPhase {
+  name: string;
+  startMs: number;
+  endMs: number;
+}
+
+export interface StartupTimeline {
+  /** When startLocalBridge was called: what came before is process start and module loading. */
+  entryMs: number;
+  /** When it returned (the bridge ready). */
+  readyMs: number;
+  /** 'hit': the definition came from the disk cache; 'miss': synthesized (and stored); 'off': cache disabled. */
+  definitionCache: 'hit' | 'miss' | 'off';
+  /** In the order they ended; phases that overlap ran side by side. */
+  phases: StartupPhase[];
+}
+
 export interface LocalBridge {
+  /** How the start went, phase by phase (bench/startup.ts prints it). */
+  readonly startup: StartupTimeline;
   readonly endpoints: { s3: string; dynamodb: string; mapflow: string };
   readonly bucket: string;
   readonly ledgerTable: string;
@@ -135,7 +159,11 @@ export interface LocalBridge {
   readonly simulator?: RunningSimulator;
   /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
   putInbox(file: string, relativeKey: string): Promise<{ object: InputObject; jobId: string }>;
-  /** Resolves when nothing is left to do: drop folder empty, notifications dispatched, no execution running. */
+  /**
+   * Resolves when nothing is left to do: drop folder empty, every upload the
+   * local S3 answered before (or during) the call notified and dispatched, no
+   * execution running.
+   */
   waitForJobs(options?: { timeoutMs?: number }): Promise<void>;
   /** The ledger row of a job once it is final (or the last row seen when its execution ended without one). */
   waitForJob(jobId: string, options?: { timeoutMs?: number }): Promise<LedgerRow | undefined>;
@@ -156,14 +184,24 @@ export const TEMPORARY_STATE_PREFIX = 'mapflow-bridge-';
 
 export async function startLocalBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const entryMs = performance.now();
+  const phases: StartupPhase[] = [];
+  // Times one phase of the start (ms since process start) for the start-up timeline.
+  const timed = <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const startMs = performance.now();
+    return work().then((value) => {
+      phases.push({ name, startMs, endMs: performance.now() });
+      return value;
+    });
+  };
   const persistent = options.stateDir !== undefined;
   const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMPORARY_STATE_PREFIX))));
   await mkdir(stateDir, { recursive: true });
   // One bridge per state folder: taken before anything starts, released last.
   // A temporary folder is locked too, so that a later bridge can tell it was abandoned (kill -9) and remove it.
-  const lock = await lockStateDir(stateDir, options.command ?? 'a local bridge');
+  const lock = await timed('state folder lock', () => lockStateDir(stateDir, options.command ?? 'a local bridge'));
   if (!persistent) {
-    for (const dir of await sweepAbandonedStateDirs(tmpdir(), TEMPORARY_STATE_PREFIX)) log(`local bridge: removed ${dir}, left by a bridge that was killed`);
+    for (const dir of await timed('sweep of abandoned state folders', () => sweepAbandonedStateDirs(tmpdir(), TEMPORARY_STATE_PREFIX))) log(`local bridge: removed ${dir}, left by a bridge that was killed`);
   }
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
@@ -183,8 +221,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   try {
     // The three services start side by side (DynamoDB Local's JVM is the slowest);
     // each registers its stop as soon as it is up, so a failed start stops the others.
-    const started = <T extends { close(): Promise<void> }>(name: string, service: Promise<T>): Promise<T> =>
-      service.then((running) => {
+    const started = <T extends { close(): Promise<void> }>(name: string, service: () => Promise<T>): Promise<T> =>
+      timed(name, service).then((running) => {
         stops.push({ name, stop: () => running.close() });
         return running;
       });
@@ -196,7 +234,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ? Promise.resolve(undefined)
       : started(
           'the Mapflow simulator',
-          startSimulator({
+          () => startSimulator({
             processingSeconds: 5,
             ...options.simulator,
             token: simulatorToken,
@@ -207,35 +245,87 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const dynamodbStart = started(
       'DynamoDB Local',
       // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
-      startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
+      () => startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
     );
+    // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
+    const ledgerReady = dynamodbStart.then(async (dynamodb) => {
+      const doc = DynamoDBDocumentClient.from(
+        new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
+        { marshallOptions: { removeUndefinedValues: true } },
+      );
+      await timed('ledger table', () => ensureTable(doc, ledgerTable));
+      return doc;
+    });
+    ledgerReady.catch(() => undefined); // awaited below, after the services
     // The trigger: notifications queue up here until the dispatcher is ready.
     const notifications: S3NotificationRecord[] = [];
     let onRecord: (record: S3NotificationRecord) => void = (record) => notifications.push(record);
     const s3Start = started(
       's3rver',
-      startS3OnPort(
-        { directory: path.join(stateDir, 's3'), buckets: [bucket], onRecord: (record) => onRecord(record), startTimeoutMs: SERVICE_START_TIMEOUT_MS },
+      () => startS3OnPort(
+        {
+          directory: path.join(stateDir, 's3'),
+          buckets: [bucket],
+          onRecord: (record) => onRecord(record),
+          startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+          ...(options.s3NotificationDelayMs ? { notificationDelayMs: options.s3NotificationDelayMs } : {}),
+        },
         options.s3Port ?? 0,
         options.s3PortFallback ?? false,
         log,
       ),
     );
-    // Meanwhile: the definition CDK synthesizes for AWS, from the disk cache when its
+    // Meanwhile, in this process: the handlers' modules (the Lambda code, imported once)...
+    const handlersLoad = timed('handler modules imported', () => loadTaskResources());
+    handlersLoad.catch(() => undefined); // awaited below, after the services
+    // ...and the definition CDK synthesizes for AWS, from the disk cache when its
     // sources are unchanged (lib/local-definition-cache.ts); a miss synthesizes (CPU-bound, in this process).
     let definition: Record<string, unknown> | undefined;
+    let definitionCache: StartupTimeline['definitionCache'] = 'off';
     let synthError: unknown;
     try {
-      definition = (
-        await loadLocalDefinition({
+      const loaded = await timed('state machine definition', () =>
+        loadLocalDefinition({
           pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
           ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-        })
-      ).definition;
+        }),
+      );
+      definition = loaded.definition;
+      definitionCache = loaded.cache;
+      const phase = phases.at(-1);
+      if (phase?.name === 'state machine definition') phase.name = `state machine definition (cache ${loaded.cache})`;
     } catch (error) {
       synthError = error;
     }
-    const services = await Promise.allSettled([simulatorStart, dynamodbStart, s3Start]);
+    // While the services come up: the engine (checking the definition is CPU work in this process,
+    // the JVM's start is not); it starts nothing until the dispatcher hands it a job.
+    // SendTaskSuccess for its waiting states (slot hand-over) comes through the real SDK (endpoint below).
+    const taskTokens = new LocalTaskTokens();
+    const engineReady = (async () => {
+      if (synthError || !definition) throw synthError;
+      const taskResources = await handlersLoad;
+      const engineStartMs = performance.now();
+      const engine = new LocalEngine({
+        definition,
+        taskTokens,
+        taskResources,
+        ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
+        ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+        ...(options.onTask ? { onTask: options.onTask } : {}),
+        onExecutionStopped: (execution) => {
+          // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
+          // its ledger row says why. Anything else is an execution that broke.
+          if (execution.status !== 'SUCCEEDED' && execution.status !== 'ABORTED' && execution.error?.Error !== 'JobFailed') {
+            log(`local bridge: execution ${execution.name} ${execution.status}: ${execution.error?.Error ?? ''} ${execution.error?.Cause ?? ''}`);
+          }
+          options.onExecutionStopped?.(execution);
+        },
+      });
+      phases.push({ name: 'state machine engine', startMs: engineStartMs, endMs: performance.now() });
+      return engine;
+    })();
+    engineReady.catch(() => undefined); // awaited below, after the services
+    const services = await Promise.allSettled([simulatorStart, dynamodbStart, s3Start, handlersLoad, ledgerReady, engineReady]);
     const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure) throw failure.reason;
     if (synthError || !definition) throw synthError;
@@ -246,9 +336,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
 
-    // SendTaskSuccess for the local engine's waiting states (slot hand-over), through the real SDK.
-    const taskTokens = new LocalTaskTokens();
-    const tokenEndpoint = await taskTokens.listen();
+    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen());
     stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
 
     // The handlers' environment, as the CDK construct sets it on AWS.
@@ -275,35 +363,18 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     });
     stops.push({ name: 'the environment', stop: async () => restoreEnv() });
 
-    const doc = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
-      { marshallOptions: { removeUndefinedValues: true } },
-    );
-    await ensureTable(doc, ledgerTable);
+    const doc = await ledgerReady;
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint);
 
-    const engine = new LocalEngine({
-      definition,
-      taskTokens,
-      taskResources: await loadTaskResources(),
-      ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
-      ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
-      ...(options.onTask ? { onTask: options.onTask } : {}),
-      onExecutionStopped: (execution) => {
-        // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
-        // its ledger row says why. Anything else is an execution that broke.
-        if (execution.status !== 'SUCCEEDED' && execution.status !== 'ABORTED' && execution.error?.Error !== 'JobFailed') {
-          log(`local bridge: execution ${execution.name} ${execution.status}: ${execution.error?.Error ?? ''} ${execution.error?.Cause ?? ''}`);
-        }
-        options.onExecutionStopped?.(execution);
-      },
-    });
+    const engine = await engineReady;
     stops.push({ name: 'the state machine executions', stop: () => engine.close() });
 
     // Dispatch: the same code the AWS trigger runs, one notification at a time.
     // s3rver's records carry raw keys (AWS URL-encodes them).
+    const contextStartMs = performance.now();
     const context = bridgeContext(process.env);
+    phases.push({ name: 'dispatch context', startMs: contextStartMs, endMs: performance.now() });
     let dispatching: Promise<void> = Promise.resolve();
     let pendingDispatches = 0;
     const dispatch = (record: S3NotificationRecord): void => {
@@ -339,7 +410,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     // Events, followed live for the caller.
     let follower: EventFollower | undefined;
     if (options.onEvent) {
-      follower = await followEvents(eventsFile, options.onEvent);
+      follower = await timed('event follower', () => followEvents(eventsFile, options.onEvent as (event: LocalEvent) => void));
       stops.push({ name: 'the event follower', stop: () => (follower as EventFollower).close() });
     }
 
@@ -366,13 +437,13 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     }
 
     if (options.resumeUnfinished ?? persistent) {
-      const resumed = await resumeUnfinishedJobs(ledger, engine);
+      const resumed = await timed('unfinished jobs resumed', () => resumeUnfinishedJobs(ledger, engine));
       if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} unfinished job(s): ${resumed.join(', ')}`);
     }
 
     let drop: DropFolder | undefined;
     if (options.dropFolder ?? true) {
-      drop = await watchDropFolder({
+      drop = await timed('drop folder watched', () => watchDropFolder({
         dir: dropDir,
         uploadedDir: path.join(stateDir, 'uploaded'),
         ...(options.dropStableMs !== undefined ? { stableMs: options.dropStableMs } : {}),
@@ -386,7 +457,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           // A file of another type is a job too: it ends REJECTED UNSUPPORTED_FILE_TYPE, in the events like any other.
         },
         onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
-      });
+      }));
       stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
     }
 
@@ -395,6 +466,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     };
 
     const bridge: LocalBridge = {
+      startup: { entryMs, readyMs: performance.now(), definitionCache, phases },
       endpoints: { s3: s3rver.endpoint, dynamodb: dynamodb.endpoint, mapflow: mapflow.url },
       bucket,
       ledgerTable,
@@ -419,7 +491,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           // Until a full round finds nothing new: uploads make notifications, which start executions.
           for (;;) {
             await drop?.idle();
-            await settle();
+            // Uploads already answered may not be notified yet: let their notifications arrive.
+            await s3rver.flushNotifications();
             await dispatchIdle();
             await engine.idle();
             if (pendingDispatches === 0 && engine.running().length === 0) return;
@@ -430,6 +503,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       async waitForJob(jobId, { timeoutMs = 600_000 } = {}) {
         return withTimeout(`job ${jobId}`, timeoutMs, async () => {
           for (;;) {
+            await s3rver.flushNotifications();
             await dispatchIdle();
             await engine.waitFor(jobId);
             const row = await ledger.get(jobId);
@@ -515,11 +589,6 @@ function setEnvironment(values: Record<string, string | undefined>): () => void 
   };
   apply(values);
   return () => apply(previous);
-}
-
-/** Lets s3rver's notifications (an IPC message behind the HTTP answer) arrive. */
-function settle(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 async function withTimeout<T>(what: string, ms: number, work: () => Promise<T>): Promise<T> {
