@@ -135,7 +135,9 @@ export const REST_FACTOR = 1.5;
  * most the time the progress has run, times 1 + percent / YOUNG_PERCENT.
  */
 const YOUNG_PERCENT = 10;
-/** Samples of the percent kept in the estimate (the state stays under 300 bytes). */
+/** How much earlier than the idle poll Mapflow's `updated` (on our clock) may read and still be believed. */
+const UPDATED_TOLERANCE_MS = 60_000;
+/** Samples of the percent kept in the estimate (the state stays under 400 bytes). */
 const MAX_SAMPLES = 6;
 /** Default wait near the predicted end, seconds: the bound on the detection delay (p95 goal: 15 s). */
 export const DEFAULT_NEAR_END_SECONDS = 12;
@@ -210,10 +212,15 @@ export function updateEstimate(previous: PollEstimate | undefined, observation: 
   const last = previous?.samples[previous.samples.length - 1];
   if (!previous || !last || observation.percent < last[1]) {
     // First sight of progress (or a percent that went back: a new run). It began
-    // after the last idle poll; Mapflow's `updated` (the status change) says when,
-    // if it falls in that window.
+    // after the last idle poll; Mapflow's `updated` (the status change) says when.
+    // Moved to our clock it reads a little early (by the time between our
+    // create call and Mapflow's `created`), so a time shortly before the idle
+    // poll is taken as the idle poll; one far before it is not believed (halfway).
     const idleAt = previous?.idleAt;
-    const startAt = idleAt === undefined ? undefined : updatedAt !== undefined && updatedAt >= idleAt ? updatedAt : Math.round((idleAt + at) / 2);
+    let startAt: number | undefined;
+    if (idleAt !== undefined) {
+      startAt = updatedAt !== undefined && updatedAt >= idleAt - UPDATED_TOLERANCE_MS ? Math.max(idleAt, updatedAt) : Math.round((idleAt + at) / 2);
+    }
     return { lastAt: at, ...(idleAt !== undefined && { idleAt }), ...(startAt !== undefined && { startAt }), samples: [[at, observation.percent]], blindPolls };
   }
   let samples = previous.samples;

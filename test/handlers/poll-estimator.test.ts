@@ -70,9 +70,13 @@ describe('planNextPoll: where the polls go', () => {
     // Act
     const seen = updateEstimate(idle, { at: T0 + 1_500_000, status: 'IN_PROGRESS', percent: 25, updatedAt: T0 + 1_000_000 });
     const unknown = updateEstimate(idle, { at: T0 + 1_500_000, status: 'IN_PROGRESS', percent: 25 });
+    const early = updateEstimate(idle, { at: T0 + 1_500_000, status: 'IN_PROGRESS', percent: 25, updatedAt: T0 - 20_000 });
+    const far = updateEstimate(idle, { at: T0 + 1_500_000, status: 'IN_PROGRESS', percent: 25, updatedAt: T0 - 3_600_000 });
     // Assess
     expect(seen.startAt).toBe(T0 + 1_000_000);
     expect(unknown.startAt).toBe(T0 + 750_000); // halfway between the idle poll and the first sight
+    expect(early.startAt).toBe(T0); // a little before the idle poll (our clock offset reads early): the idle poll
+    expect(far.startAt).toBe(T0 + 750_000); // an hour before it: not believed
   });
 
   it('does not believe an updated time after the poll (Mapflow\'s clock ahead) and corrects skew with the created times', () => {
