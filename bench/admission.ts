@@ -70,6 +70,10 @@ export interface AdmissionBenchResult {
   handoverMaxMs: number;
   peakRssMiB: number;
   startMs: number;
+  /** Most jobs with an open Map Run at once (Admit Job granted -> Finish Job started), swept from the task timings. */
+  maxOpenMapRuns: number;
+  /** Parts that waited inside an open Map Run (Wait For Slot calls): only parts after a job's first. */
+  waitsInsideMapRun: number;
   /** Load average (1 min) at the start and the end of the batch: the machine is shared. */
   loadAverage: { start: number; end: number };
   /** Where the time goes, medians over the batch's jobs (ms): see `breakdown`. */
@@ -154,7 +158,9 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
     const jobIds = await mapBounded(batch, options.dropConcurrency ?? 16, async (file) => (await bridge.putInbox(file, path.basename(file))).jobId);
     const dropMs = Date.now() - t0;
     log(`dropped ${batch.length} files in ${(dropMs / 1000).toFixed(1)} s`);
-    await bridge.waitForJobs({ timeoutMs: options.timeoutMs ?? 1_800_000 });
+    // Three times the ideal schedule, at least 30 min: 2,000 jobs of 5 s alone are 33 min ideally.
+    const idealScheduleMs = Math.ceil(options.jobs / options.slots) * options.processingSeconds * 1000;
+    await bridge.waitForJobs({ timeoutMs: options.timeoutMs ?? Math.max(1_800_000, 3 * idealScheduleMs) });
     const loadEnd = loadavg()[0] ?? 0;
     const rows = (await Promise.all(jobIds.map((id) => bridge.ledger.get(id)))).filter((r): r is LedgerRow => r !== undefined);
     const batchTraces = traces.slice(tracesBefore);
@@ -191,6 +197,7 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
       peakRssMiB: process.resourceUsage().maxRSS / 1024,
       startMs,
       loadAverage: { start: loadStart, end: loadEnd },
+      ...openMapRuns(batchTraces),
       breakdown: breakdown(batchTraces, options.processingSeconds * 1000),
     };
   } finally {
@@ -295,6 +302,16 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
     jobsTraced: series.slotHold.length,
     ...(Object.fromEntries(Object.entries(series).map(([k, v]) => [k, median(v)])) as Omit<Breakdown, 'jobsTraced'>),
   };
+}
+
+function openMapRuns(traces: TaskTrace[]): { maxOpenMapRuns: number; waitsInsideMapRun: number } {
+  const intervals: { start: number; end: number }[] = [];
+  for (const states of byJob(traces).values()) {
+    const admitted = states.get(ADMIT)?.find((t) => !t.failed)?.endedAt;
+    const closed = states.get('Finish Job')?.[0]?.startedAt ?? states.get('Fail Job')?.[0]?.startedAt;
+    if (admitted !== undefined && closed !== undefined) intervals.push({ start: admitted, end: closed });
+  }
+  return { maxOpenMapRuns: maxOverlap(intervals), waitsInsideMapRun: traces.filter((t) => t.state === 'Wait For Slot').length };
 }
 
 function totalInvocations(bridge: LocalBridge): number {

@@ -57,7 +57,8 @@ const SERVICE_START_TIMEOUT_MS = 180_000;
 
 /** Poll quickly locally: the simulator finishes in seconds, not minutes. */
 // nearEndSeconds 1: locally a processing takes seconds and a poll is a loopback request, so the
-// estimator's poll comes 1 s after the earliest possible end (3 s, maxSeconds, kept every slot busy ~1.4 s longer).
+// estimator's poll comes 1 s after the earliest possible end (the default, min(12, maxSeconds) = 3 s,
+// left every slot busy 1.35 s past the processing's end, median, in bench/admission.ts).
 export const LOCAL_POLL_POLICY: PollPolicy = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600, nearEndSeconds: 1 };
 
 export interface MapflowTarget {
