@@ -13,14 +13,21 @@
  * import loads the SDK from the project's node_modules (CommonJS, file by file,
  * as the Lambda runtime loads its own copy).
  *
- * Run it:  npx tsx bench/bundles.ts [--external-sdk] [--json] [--keep]
+ * `--before <git ref>` bundles that commit's handlers too (with the options
+ * bench/bundles.ts had before lib/bundling.ts: no credential alias, legal
+ * comments kept) and imports old and new alternately, so both figures come
+ * from the same minutes of a noisy machine.
+ *
+ * Run it:  npx tsx bench/bundles.ts [--external-sdk] [--before 098a665] [--json] [--keep]
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { HANDLER_NAMES } from '../functions/handlers/catalog.ts';
 import { lambdaEsbuildOptions } from '../lib/bundling.ts';
 
@@ -58,7 +65,20 @@ export interface BundleFigure {
   coldImportMs?: number;
   /** With `externalAwsSdk`: the bundle without `@aws-sdk/*`. */
   externalSdk?: { bytes: number; coldImportMs?: number };
+  /** With `before`: the same handler at that commit (absent when it had no such handler). */
+  before?: { bytes: number; coldImportMs?: number };
 }
+
+/** The options bench/bundles.ts (and the construct) used before lib/bundling.ts. */
+const BEFORE_OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  banner: { js: "import { createRequire as __bridgeCreateRequire } from 'node:module'; const require = __bridgeCreateRequire(import.meta.url);" },
+  minify: true,
+};
 
 export interface MeasureOptions {
   importTimes?: boolean;
@@ -66,6 +86,8 @@ export interface MeasureOptions {
   names?: readonly string[];
   /** Also bundle each handler with `externalAwsSdk` (lib/bundling.ts). */
   externalAwsSdk?: boolean;
+  /** A git ref whose handlers are bundled and imported alongside (the baseline). */
+  before?: string;
 }
 
 export async function measureBundles(options: MeasureOptions = {}): Promise<BundleFigure[]> {
@@ -74,6 +96,7 @@ export async function measureBundles(options: MeasureOptions = {}): Promise<Bund
   try {
     // The external-SDK bundles import @aws-sdk/* at run time: from the project's node_modules.
     if (options.externalAwsSdk) await symlink(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    const beforeRoot = options.before ? await checkout(options.before, path.join(dir, 'before-src')) : undefined;
     for (const name of options.names ?? HANDLER_NAMES) {
       const entry = path.join(PROJECT_ROOT, 'functions', 'handlers', `${name}.ts`);
       const outfile = path.join(dir, name, 'index.mjs');
@@ -87,12 +110,26 @@ export async function measureBundles(options: MeasureOptions = {}): Promise<Bund
       }
       const top = [...byPackage.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([input, b]) => ({ input, bytes: b }));
       const figure: BundleFigure = { name, callsMapflow: MAPFLOW_HANDLERS.has(name), bytes, top, inputs };
-      if (options.importTimes ?? true) figure.coldImportMs = await coldImport(outfile);
+      // Every variant of this handler, imported in turns.
+      const files: { file: string; set: (ms: number) => void }[] = [{ file: outfile, set: (ms) => (figure.coldImportMs = ms) }];
       if (options.externalAwsSdk) {
         const external = path.join(dir, `${name}-external-sdk`, 'index.mjs');
         await build({ ...lambdaEsbuildOptions({ externalAwsSdk: true }), entryPoints: [entry], outfile: external, logLevel: 'silent' });
-        figure.externalSdk = { bytes: (await stat(external)).size };
-        if (options.importTimes ?? true) figure.externalSdk.coldImportMs = await coldImport(external);
+        const variant: { bytes: number; coldImportMs?: number } = { bytes: (await stat(external)).size };
+        figure.externalSdk = variant;
+        files.push({ file: external, set: (ms) => (variant.coldImportMs = ms) });
+      }
+      const beforeEntry = beforeRoot && path.join(beforeRoot, 'functions', 'handlers', `${name}.ts`);
+      if (beforeEntry && existsSync(beforeEntry)) {
+        const old = path.join(dir, `${name}-before`, 'index.mjs');
+        await build({ ...BEFORE_OPTIONS, entryPoints: [beforeEntry], outfile: old, logLevel: 'silent' });
+        const variant: { bytes: number; coldImportMs?: number } = { bytes: (await stat(old)).size };
+        figure.before = variant;
+        files.push({ file: old, set: (ms) => (variant.coldImportMs = ms) });
+      }
+      if (options.importTimes ?? true) {
+        const medians = await coldImports(files.map((f) => f.file));
+        files.forEach((f, i) => f.set(medians[i] as number));
       }
       figures.push(figure);
     }
@@ -105,15 +142,19 @@ export async function measureBundles(options: MeasureOptions = {}): Promise<Bund
 /** The table of figures: handler, KiB, calls Mapflow?, cold import (and the external-SDK variant when measured). */
 export function bundleTable(figures: readonly BundleFigure[]): string[] {
   const external = figures.some((f) => f.externalSdk);
+  const before = figures.some((f) => f.before);
   const ms = (v?: number) => (v === undefined ? '-' : v.toFixed(0));
+  const kib = (v?: number) => (v === undefined ? '-' : (v / KIB).toFixed(0));
   const lines = [
     `${'handler'.padEnd(20)} ${'KiB'.padStart(6)}  ${'Mapflow'.padEnd(7)}  ${'cold import ms'.padStart(14)}` +
-      (external ? `  ${'external SDK: KiB'.padStart(17)}  ${'cold import ms'.padStart(14)}` : ''),
+      (external ? `  ${'external SDK: KiB'.padStart(17)}  ${'ms'.padStart(5)}` : '') +
+      (before ? `  ${'before: KiB'.padStart(11)}  ${'ms'.padStart(5)}` : ''),
   ];
   for (const f of figures) {
     lines.push(
-      `${f.name.padEnd(20)} ${(f.bytes / KIB).toFixed(0).padStart(6)}  ${(f.callsMapflow ? 'yes' : 'no').padEnd(7)}  ${ms(f.coldImportMs).padStart(14)}` +
-        (external ? `  ${(f.externalSdk ? (f.externalSdk.bytes / KIB).toFixed(0) : '-').padStart(17)}  ${ms(f.externalSdk?.coldImportMs).padStart(14)}` : ''),
+      `${f.name.padEnd(20)} ${kib(f.bytes).padStart(6)}  ${(f.callsMapflow ? 'yes' : 'no').padEnd(7)}  ${ms(f.coldImportMs).padStart(14)}` +
+        (external ? `  ${kib(f.externalSdk?.bytes).padStart(17)}  ${ms(f.externalSdk?.coldImportMs).padStart(5)}` : '') +
+        (before ? `  ${kib(f.before?.bytes).padStart(11)}  ${ms(f.before?.coldImportMs).padStart(5)}` : ''),
     );
   }
   return lines;
@@ -124,19 +165,35 @@ function packageOf(input: string): string {
   return match ? (match[1] as string) : 'bridge code';
 }
 
-/** Median of IMPORT_RUNS fresh processes importing the bundle (ms from the import call to the handler). */
-async function coldImport(file: string): Promise<number> {
-  const probe = path.join(path.dirname(file), 'probe.mjs');
-  await mkdir(path.dirname(probe), { recursive: true });
-  await writeFile(
-    probe,
-    `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(file).href)});\n` +
-      `if (typeof m.handler !== 'function') process.exit(3);\nprocess.stdout.write(String(performance.now() - t));\n`,
-  );
-  const runs: number[] = [];
-  for (let i = 0; i < IMPORT_RUNS; i++) runs.push(await runNode(probe));
-  runs.sort((a, b) => a - b);
-  return runs[Math.floor(runs.length / 2)] as number;
+/** A git ref's functions/ and package.json (for its sideEffects), with this project's node_modules. */
+async function checkout(ref: string, into: string): Promise<string> {
+  await mkdir(into, { recursive: true });
+  const archive = path.join(into, '..', 'before.tar');
+  await promisify(execFile)('git', ['archive', '--output', archive, ref, 'functions', 'package.json'], { cwd: PROJECT_ROOT });
+  await promisify(execFile)('tar', ['-xf', archive, '-C', into]);
+  await symlink(path.join(PROJECT_ROOT, 'node_modules'), path.join(into, 'node_modules'), 'dir');
+  return into;
+}
+
+/**
+ * Median of IMPORT_RUNS fresh processes importing each bundle (ms from the
+ * import call to the handler), the bundles taking turns in every round.
+ */
+async function coldImports(files: readonly string[]): Promise<number[]> {
+  const probes: string[] = [];
+  for (const file of files) {
+    const probe = path.join(path.dirname(file), 'probe.mjs');
+    await mkdir(path.dirname(probe), { recursive: true });
+    await writeFile(
+      probe,
+      `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(file).href)});\n` +
+        `if (typeof m.handler !== 'function') process.exit(3);\nprocess.stdout.write(String(performance.now() - t));\n`,
+    );
+    probes.push(probe);
+  }
+  const runs: number[][] = files.map(() => []);
+  for (let i = 0; i < IMPORT_RUNS; i++) for (const [j, probe] of probes.entries()) runs[j]?.push(await runNode(probe));
+  return runs.map((r) => [...r].sort((a, b) => a - b)[Math.floor(r.length / 2)] as number);
 }
 
 function runNode(file: string): Promise<number> {
@@ -154,7 +211,12 @@ function runNode(file: string): Promise<number> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const figures = await measureBundles({ keep: process.argv.includes('--keep'), externalAwsSdk: process.argv.includes('--external-sdk') });
+  const beforeAt = process.argv.indexOf('--before');
+  const figures = await measureBundles({
+    keep: process.argv.includes('--keep'),
+    externalAwsSdk: process.argv.includes('--external-sdk'),
+    before: beforeAt > 0 ? process.argv[beforeAt + 1] : undefined,
+  });
   if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
   else {
     const nonMapflow = Math.max(...figures.filter((f) => !f.callsMapflow).map((f) => f.bytes));
