@@ -1,13 +1,33 @@
 /**
  * The local definition's disk cache: a second load with the same sources and
  * options is a hit and gives the very definition synthesis gives; other
- * options are another key; `off` bypasses it.
+ * options are another key; `off` bypasses it. A warm start (a fresh process,
+ * as `npm start`) never loads aws-cdk-lib.
  */
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { definitionKey, loadLocalDefinition } from '../../lib/local-definition-cache.ts';
+import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** bench/definition-probe.ts in a fresh process: the definition as `npm start` loads it. */
+function probe(cacheDir: string): Promise<{ cache: string; cdkLoaded: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/definition-probe.ts')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, MAPFLOW_BRIDGE_CACHE_DIR: cacheDir, MAPFLOW_BRIDGE_DEFINITION_CACHE: '' },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}')) : reject(new Error(`definition probe exited with ${code}`))));
+  });
+}
 
 describe('local definition cache', () => {
   it('synthesizes once, then reads the same definition from disk; other options make another key', async () => {
@@ -33,5 +53,22 @@ describe('local definition cache', () => {
     expect(second.key).toBe(first.key);
     expect(otherKey).not.toBe(first.key);
     expect(await readdir(dir)).toEqual([`definition-${first.key}.json`]);
+  }, 300_000);
+
+  it('a warm start reads the cached definition in a fresh process without loading aws-cdk-lib', async () => {
+    // Prepare: a cache entry under the key of this tree's sources (a stand-in definition:
+    // what is checked is what the start imports). Sources edited meanwhile by someone
+    // else make a new key, so a miss is tried again with the new key.
+    const dir = await mkdtemp(path.join(tmpdir(), 'definition-cache-warm-'));
+    await mkdir(dir, { recursive: true });
+    let result: { cache: string; cdkLoaded: boolean } | undefined;
+    for (let attempt = 0; attempt < 3 && result?.cache !== 'hit'; attempt++) {
+      const key = await definitionKey({ pollPolicy: LOCAL_POLL_POLICY });
+      await writeFile(path.join(dir, `definition-${key}.json`), JSON.stringify({ definition: { StartAt: 'Done', States: { Done: { Type: 'Succeed' } } }, taskStates: [] }));
+      // Act
+      result = await probe(dir);
+    }
+    // Assess
+    expect(result).toMatchObject({ cache: 'hit', cdkLoaded: false });
   }, 300_000);
 });

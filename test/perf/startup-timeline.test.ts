@@ -1,0 +1,50 @@
+/**
+ * The local bridge's start: DynamoDB Local (a JVM), s3rver (a child process),
+ * the simulator, the handler modules and the definition start side by side,
+ * not one after the other; the ledger table is created once DynamoDB Local
+ * answers; the timeline (LocalBridge.startup) accounts for every phase.
+ * No timing asserts: only the order of phases.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { startLocalBridge, type LocalBridge, type StartupPhase } from '../../local/bridge.ts';
+
+let bridge: LocalBridge | undefined;
+afterAll(async () => {
+  await bridge?.close();
+}, 120_000);
+
+describe('local bridge start-up', () => {
+  it('starts the services, the handlers and the definition side by side and records each phase', async () => {
+    // Prepare
+    const before = performance.now();
+
+    // Act
+    bridge = await startLocalBridge({ dropFolder: false, reconcileIntervalMs: 0, log: () => undefined });
+
+    // Assess
+    const { startup } = bridge;
+    const phase = (name: string | RegExp): StartupPhase => {
+      const found = startup.phases.find((p) => (typeof name === 'string' ? p.name === name : name.test(p.name)));
+      if (!found) throw new Error(`no start-up phase ${String(name)} in ${startup.phases.map((p) => p.name).join(', ')}`);
+      return found;
+    };
+    const parallel = [
+      phase('the Mapflow simulator'),
+      phase('DynamoDB Local'),
+      phase('s3rver'),
+      phase('handler modules imported'),
+      phase(/^state machine definition \(cache (hit|miss|off)\)$/),
+    ];
+    // All under way at once: each one started before any of them ended.
+    expect(Math.max(...parallel.map((p) => p.startMs))).toBeLessThan(Math.min(...parallel.map((p) => p.endMs)));
+    expect(phase('ledger table').startMs).toBeGreaterThanOrEqual(phase('DynamoDB Local').endMs);
+    expect(startup.entryMs).toBeGreaterThanOrEqual(before);
+    for (const p of startup.phases) {
+      expect(p.startMs).toBeGreaterThanOrEqual(startup.entryMs);
+      expect(p.endMs).toBeGreaterThanOrEqual(p.startMs);
+      expect(p.endMs).toBeLessThanOrEqual(startup.readyMs);
+    }
+    expect(['hit', 'miss', 'off']).toContain(startup.definitionCache);
+    expect(phase('state machine engine').endMs).toBeLessThanOrEqual(startup.readyMs);
+  }, 300_000);
+});
