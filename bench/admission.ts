@@ -108,6 +108,8 @@ export interface Breakdown {
   handover: number;
   /** Plan Processing, one call. */
   planProcessing: number;
+  /** The longest registerToAdmitCall (a place older than 30 s stops holding the queue up: functions/ledger/slots.ts). */
+  registerToAdmitCallMax: number;
 }
 
 export async function runAdmissionBench(options: AdmissionBenchOptions): Promise<AdmissionBenchResult> {
@@ -248,7 +250,7 @@ function admissions(rows: LedgerRow[], traces: TaskTrace[]): { row: LedgerRow; s
 
 function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
   const jobs = byJob(traces);
-  const series: Record<Exclude<keyof Breakdown, 'jobsTraced'>, number[]> = {
+  const series: Record<Exclude<keyof Breakdown, 'jobsTraced' | 'registerToAdmitCallMax'>, number[]> = {
     registerToAdmitCall: [], queueWait: [], slotHold: [], grantToMapStart: [], mapStartToCreated: [],
     createdToDetected: [], detectionDelay: [], polls: [], detectedToReleased: [], handover: [], planProcessing: [],
   };
@@ -300,7 +302,8 @@ function breakdown(traces: TaskTrace[], processingMs: number): Breakdown {
   };
   return {
     jobsTraced: series.slotHold.length,
-    ...(Object.fromEntries(Object.entries(series).map(([k, v]) => [k, median(v)])) as Omit<Breakdown, 'jobsTraced'>),
+    ...(Object.fromEntries(Object.entries(series).map(([k, v]) => [k, median(v)])) as Omit<Breakdown, 'jobsTraced' | 'registerToAdmitCallMax'>),
+    registerToAdmitCallMax: Math.max(0, ...series.registerToAdmitCall),
   };
 }
 
