@@ -49,6 +49,9 @@ export const MAPFLOW_HANDLERS = new Set([
   'finish-job',
 ]);
 
+/** The commit before the lean-bundle work of issue 12 (goal 2): the baseline of `npm run bench`. */
+export const BUNDLES_BEFORE_REF = '098a665';
+
 /** Goals of issue 12: every bundle <= 1 MiB, handlers that do not call Mapflow <= 400 KiB. */
 export const BUNDLE_LIMIT_BYTES = 1024 * KIB;
 export const NON_MAPFLOW_LIMIT_BYTES = 400 * KIB;
@@ -96,7 +99,13 @@ export async function measureBundles(options: MeasureOptions = {}): Promise<Bund
   try {
     // The external-SDK bundles import @aws-sdk/* at run time: from the project's node_modules.
     if (options.externalAwsSdk) await symlink(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-    const beforeRoot = options.before ? await checkout(options.before, path.join(dir, 'before-src')) : undefined;
+    const beforeRoot = options.before
+      ? await checkout(options.before, path.join(dir, 'before-src')).catch((error: Error) => {
+          // A shallow clone or a copy without git history: the figures come without their baseline.
+          process.stderr.write(`bundles: no baseline, ${options.before} cannot be read (${error.message.split('\n')[0]})\n`);
+          return undefined;
+        })
+      : undefined;
     for (const name of options.names ?? HANDLER_NAMES) {
       const entry = path.join(PROJECT_ROOT, 'functions', 'handlers', `${name}.ts`);
       const outfile = path.join(dir, name, 'index.mjs');
