@@ -312,14 +312,15 @@ export function planNextPoll(
       seconds = Math.min(longest, Math.max(seconds, stuck / 4));
     }
   }
+  const spread = (random() * 2 - 1) * JITTER;
+  let waitSeconds = remaining ? Math.max(1, Math.floor(seconds * (1 - Math.abs(spread)))) : Math.max(1, Math.round(seconds * (1 + spread)));
   // The poll count (pollsFor) allows one poll per maxSeconds until
   // maxJobSeconds plus a margin. Short waits spend the margin and what longer
-  // waits saved; once that is gone, poll no more often than the count allows.
-  if (budget.pollsLeft > 1 && (budget.pollsLeft - 1) * policy.maxSeconds < budget.secondsLeft) {
-    seconds = Math.max(seconds, budget.secondsLeft / (budget.pollsLeft - 1));
+  // waits saved; once that is gone, poll no more often than the count allows
+  // (after the jitter, which must not eat into it).
+  if (budget.pollsLeft >= 1 && (budget.pollsLeft - 1) * policy.maxSeconds < budget.secondsLeft) {
+    waitSeconds = Math.max(waitSeconds, Math.ceil(budget.secondsLeft / Math.max(1, budget.pollsLeft - 1)));
   }
-  const spread = (random() * 2 - 1) * JITTER;
-  const waitSeconds = remaining ? Math.max(1, Math.floor(seconds * (1 - Math.abs(spread)))) : Math.max(1, Math.round(seconds * (1 + spread)));
   return { waitSeconds, estimate, ...(remaining && { remaining: { earliest: Math.round(remaining.earliest), likely: Math.round(remaining.likely) } }) };
 }
 
