@@ -61,6 +61,8 @@ export interface AdmissionBenchResult {
   fifoViolations: number;
   /** The most any such job was admitted ahead of the earlier arrival (ms): a few ms is two hand-overs at once whose wake calls crossed. */
   fifoMaxLeadMs: number;
+  /** The same counted at the slot grants themselves (each holder's `since` in the sampled `#slots` row). */
+  fifoGrantViolations: number;
   queuedJobs: number;
   /** Task invocations (Lambda calls) per job, and slot attempts per job. */
   invocationsPerJob: number;
@@ -134,10 +136,15 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
   const startMs = Date.now() - startedAt;
   let sampling = true;
   let maxSlotsSampled = 0;
+  // Each holder's grant time, as the slots row records it (a hold lasts seconds; the sampler sees every one).
+  const granted = new Map<string, number>();
   const sampler = (async () => {
     while (sampling) {
       const row = await slotsRow(bridge);
-      maxSlotsSampled = Math.max(maxSlotsSampled, row);
+      maxSlotsSampled = Math.max(maxSlotsSampled, Object.keys(row).length);
+      for (const [holder, entry] of Object.entries(row)) {
+        if (!granted.has(holder) && entry.since) granted.set(holder, Date.parse(entry.since));
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
@@ -192,6 +199,10 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
       maxSlotsSampled,
       maxConcurrentProcessings: maxOverlap(intervals),
       ...fifoOf(admissions(rows, batchTraces)),
+      fifoGrantViolations: fifoOf(rows.flatMap((row) => {
+        const at = granted.get(`${row.jobId}#0`);
+        return at === undefined ? [] : [{ row, start: at }];
+      })).fifoViolations,
       queuedJobs: queued.length,
       invocationsPerJob: (totalInvocations(bridge) - invocationsBefore) / options.jobs,
       slotCallsPerJob: (slotInvocations(bridge) - slotCallsBefore) / options.jobs,
@@ -210,11 +221,12 @@ export async function runAdmissionBench(options: AdmissionBenchOptions): Promise
   }
 }
 
-async function slotsRow(bridge: LocalBridge): Promise<number> {
+/** The slot holders now, with the time each was granted (`since`, written by the granting conditional write). */
+async function slotsRow(bridge: LocalBridge): Promise<Record<string, { since?: string }>> {
   const doc = (bridge.ledger as unknown as { doc: { send(c: GetCommand): Promise<{ Item?: Record<string, unknown> }> } }).doc;
   const { Item } = await doc.send(new GetCommand({ TableName: bridge.ledgerTable, Key: { jobId: SLOTS_ROW_ID }, ConsistentRead: true }));
   const holders = Item?.holders;
-  return holders && typeof holders === 'object' ? Object.keys(holders).length : 0;
+  return holders && typeof holders === 'object' ? (holders as Record<string, { since?: string }>) : {};
 }
 
 /** The job id a task's payload names (plain, `job`, or a waiting state's `Payload`). */

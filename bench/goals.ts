@@ -72,11 +72,12 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
     { goal: '1 slots in use (sampled 50 ms)', bridge: `max ${a.maxSlotsSampled}`, baseline: `${a.slots} slots`, ratio: '', target: '<= slots', met: a.maxSlotsSampled <= a.slots },
     {
       goal: '1 admitted out of arrival order',
-      bridge: `${a.fifoViolations}${a.fifoViolations ? ` (by <= ${a.fifoMaxLeadMs} ms)` : ''}`,
+      // Order of admission: the slot grants (the #slots row's since); woken: when each token settled.
+      bridge: `${a.fifoGrantViolations} (woken: ${a.fifoViolations}${a.fifoViolations ? `, by <= ${a.fifoMaxLeadMs} ms` : ''})`,
       baseline: `${a.queuedJobs} queued`,
       ratio: '',
       target: '0',
-      met: a.fifoViolations === 0,
+      met: a.fifoGrantViolations === 0,
     },
     { goal: '1 open Map Runs at once', bridge: `max ${a.maxOpenMapRuns}`, baseline: `${a.slots} slots`, ratio: '', target: 'no waiting inside', met: a.waitsInsideMapRun === 0 },
     { goal: '1 slot calls per job while queued', bridge: a.slotCallsPerJob.toFixed(1), baseline: `${a.invocationsPerJob.toFixed(1)} calls/job`, ratio: '', target: 'no polling (<= 2)', met: a.slotCallsPerJob <= 2 },
