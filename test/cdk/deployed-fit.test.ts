@@ -121,7 +121,8 @@ const mapflowSecret: Call = ['secretsmanager:GetSecretValue', (a) => a.secret, '
 
 /** Every AWS call each function makes, from the code of its step. */
 const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
-  'register-job': [...jobRow, putEvents],
+  // A GeoJSON job takes its place in the slot queue at registration (ConcurrencySlots.reserve).
+  'register-job': [...jobRow, ...slotsRow, putEvents],
   'inspect-geotiff': [...s3Read('inbox', 's3RangeSource: ranged GetObject of the header'), mapflowSecret],
   'ensure-mosaic': [...jobRow, ...nameRegistry, putEvents, mapflowSecret],
   'upload-image': [...s3Read('inbox', 'openObjectStream streams the image'), ...jobRow, putEvents, mapflowSecret],
@@ -136,7 +137,8 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
   'admit-job': [...slotsRow, ...slotQueue, ...jobRow, putEvents],
   'wait-for-slot': [...slotsRow, ...slotQueue, ...jobRow, putEvents],
   'create-processing': [...s3Read('work', 'readWorkJson of the request and geometry'), ...jobRow, putEvents, mapflowSecret],
-  'poll-processing': [...jobRow, putEvents, mapflowSecret],
+  // Releases the slot the moment the processing is OK, handing it to the next waiter.
+  'poll-processing': [...jobRow, ...slotsRow, ...slotQueue, putEvents, mapflowSecret],
   'restart-processing': [...jobRow, putEvents, mapflowSecret],
   'store-results': [
     ...s3Write('results', 'writeStream of result.geojson, writeJson of job.json'),

@@ -213,7 +213,8 @@ async function runAndCount(
   // Every other Task answers {}: it is not on the path the stubs drive.
   const taskNames = Object.entries(definition.States).filter(([, s]) => s.Type === 'Task').map(([name]) => name);
   const local = Object.fromEntries(taskNames.map((name) => [name, async () => (handlers[name] ?? (() => ({})))() as never]));
-  const execution = machine.run(input({ jobId: 'j', input: {}, job: {}, part: { index: 0, name: 'p' } }) as never, {
+  // admittedIndex (from the Map's ItemSelector) names another part: this one takes the longer path through Acquire Slot.
+  const execution = machine.run(input({ jobId: 'j', input: {}, job: {}, part: { index: 0, name: 'p' }, admittedIndex: -1 }) as never, {
     overrides: { taskResourceLocalHandlers: local, waitTimeOverrides: Object.fromEntries(waits) },
     context: { Execution: { Id: 'arn:aws:states:us-east-1:000000000000:execution:budget:j' } } as never,
   });
