@@ -55,7 +55,7 @@ export interface BridgeFunctionProps {
   readonly sourceMaps?: boolean;
   /**
    * Leave `@aws-sdk/*` out of the bundle and use the SDK v3 that the
-   * nodejs24.x runtime ships: bundles of about a third of the size, but the
+   * nodejs24.x runtime ships: bundles of a fifth to a third of the size, but the
    * SDK version is the runtime's, not the one the bridge was tested with, and
    * a cold start resolves the SDK's files one by one (see lib/bundling.ts and
    * docs/architecture.md, "Lean handlers"). Ignored for prebuilt bundles.

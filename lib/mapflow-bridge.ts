@@ -148,7 +148,7 @@ export interface MapflowBridgeProps {
   readonly sourceMaps?: boolean;
   /**
    * Use the AWS SDK v3 of the nodejs24.x runtime instead of bundling it: the
-   * bundles shrink to about a third (see docs/architecture.md, "Lean
+   * bundles shrink to a fifth to a third (see docs/architecture.md, "Lean
    * handlers"), but the SDK version is the runtime's, not the one the bridge
    * was tested with, and cold starts resolve the SDK's files one by one.
    * Applies to functions bundled from source, not to the package's prebuilt

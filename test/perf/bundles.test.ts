@@ -28,7 +28,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../bench/bundles.ts';
-import { lambdaEsbuildOptions } from '../../lib/bundling.ts';
+import { LAMBDA_CREDENTIALS_MODULE, lambdaEsbuildArgs, lambdaEsbuildOptions } from '../../lib/bundling.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const KIB = 1024;
@@ -100,6 +100,17 @@ describe('lean Lambda bundles', () => {
       const kib = Math.round((f.externalSdk?.bytes ?? Infinity) / KIB);
       expect({ name: f.name, withinGoal: (f.externalSdk?.bytes ?? Infinity) <= NON_MAPFLOW_LIMIT_BYTES, kib }).toMatchObject({ name: f.name, withinGoal: true });
     }
+  });
+
+  it('gives NodejsFunction the same options as the bench (esbuildArgs), and no alias when the SDK is the runtime\'s', () => {
+    // Act
+    const bundled = lambdaEsbuildArgs();
+    const external = lambdaEsbuildArgs({ externalAwsSdk: true });
+
+    // Assess: CDK renders an array as `--alias:<item>`, esbuild's syntax.
+    expect(bundled).toEqual({ '--legal-comments': 'none', '--alias': [`@aws-sdk/credential-provider-node=${LAMBDA_CREDENTIALS_MODULE}`] });
+    expect(external).toEqual({ '--legal-comments': 'none' });
+    expect(lambdaEsbuildOptions({ externalAwsSdk: true }).external).toEqual(['@aws-sdk/*']);
   });
 
   it('signs AWS requests with the execution role keys from the environment (the lean credential provider in a real bundle)', async () => {
