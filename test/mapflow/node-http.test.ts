@@ -5,7 +5,7 @@
  * undiciRequester; these cover the wire.
  */
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import http, { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,22 @@ describe('node:http requester', () => {
     expect(error.code).toBe('BODY_TIMEOUT');
     expect(classifyNetworkError(error)).toEqual({ failure: 'maybe-sent', transient: true });
   }, 30_000);
+
+  it('gives the kept-alive connection back with the agent\'s own idle timeout, not the body limit', async () => {
+    // Prepare
+    const url = await startServer((_req, res) => res.end('ok'));
+
+    // Act
+    const res = await nodeHttpRequester()(url, { method: 'GET', headers: {}, signal: noSignal(), bodyTimeoutMs: 777 });
+    const socket = (res.body as unknown as IncomingMessage).socket;
+    const during = socket.timeout;
+    await res.body.text();
+    await new Promise((resolve) => setImmediate(resolve));
+
+    // Assess: the global agent's free-socket timeout (Node: 5 s), so idle pooled sockets still close.
+    expect(during).toBe(777);
+    expect(socket.timeout).toBe((http.globalAgent as unknown as { options: { timeout?: number } }).options.timeout ?? 0);
+  });
 
   it('ends the exchange when the signal aborts before the headers', async () => {
     // Prepare

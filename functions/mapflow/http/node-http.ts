@@ -80,10 +80,12 @@ export function nodeHttpRequester(options: NodeHttpOptions = {}): HttpRequester 
         const socket = res.socket;
         const idle = () =>
           res.destroy(new HttpExchangeError(`no byte of the response body for ${init.bodyTimeoutMs} ms`, 'BODY_TIMEOUT'));
+        // The keep-alive agent has its own idle timeout on the socket (for when it is free): put it back after.
+        const agentTimeout = socket.timeout ?? 0;
         socket.setTimeout(init.bodyTimeoutMs);
         socket.on('timeout', idle);
         const release = () => {
-          socket.setTimeout(0);
+          socket.setTimeout(agentTimeout);
           socket.off('timeout', idle);
         };
         res.once('end', release);
