@@ -18,6 +18,7 @@ import { ROOT } from '../e2e/helpers.ts';
 const run = promisify(execFile);
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const HELP_BATCH = path.join(ROOT, 'test/support/cli-help.ts');
 const SCRIPTS = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
 /** Reports quote what a user typed on their own machine (/tmp files, wrong names) on purpose. */
 const REPORTS = new Set(['docs/new-user-trial.md', 'docs/reliability-findings.md']);
@@ -93,15 +94,23 @@ function pathsOf(argv: string[]): string[] {
   });
 }
 
-const helpCache = new Map<string, Promise<string>>();
-function helpOf(command: string[]): Promise<string> {
-  const key = command.join(' ');
-  let help = helpCache.get(key);
-  if (!help) {
-    help = run(process.execPath, [CLI, ...command, '--help'], { cwd: ROOT, timeout: 60_000 }).then(({ stdout, stderr }) => stdout + stderr);
-    helpCache.set(key, help);
-  }
-  return help;
+/**
+ * Every command's `--help`, asked in one Node process (test/support/cli-help.ts
+ * runs the CLI's main for each, as bin/mapflow-bridge.mjs does): one process
+ * start and one module load for all of them, instead of one per command.
+ */
+let helps: Promise<Record<string, { code: number; output: string }>> | undefined;
+async function helpOf(command: string[]): Promise<string> {
+  helps ??= (async () => {
+    const names = [...new Map(commands.flatMap((c) => (cliArgs(c) ? [cliCommand(cliArgs(c)!)] : [])).map((n) => [n.join(' '), n])).values()];
+    const { stdout } = await run(process.execPath, [HELP_BATCH, JSON.stringify(names)], { cwd: ROOT, timeout: 120_000, maxBuffer: 16 << 20 });
+    return JSON.parse(stdout) as Record<string, { code: number; output: string }>;
+  })();
+  const answer = (await helps)[command.join(' ')];
+  if (!answer) throw new Error(`no --help answer for '${command.join(' ')}'`);
+  // As a spawned `mapflow-bridge ... --help` would have to: exit 0.
+  if (answer.code !== 0) throw new Error(`'mapflow-bridge ${command.join(' ')} --help' exited ${answer.code}:\n${answer.output}`);
+  return answer.output;
 }
 
 /** One check per distinct command of a file (`npm start` is named a dozen times in prose). */
