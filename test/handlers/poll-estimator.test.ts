@@ -16,6 +16,8 @@ import {
   type PollObservation,
   type PollPolicy,
 } from '../../functions/polling/poll-policy.ts';
+import { finePercent } from '../../functions/jobs/steps/poll-processing.ts';
+import type { MapflowClient, Processing } from '../../functions/mapflow/index.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const noJitter = () => 0.5;
@@ -210,5 +212,47 @@ describe('planNextPoll: budget and state size', () => {
     // Assess
     expect(delay).toBeLessThanOrEqual(3);
     expect(Math.max(...waits)).toBeLessThanOrEqual(90);
+  });
+});
+
+describe('finePercent: per-AOI progress', () => {
+  /** A client that answers GET /processings/{id}/aois with these percents, counting the calls. */
+  function client(percents: number[]) {
+    const calls: string[] = [];
+    return {
+      calls,
+      getProcessingAois: async (id: string) => {
+        calls.push(id);
+        return percents.map((percentCompleted, i) => ({ id: `aoi-${i}`, percentCompleted, messages: [] }));
+      },
+    } as unknown as MapflowClient & { calls: string[] };
+  }
+  const processing = (aoiCount: number, status = 'IN_PROGRESS') => ({ id: 'p-1', status, aoiCount, percentCompleted: 42, reviewStatus: null, messages: [] }) as unknown as Processing;
+
+  it('takes the mean of the AOIs\' percents when several run and it agrees with the processing\'s own', async () => {
+    // Prepare
+    const three = client([40, 43, 44.5]);
+    // Act
+    const fine = await finePercent(three, processing(3), 42);
+    // Assess
+    expect(fine).toBe(42.5);
+    expect(three.calls).toEqual(['p-1']);
+  });
+
+  it('keeps the processing\'s percent when the AOIs disagree with it, and asks nothing for one AOI or a processing not running', async () => {
+    // Prepare
+    const far = client([90, 95]);
+    const one = client([41]);
+    const waiting = client([40, 44]);
+    // Act
+    const disagreeing = await finePercent(far, processing(2), 42);
+    const single = await finePercent(one, processing(1), 42);
+    const awaiting = await finePercent(waiting, processing(2, 'AWAITING'), 0);
+    // Assess
+    expect(disagreeing).toBe(42);
+    expect(single).toBe(42);
+    expect(one.calls).toEqual([]);
+    expect(awaiting).toBe(0);
+    expect(waiting.calls).toEqual([]);
   });
 });

@@ -131,7 +131,7 @@ function updatedOnOurClock(processing: Processing, state: PartState): { updatedA
  * agrees with the processing's own percent within one; else that percent.
  * Asked only while it runs, so a one-AOI processing costs no extra call.
  */
-async function finePercent(client: MapflowClient, processing: Processing, percent: number): Promise<number> {
+export async function finePercent(client: MapflowClient, processing: Processing, percent: number): Promise<number> {
   if (processing.status !== 'IN_PROGRESS' || (processing.aoiCount ?? 1) <= 1) return percent;
   const aois = await client.getProcessingAois(processing.id);
   const values = aois.map((a) => a.percentCompleted).filter((v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 100);
