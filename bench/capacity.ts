@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { DEFAULTS } from '../functions/runtime/config.ts';
-import { nextPollSeconds } from '../functions/polling/poll-policy.ts';
+import { meanPolls } from './polling.ts';
 
 /** The stated workload: shares of the inputs and what each kind does. */
 export const WORKLOAD = {
@@ -56,16 +56,13 @@ export const QUOTAS = {
   historyEvents: 25_000,
 } as const;
 
-/** Polls of one processing of `seconds` with the default policy (the code's own backoff, no jitter). */
+/**
+ * Polls of one processing of `seconds` with the default policy: the mean of
+ * the policy's end estimator on the polling suite's simulated processings
+ * (bench/polling.ts: stalls, bursts, AWAITING), the look that sees it done included.
+ */
 export function pollsFor(seconds: number): number {
-  const policy = { ...DEFAULTS.pollPolicy };
-  let elapsed = 0;
-  let polls = 0;
-  while (elapsed < seconds) {
-    polls++;
-    elapsed += nextPollSeconds(policy as Parameters<typeof nextPollSeconds>[0], { polls }, () => 0.5);
-  }
-  return polls + 1; // the look that sees it done
+  return meanPolls(seconds / 60);
 }
 
 interface PerJob {

@@ -186,6 +186,20 @@ export function runPollingSuite(runs = 200, seed = 12): PollingFigure[] {
   return figures;
 }
 
+/**
+ * Mean polls of one processing of about `minutes` (±15 %) with the bridge's
+ * policy on the uneven-progress model (what the capacity model counts).
+ */
+export function meanPolls(minutes: number, runs = 200, seed = 12): number {
+  const random = rng(seed + minutes);
+  const jitter = rng(seed * 7 + minutes);
+  let total = 0;
+  for (let i = 0; i < runs; i++) {
+    total += runPoller((POLLERS['bridge policy'] as () => Poller)(), simulateProcessing(minutes * 60 * (0.85 + 0.3 * random()), random), jitter).polls;
+  }
+  return total / runs;
+}
+
 /** Seeds the goals are judged on: the worst of them counts (the figures move a little from seed to seed). */
 export const POLLING_SEEDS = [12, 5, 99, 7] as const;
 
