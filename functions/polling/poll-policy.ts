@@ -210,8 +210,10 @@ export function updateEstimate(previous: PollEstimate | undefined, observation: 
     return { lastAt: at, idleAt: at, samples: [], blindPolls };
   }
   const last = previous?.samples[previous.samples.length - 1];
-  if (!previous || !last || observation.percent < last[1]) {
-    // First sight of progress (or a percent that went back: a new run). It began
+  // A percent more than one below the last: a new run (a restart). Less is the
+  // noise of a per-AOI mean against the processing's whole percent.
+  if (!previous || !last || observation.percent < last[1] - 1) {
+    // First sight of progress (or a new run). It began
     // after the last idle poll; Mapflow's `updated` (the status change) says when.
     // Moved to our clock it reads a little early (by the time between our
     // create call and Mapflow's `created`), so a time shortly before the idle

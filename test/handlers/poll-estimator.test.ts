@@ -156,9 +156,12 @@ describe('planNextPoll: where the polls go', () => {
     // Act
     const back = updateEstimate(c, { at: T0 + 180_000, status: 'IN_PROGRESS', percent: 10 });
     const awaiting = updateEstimate(c, { at: T0 + 180_000, status: 'AWAITING', percent: 60 });
+    const fine = updateEstimate(updateEstimate(c, { at: T0 + 150_000, status: 'IN_PROGRESS', percent: 60.6 }), { at: T0 + 180_000, status: 'IN_PROGRESS', percent: 60 });
     // Assess
     expect(c.samples).toEqual([[T0 + 60_000, 40], [T0 + 120_000, 60]]);
     expect(back.samples).toEqual([[T0 + 180_000, 10]]);
+    // A per-AOI mean (60.6) then the whole percent (60): noise, not a new run
+    expect(fine.samples).toEqual([[T0 + 60_000, 40], [T0 + 120_000, 60], [T0 + 150_000, 60.6]]);
     expect(awaiting).toMatchObject({ samples: [], idleAt: T0 + 180_000 });
   });
 });
