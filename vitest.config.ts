@@ -1,8 +1,30 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that change process-wide state other files would see (environment
+ * variables read once, module-level singletons, spies on process streams) or
+ * that run whole local bridges and child processes: each runs in a fresh
+ * worker, as vitest does by default.
+ */
+const ISOLATED = [
+  'test/e2e/**/*.test.ts',
+  'test/reliability/**/*.test.ts',
+  'test/local/**/*.test.ts',
+  'test/runtime/**/*.test.ts',
+  'test/integ/**/*.test.ts',
+  'test/console/**/*.test.ts',
+  // A local bridge routes GeoJSON and GeoTIFF checks through worker threads for the whole process (local/engine/workers.ts).
+  'test/doctor/doctor.test.ts',
+  'test/operators/cli.test.ts',
+  'test/events/e2e-events.test.ts',
+  'test/results/flatgeobuf-e2e.test.ts',
+  'test/imagery/catalog-e2e.test.ts',
+  'test/perf/startup-timeline.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Files are chosen per project below (a root include would be merged into both).
     // Quiet output: no Powertools metrics (EMF JSON lines) from the handlers under test.
     setupFiles: ['./test/support/setup.ts'],
     // Tests wait on events, not on time; the limit only catches a hang, and
@@ -14,5 +36,18 @@ export default defineConfig({
     // faster here and made a loaded machine slower still.
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        // Everything else shares its worker's modules from file to file: aws-cdk-lib, the
+        // AWS SDK and the handlers are imported once per worker, not once per file
+        // (test/cdk alone: 146 s of CPU isolated, 77 s shared, same 164 tests).
+        extends: true,
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false },
+      },
+      {
+        extends: true,
+        test: { name: 'isolated', include: ISOLATED },
+      },
+    ],
   },
 });

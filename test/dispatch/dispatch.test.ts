@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -19,6 +19,10 @@ import { captureLogs, type CapturedLogs } from '../support/logs.ts';
 const STATE_MACHINE_ARN = 'arn:aws:states:eu-west-1:123456789012:stateMachine:mapflow-bridge';
 const sfn = mockClient(SFNClient);
 const s3 = mockClient(S3Client);
+// The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').
+afterAll(() => {
+  sfn.restore(); s3.restore();
+});
 
 function context(env: Record<string, string> = {}) {
   const config = loadConfig({ LEDGER_TABLE: 'ledger', STATE_MACHINE_ARN, AWS_REGION: 'eu-west-1', ...env });

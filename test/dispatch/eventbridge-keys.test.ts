@@ -5,10 +5,14 @@
  */
 import { HeadObjectCommand, NotFound, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { completeObject, objectsFromMessage } from '../../functions/handlers/dispatch.ts';
 
 const s3 = mockClient(S3Client);
+// The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').
+afterAll(() => {
+  s3.restore();
+});
 const ctx = { s3: new S3Client({ region: 'eu-west-1' }) };
 const ETAG = 'b1946ac92492d2347c6235b4d2611184';
 

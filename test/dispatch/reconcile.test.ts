@@ -1,7 +1,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetObjectTaggingCommand, PutObjectCommand, PutObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient } from '@aws-sdk/client-sfn';
@@ -15,6 +15,10 @@ import { useDynamoDbLocal } from '../support/dynamodb.ts';
 const ddb = useDynamoDbLocal();
 const s3 = mockClient(S3Client);
 const sfn = mockClient(SFNClient);
+// The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').
+afterAll(() => {
+  s3.restore(); sfn.restore();
+});
 const STATE_MACHINE_ARN = 'arn:aws:states:eu-west-1:123456789012:stateMachine:bridge';
 const arn = (name: string) => `arn:aws:states:eu-west-1:123456789012:execution:bridge:${name}`;
 

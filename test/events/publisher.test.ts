@@ -1,7 +1,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { eventDetailFromRow, type LocalEventRecord } from '../../functions/events/publisher.ts';
@@ -11,6 +11,10 @@ import type { JobEventDetail } from '../../functions/events/types.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
 
 const eventBridge = mockClient(EventBridgeClient);
+// The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').
+afterAll(() => {
+  eventBridge.restore();
+});
 
 const row: LedgerRow = {
   jobId: 'area-1234',

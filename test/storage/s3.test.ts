@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import {
   CompleteMultipartUploadCommand,
@@ -14,6 +14,10 @@ import {
 import { openObjectStream, readObjectBytes, readObjectText, tagObject, writeJson, writeStream, UPLOAD_PART_SIZE } from '../../functions/storage/s3.ts';
 
 const s3mock = mockClient(S3Client);
+// The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').
+afterAll(() => {
+  s3mock.restore();
+});
 const s3 = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
 const obj = { bucket: 'drop', key: 'inbox/a.geojson' };
 
