@@ -40,6 +40,12 @@ export async function loadLocalDefinition(
   env: NodeJS.ProcessEnv = process.env,
   /** How the key is made (tests pin it: the sources may change under a running test). */
   keyOf: (options: LocalDefinitionOptions) => Promise<string> = definitionKey,
+  /**
+   * Checks a freshly synthesized definition before it is cached or returned
+   * (the local bridge: the engine's ASL check); a hit was checked when stored,
+   * so a warm start skips it. Throwing stores nothing.
+   */
+  check?: (definition: Record<string, unknown>) => void,
 ): Promise<CachedDefinition> {
   const key = await keyOf(options);
   const off = env.MAPFLOW_BRIDGE_DEFINITION_CACHE === 'off';
@@ -54,6 +60,7 @@ export async function loadLocalDefinition(
   // Only a miss pays for aws-cdk-lib.
   const { synthLocalDefinition } = await import('./local-definition.ts');
   const synthesized = synthLocalDefinition(options);
+  check?.(synthesized.definition);
   if (!off) await store(file, synthesized).catch(() => undefined); // a read-only tree still runs, uncached
   return { ...synthesized, cache: off ? 'off' : 'miss', key };
 }

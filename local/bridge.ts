@@ -32,7 +32,7 @@ import { reconcile } from '../functions/handlers/reconcile.ts';
 import { loadLocalDefinition } from '../lib/local-definition-cache.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
-import { LocalEngine, type ExecutionRecord, type TaskTrace } from './engine/engine.ts';
+import { checkDefinition, LocalEngine, type ExecutionRecord, type TaskTrace } from './engine/engine.ts';
 import { loadTaskResources } from './engine/handlers.ts';
 import { LocalTaskTokens } from './engine/task-tokens.ts';
 import { followEvents, type EventFollower, type LocalEvent } from './events/file.ts';
@@ -285,11 +285,18 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     let definitionCache: StartupTimeline['definitionCache'] = 'off';
     let synthError: unknown;
     try {
+      // A synthesized definition is checked (aws-local-stepfunctions' ASL check) before it is cached,
+      // so a warm start builds the engine without that CPU work.
       const loaded = await timed('state machine definition', () =>
-        loadLocalDefinition({
-          pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
-          ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-        }),
+        loadLocalDefinition(
+          {
+            pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
+            ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+          },
+          process.env,
+          undefined,
+          checkDefinition,
+        ),
       );
       definition = loaded.definition;
       definitionCache = loaded.cache;
@@ -308,6 +315,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       const engineStartMs = performance.now();
       const engine = new LocalEngine({
         definition,
+        checkDefinition: false,
         taskTokens,
         taskResources,
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),

@@ -38,6 +38,12 @@ export type TaskResource = (input: unknown) => Promise<unknown>;
 export interface LocalEngineOptions {
   /** The ASL definition (as synthesized for AWS). */
   definition: Record<string, unknown>;
+  /**
+   * Check the definition (ASL schema, paths, ARNs) when the engine is built.
+   * Default true; the local bridge checks a definition once, before it is
+   * cached (checkDefinition), and builds the engine without checking again.
+   */
+  checkDefinition?: boolean;
   /** Task state name -> in-process resource. Every Task state must be bound. */
   taskResources: Record<string, TaskResource>;
   stateMachineName?: string;
@@ -80,6 +86,13 @@ interface Running {
   record: ExecutionRecord;
   abort: () => void;
   done: Promise<ExecutionRecord>;
+}
+
+const CHECKS = { checkPaths: true, checkArn: true } as const;
+
+/** Throws when aws-local-stepfunctions rejects the definition (what a LocalEngine checks when built). */
+export function checkDefinition(definition: Record<string, unknown>): void {
+  new StateMachine(structuredClone(definition) as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: CHECKS });
 }
 
 export class LocalEngine {
@@ -129,7 +142,7 @@ export class LocalEngine {
     );
     this.waitStates = waits;
     this.machine = new StateMachine(definition as unknown as ConstructorParameters<typeof StateMachine>[0], {
-      validationOptions: { checkPaths: true, checkArn: true },
+      validationOptions: options.checkDefinition === false ? { noValidate: true } : CHECKS,
     });
   }
 

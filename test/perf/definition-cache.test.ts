@@ -5,6 +5,7 @@
  * as `npm start`) never loads aws-cdk-lib.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,9 +39,14 @@ describe('local definition cache', () => {
     // The key of these sources, pinned: others may edit lib/ or functions/ while the test runs.
     const key = await definitionKey(options);
     const pinned = async () => key;
+    // The check of a synthesized definition runs before it is stored, never on a hit.
+    const checked: { cachedAlready: boolean }[] = [];
+    const check = () => {
+      checked.push({ cachedAlready: existsSync(path.join(dir, `definition-${key}.json`)) });
+    };
     // Act
-    const first = await loadLocalDefinition(options, env, pinned);
-    const second = await loadLocalDefinition(options, env, pinned);
+    const first = await loadLocalDefinition(options, env, pinned, check);
+    const second = await loadLocalDefinition(options, env, pinned, check);
     const bypassed = await loadLocalDefinition(options, { ...env, MAPFLOW_BRIDGE_DEFINITION_CACHE: 'off' }, pinned);
     const otherKey = await definitionKey({ maxConcurrentProcessings: 4 });
     // Assess
@@ -53,6 +59,7 @@ describe('local definition cache', () => {
     expect(second.key).toBe(first.key);
     expect(otherKey).not.toBe(first.key);
     expect(await readdir(dir)).toEqual([`definition-${first.key}.json`]);
+    expect(checked).toEqual([{ cachedAlready: false }]);
   }, 300_000);
 
   it('a warm start reads the cached definition in a fresh process without loading aws-cdk-lib', async () => {
