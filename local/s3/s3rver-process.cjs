@@ -25,9 +25,22 @@
  * With `listBucketPrefixes`, it also answers as AWS does to a principal whose
  * s3:ListBucket is limited to those prefixes: a missing key outside them is
  * 403 AccessDenied, not 404, and so is a listing outside them.
+ *
+ * Writes are atomic, as on S3 (see replaceAtomically): s3rver truncates an
+ * object's file in place and answers before the bytes are on disk, so a
+ * reader of an object being overwritten saw an empty or partial object.
  */
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const fsp = require('node:fs/promises');
+const path = require('node:path');
+const { Transform } = require('node:stream');
+const { pipeline } = require('node:stream/promises');
 const S3rver = require('s3rver');
 const S3Error = require('s3rver/lib/models/error');
+const FilesystemStore = require('s3rver/lib/stores/filesystem');
+
+replaceAtomically(FilesystemStore.prototype);
 
 const options = JSON.parse(process.argv[2]);
 
@@ -128,6 +141,66 @@ function checkTarget(bucket, key) {
     const problem = keyProblem(key);
     if (problem) throw refuse('a key', problem);
   }
+}
+
+/**
+ * S3 replaces an object atomically: a GET sees the old object or the new one,
+ * whole, never a mix, and a PUT is answered once the object is stored. s3rver
+ * 0.x instead opens the object's file with truncation and resolves the PUT
+ * when the bytes went through its hash, before the file is written. Here each
+ * file (object, MD5, metadata) is written aside and renamed into place; a
+ * reader that already opened the old file keeps reading it. The object is
+ * renamed before its MD5 and metadata, so an overwrite with other bytes can
+ * show the new size with the old ETag for the time of two renames (the
+ * bridge's own overwrites keep the bytes the same).
+ */
+function replaceAtomically(store) {
+  const writeAside = async (target, write) => {
+    const aside = `${target}.partial-${crypto.randomBytes(6).toString('hex')}`;
+    try {
+      await write(aside);
+      await fsp.rename(aside, target);
+    } catch (error) {
+      await fsp.rm(aside, { force: true });
+      throw error;
+    }
+  };
+  store.putObject = async function putObject(object) {
+    const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+    await fsp.mkdir(path.dirname(objectPath), { recursive: true });
+    const md5 = crypto.createHash('md5');
+    let size = 0;
+    await writeAside(objectPath, async (aside) => {
+      if (Buffer.isBuffer(object.content)) {
+        md5.update(object.content);
+        size = object.content.length;
+        await fsp.writeFile(aside, object.content);
+        return;
+      }
+      const measure = new Transform({
+        transform(chunk, encoding, callback) {
+          md5.update(chunk, encoding);
+          size += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      await pipeline(object.content, measure, fs.createWriteStream(aside));
+    });
+    const digest = md5.digest('hex');
+    await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
+  };
+  const putMetadata = store.putMetadata;
+  store.putMetadata = async function putMetadataAtomically(bucket, key, metadata, md5) {
+    // s3rver's own version picks the fields; it writes through this object's paths.
+    const files = {};
+    const suffix = `.partial-${crypto.randomBytes(6).toString('hex')}`;
+    const collector = Object.create(this, {
+      getResourcePath: { value: (b, k, resource) => (files[resource] = this.getResourcePath(b, k, resource)) + suffix },
+    });
+    await putMetadata.call(collector, bucket, key, metadata, md5);
+    for (const target of Object.values(files)) await fsp.rename(`${target}${suffix}`, target);
+  };
 }
 
 function keyGuard(listBucketPrefixes) {
