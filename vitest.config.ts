@@ -32,9 +32,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // End-to-end suites start DynamoDB Local (a JVM) and the simulator, then
-    // mostly wait on simulated processings: two files at a time; three were no
-    // faster here and made a loaded machine slower still.
-    maxWorkers: 2,
+    // mostly wait on simulated processings, so two files at a time left a
+    // quarter of two idle cores unused (clean-clone run: 549 s wall, about
+    // 840 s of CPU); a third file fills those waits.
+    maxWorkers: 3,
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
