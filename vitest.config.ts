@@ -32,10 +32,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // End-to-end suites start DynamoDB Local (a JVM) and the simulator, then
-    // mostly wait on simulated processings, so two files at a time left a
-    // quarter of two idle cores unused (clean-clone run: 549 s wall, about
-    // 840 s of CPU); a third file fills those waits.
-    maxWorkers: 3,
+    // mostly wait on simulated processings: two files at a time. Three were
+    // not faster on clean clones of this 2-core machine, idle otherwise: 596 s
+    // and 1,187 s of CPU, against 549-602 s and 904-1,032 s with two.
+    maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
