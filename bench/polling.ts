@@ -25,21 +25,10 @@ import {
   type PollObservation,
 } from '../functions/polling/poll-policy.ts';
 import { unevenProfile, workDone } from '../local/simulator/progress.ts';
+import { seededRandom as rng } from '../local/simulator/random.ts';
 
 export const DURATIONS_MINUTES = [2, 10, 30, 60, 180, 360] as const;
 const DOLLARS_PER_TRANSITION = 0.025 / 1_000;
-
-/** Mulberry32: small, seeded, good enough for a benchmark. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A processing as the bridge sees it through GET /processings/{id}: its
