@@ -31,6 +31,7 @@ import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../fu
 import { reconcile } from '../functions/handlers/reconcile.ts';
 import { loadLocalDefinition } from '../lib/local-definition-cache.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
+import { validDynamoDbEndpoint } from './dynamodb/endpoint.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
 import { checkDefinition, LocalEngine, type ExecutionRecord, type TaskTrace } from './engine/engine.ts';
 import { loadTaskResources } from './engine/handlers.ts';
@@ -79,6 +80,20 @@ export interface LocalBridgeOptions {
   ledgerTable?: string;
   /** Use this Mapflow (real, or a simulator elsewhere) instead of starting the embedded simulator. */
   mapflow?: MapflowTarget;
+  /**
+   * Keep the ledger in this DynamoDB (a DynamoDB Local you run, in Docker for
+   * example) instead of starting DynamoDB Local: no Java needed. The ledger
+   * table is created there when missing, and kept; the bridge never stops it.
+   * Default: DynamoDB Local started by the bridge (in memory without a
+   * stateDir, else on disk under it).
+   */
+  dynamodbEndpoint?: string;
+  /**
+   * A DynamoDB Local already starting for this bridge (the CLI starts the JVM
+   * before it loads the rest of the bridge): used instead of starting one, and
+   * stopped with the bridge.
+   */
+  dynamodbStarting?: Promise<DynamoDbLocal>;
   /** Options of the embedded simulator (token and email are chosen here). */
   simulator?: Omit<Partial<SimulatorOptions>, 'token' | 'email' | 'dataDir'>;
   /** Routes JSON (functions/routing); default the built-in routes. */
@@ -243,18 +258,25 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
           }),
         );
-    const dynamodbStart = started(
-      'DynamoDB Local',
-      // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
-      () => startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
-    );
+    const dynamodbStart: Promise<DynamoDbLocal> = options.dynamodbEndpoint
+      ? Promise.resolve({ endpoint: validDynamoDbEndpoint(options.dynamodbEndpoint), close: async () => undefined })
+      : started(
+          'DynamoDB Local',
+          () =>
+            options.dynamodbStarting ??
+            // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
+            startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
+        );
     // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
     const ledgerReady = dynamodbStart.then(async (dynamodb) => {
       const doc = DynamoDBDocumentClient.from(
         new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
         { marshallOptions: { removeUndefinedValues: true } },
       );
-      await timed('ledger table', () => ensureTable(doc, ledgerTable));
+      await timed('ledger table', () => ensureTable(doc, ledgerTable)).catch((error: unknown) => {
+        if (!options.dynamodbEndpoint) throw error;
+        throw new Error(`Cannot keep the ledger in the DynamoDB at ${dynamodb.endpoint}: ${describe(error)}. Is it running?`, { cause: error });
+      });
       return doc;
     });
     ledgerReady.catch(() => undefined); // awaited below, after the services

@@ -6,6 +6,7 @@
  * speaks of its own internals; a user needs the option and where to look.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { validDynamoDbEndpoint } from '../dynamodb/endpoint.ts';
 
 /** A wrong command line: the command prints the message and exits 2. */
 export class UsageError extends Error {
@@ -59,4 +60,14 @@ export function positiveOption(text: string, option: string): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${option} must be a positive number, not '${text}'`);
   return value;
+}
+
+/** --dynamodb-endpoint: an http(s) URL (its origin), or a UsageError. */
+export function dynamodbEndpointOption(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return validDynamoDbEndpoint(text);
+  } catch (error) {
+    throw new UsageError(`--dynamodb-endpoint: ${(error as Error).message}`, { cause: error });
+  }
 }

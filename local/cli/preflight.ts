@@ -22,10 +22,11 @@ export function checkNode(version = process.versions.node): { ok: true } | { ok:
 
 /**
  * What every command that starts local services checks first (Node 22+, Java
- * 17+). Prints the reason and returns false when the command cannot run.
+ * 17+ unless the ledger goes to a given DynamoDB). Prints the reason and
+ * returns false when the command cannot run.
  */
-export function preflight(): boolean {
-  for (const check of [checkNode(), checkJava()]) {
+export function preflight({ java = true }: { java?: boolean } = {}): boolean {
+  for (const check of [checkNode(), ...(java ? [checkJava()] : [])]) {
     if (!check.ok) {
       console.error(check.message);
       return false;

@@ -16,7 +16,7 @@ import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTar
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
-import { parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import { dynamodbEndpointOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
 import { clock } from './live.ts';
 
 export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
@@ -32,6 +32,8 @@ Options:
   --token <token>             its token (required with --mapflow-url)
   --email <email>             its account e-mail (for Basic authentication)
   --routes <file>             routes JSON (default: the built-in routes)
+  --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
+                              Docker) instead of starting DynamoDB Local; Java is then not needed
   --timeout <seconds>         give up waiting after this long (default 900)
   --keep-state                keep the run's state folder (S3 objects, ledger, events) and print where it is;
                               by default it is removed when the run ends or is stopped (Ctrl-C, SIGTERM)
@@ -72,6 +74,8 @@ interface RunOptions {
   processingSeconds?: number;
   mapflow?: MapflowTarget;
   routes?: string;
+  /** --dynamodb-endpoint: the ledger's DynamoDB, not started here. */
+  dynamodbEndpoint?: string;
   timeoutMs: number;
   verbose: boolean;
   keepState?: boolean;
@@ -101,7 +105,7 @@ export async function runLocalCommand(args: string[]): Promise<number> {
     console.log(LOCAL_RUN_USAGE);
     return rest.includes('--help') || rest.includes('-h') ? 0 : 2;
   }
-  if (!preflight() || !(await checkMapflow(options.mapflow))) return 1;
+  if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow))) return 1;
   return runFiles(options);
 }
 
@@ -118,6 +122,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
       token: { type: 'string' },
       email: { type: 'string' },
       routes: { type: 'string' },
+      'dynamodb-endpoint': { type: 'string' },
       timeout: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'keep-state': { type: 'boolean', default: false },
@@ -169,8 +174,10 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     names.set(name, file);
   }
 
+  const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
   return {
     files,
+    ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     json: values.json ?? false,
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
     ...(processingSeconds !== undefined ? { processingSeconds } : {}),
@@ -212,6 +219,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds ?? 5 },
       ...(options.routes !== undefined ? { routes: options.routes } : {}),
+      ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
       dropFolder: false,
       reconcileIntervalMs: 0,

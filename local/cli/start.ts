@@ -25,7 +25,7 @@ import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from
 import type { LocalEvent } from '../events/file.ts';
 import { DEFAULT_STABLE_MS } from '../s3/drop-folder.ts';
 import { StateDirLockedError } from '../state-lock.ts';
-import { integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import { dynamodbEndpointOption, integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
@@ -55,6 +55,8 @@ Options:
   --token <token>             its token (required with --mapflow-url)
   --email <email>             its account e-mail
   --routes <file>             routes JSON (default: the built-in routes)
+  --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
+                              Docker) instead of starting DynamoDB Local; Java is then not needed
   --s3-port <port>            port of the local S3 (default ${DEFAULT_S3_PORT}; when it is taken,
                               a free one is used and the banner says which)
   --drop-stable-seconds <n>   upload a dropped file once it has not changed for this long
@@ -74,6 +76,8 @@ interface StartOptions {
   processingSeconds: number;
   mapflow?: MapflowTarget;
   routes?: string;
+  /** --dynamodb-endpoint: the ledger's DynamoDB, not started here. */
+  dynamodbEndpoint?: string;
   /** Set by --s3-port: that port or fail. */
   s3Port?: number;
   dropStableMs: number;
@@ -97,7 +101,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
     console.log(START_USAGE);
     return 0;
   }
-  if (!preflight() || !(await checkMapflow(options.mapflow))) return 1;
+  if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow))) return 1;
   return serve(options);
 }
 
@@ -114,6 +118,7 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
       token: { type: 'string' },
       email: { type: 'string' },
       routes: { type: 'string' },
+      'dynamodb-endpoint': { type: 'string' },
       's3-port': { type: 'string' },
       'drop-stable-seconds': { type: 'string' },
       'no-samples': { type: 'boolean', default: false },
@@ -146,8 +151,10 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
       throw new UsageError(`${file}: ${(error as Error).message}`);
     }
   }
+  const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
   return {
     stateDir: path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR),
+    ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
     processingSeconds,
     ...(mapflow ? { mapflow } : {}),
@@ -177,6 +184,7 @@ async function serve(options: StartOptions): Promise<number> {
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),
+      ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       // --s3-port: that port or nothing; by default the usual port, or a free one when it is taken.
       s3Port: options.s3Port ?? DEFAULT_S3_PORT,
       s3PortFallback: options.s3Port === undefined,

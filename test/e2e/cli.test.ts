@@ -9,17 +9,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 import { startSimulator } from '../../local/simulator/index.ts';
 import { lockStateDir } from '../../local/state-lock.ts';
+import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
 import { ROOT, SAMPLES, SAMPLE_DATA, tempFile } from './helpers.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 
-async function localRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function localRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     // A whole bridge starts in the child (a JVM among them): minutes on a busy 2-core machine.
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'local', 'run', ...args], { cwd: ROOT, timeout: 270_000, maxBuffer: 20 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'local', 'run', ...args], { cwd: ROOT, timeout: 270_000, maxBuffer: 20 * 1024 * 1024, env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -77,6 +80,34 @@ describe('mapflow-bridge local run', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('no such file');
+  });
+
+  it('keeps the ledger in a given DynamoDB (--dynamodb-endpoint) and then needs no Java', { timeout: 300_000 }, async () => {
+    // Prepare: the run's DynamoDB Local, and a PATH on which no java can be found
+    const endpoint = await sharedDynamoDbEndpoint();
+    const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
+    const emptyPath = await mkdtemp(path.join(tmpdir(), 'mfb-no-java-'));
+    // Act
+    const result = await localRun(['--json', '--processing-seconds', '1', '--dynamodb-endpoint', endpoint, '--out', out, path.join(SAMPLES, 'bern-quarters.geojson')], { PATH: emptyPath });
+    // Assess: the job's row is in that DynamoDB, in the default ledger table
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const [job] = (JSON.parse(result.stdout) as { jobs: { jobId: string; status: string }[] }).jobs;
+    expect(job?.status).toBe('SUCCEEDED');
+    const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    try {
+      const row = await client.send(new GetItemCommand({ TableName: 'mapflow-bridge-ledger', Key: { jobId: { S: job!.jobId } } }));
+      expect(row.Item?.status?.S).toBe('SUCCEEDED');
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('exits 2 on a --dynamodb-endpoint that is not an http(s) URL', async () => {
+    // Act
+    const result = await localRun(['--dynamodb-endpoint', 'ftp://127.0.0.1:8000', path.join(SAMPLES, 'bern-quarters.geojson')]);
+    // Assess
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--dynamodb-endpoint: the DynamoDB endpoint must be an http(s) URL');
   });
 
   it('stops at once with one clear line when the given Mapflow does not answer, or refuses the token', { timeout: 60_000 }, async () => {

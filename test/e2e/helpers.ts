@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Real GeoTIFFs and GeoJSONs written by others, with their licences (samples/README.md). */
@@ -41,8 +42,9 @@ export const LIVE_SHAPES: NonNullable<LocalBridgeOptions['simulator']> = {
   awaitingSeconds: 1,
 };
 
-export function startTestBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
+export async function startTestBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
   return startLocalBridge({
+    ...(await sharedLedger(options)),
     simulator: { processingSeconds: 2, seed: 7 },
     routes: TEST_ROUTES,
     dropFolder: false,
@@ -89,4 +91,15 @@ export async function tempFile(name: string, content: string | Buffer): Promise<
   const file = path.join(dir, name);
   await writeFile(file, content);
   return file;
+}
+
+/**
+ * A bridge on throw-away state keeps its ledger in a table of its own in the
+ * run's shared DynamoDB Local (test/support/shared-dynamodb.ts) instead of
+ * starting a JVM; one with a state folder starts its own, on disk, as
+ * `npm start` does (restarts read it back).
+ */
+export async function sharedLedger(options: LocalBridgeOptions): Promise<Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>> {
+  if (options.stateDir !== undefined || options.dynamodbEndpoint !== undefined || options.dynamodbStarting !== undefined) return {};
+  return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: options.ledgerTable ?? uniqueTableName() };
 }

@@ -35,7 +35,7 @@ import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
 import { ConcurrencySlots } from '../../functions/ledger/slots.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { DEFAULT_PREFIXES, jobIdFor, normaliseEtag, type Route } from '../../functions/routing/index.ts';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb/index.ts';
+import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
 import { localS3Client, LOCAL_S3_CREDENTIALS } from '../../local/s3/client.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
@@ -47,7 +47,7 @@ export const EMAIL = 'tester@example.com';
 export const TESTDATA = new URL('../../samples/', import.meta.url);
 export const SAMPLES = new URL('../../local/samples/', import.meta.url);
 
-/** The AWS side: s3rver and DynamoDB Local, started once per test file. */
+/** The AWS side: s3rver, started once per test file, and the run's shared DynamoDB Local. */
 export interface AwsServices {
   s3: S3Client;
   doc: DynamoDBDocumentClient;
@@ -57,21 +57,21 @@ export interface AwsServices {
 export async function startAwsServices(): Promise<AwsServices> {
   const dir = await mkdtemp(join(tmpdir(), 'handlers-s3-'));
   let s3Server: LocalS3 | undefined;
-  let dynamo: DynamoDbLocal | undefined;
+  let dynamodbEndpoint: string;
   try {
-    [s3Server, dynamo] = await Promise.all([startLocalS3({ directory: dir, buckets: [BUCKET] }), startDynamoDbLocal({ inMemory: true })]);
+    [s3Server, dynamodbEndpoint] = await Promise.all([startLocalS3({ directory: dir, buckets: [BUCKET] }), sharedDynamoDbEndpoint()]);
   } catch (err) {
-    await Promise.allSettled([s3Server?.close(), dynamo?.close()]);
+    await s3Server?.close();
     throw err;
   }
-  const dynamoClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
-  const servers = { s3Server, dynamo };
+  const dynamoClient = new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
+  const servers = { s3Server };
   return {
     s3: localS3Client(s3Server.endpoint),
     doc: DynamoDBDocumentClient.from(dynamoClient, { marshallOptions: { removeUndefinedValues: true } }),
     async close() {
       dynamoClient.destroy();
-      await Promise.allSettled([servers.s3Server.close(), servers.dynamo.close()]);
+      await servers.s3Server.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -162,6 +162,9 @@ describe('Upload Image from S3', () => {
     const images = await mapflow.listMosaicImages(mosaic.id);
     expect(images.map((i) => [i.id, i.file_size ?? i.fileSize])).toEqual([[result.imageId, size]]);
     expect(await sha256Of(path.join(dir, 'sim', 'files', `${result.imageId}.tif`))).toBe(expected);
-    expect(peakLive - before).toBeLessThan(8 * MiB);
+    // A step that buffers the object holds at least its 64 MiB here (58 MiB measured). A streaming
+    // one holds a few chunks plus what the sockets hand over at once, which grows when the machine
+    // is loaded (12 MiB in a full run on a busy machine, 2-4 MiB alone): the bound sits between.
+    expect(peakLive - before).toBeLessThan(24 * MiB);
   }, 300_000);
 });

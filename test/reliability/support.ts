@@ -16,6 +16,7 @@ import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../
 import type { ExecutionRecord, LocalEngine } from '../../local/engine/engine.ts';
 import { readEvents, type LocalEvent } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
+import { sharedLedger } from '../e2e/helpers.ts';
 
 /** Routes of the suites: upload-only root, Buildings on images under buildings/, a named project under project/, a second mosaic under second/. */
 export const RELIABILITY_ROUTES = JSON.stringify({
@@ -74,6 +75,7 @@ export async function startReliabilityBridge(options: ReliabilityBridgeOptions =
     bridge = await startLocalBridge({
       mapflow: { url: simulator.url, token, email },
       ...RELIABILITY_BRIDGE_OPTIONS,
+      ...(await sharedLedger(options.bridge ?? {})),
       ...options.bridge,
       onExecutionStopped: (execution) => {
         executions.push({ ...execution });

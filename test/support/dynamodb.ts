@@ -1,15 +1,14 @@
 /**
- * DynamoDB Local for a test file: started once in beforeAll, stopped in
- * afterAll. Each test asks for a fresh ledger table (unique name), so tests in
- * a file never see each other's rows.
+ * DynamoDB Local for a test file: the run's shared one (support/shared-dynamodb.ts),
+ * reached in beforeAll. Each test asks for a fresh ledger table (unique name),
+ * so tests never see each other's rows.
  */
-import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { ledgerTableSchema } from '../../functions/ledger/ledger.ts';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb/index.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from './shared-dynamodb.ts';
 
 export interface DynamoDbFixture {
   readonly endpoint: string;
@@ -20,18 +19,17 @@ export interface DynamoDbFixture {
 }
 
 export function useDynamoDbLocal(): DynamoDbFixture {
-  let server: DynamoDbLocal | undefined;
+  let server: { endpoint: string } | undefined;
   let client: DynamoDBClient | undefined;
   let doc: DynamoDBDocumentClient | undefined;
 
   beforeAll(async () => {
-    server = await startDynamoDbLocal({ inMemory: true });
+    server = { endpoint: await sharedDynamoDbEndpoint() };
     client = new DynamoDBClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
     doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   });
   afterAll(async () => {
     client?.destroy();
-    await server?.close();
   });
 
   const ready = <T>(value: T | undefined): T => {
@@ -49,7 +47,7 @@ export function useDynamoDbLocal(): DynamoDbFixture {
       return ready(doc);
     },
     async createLedgerTable() {
-      const name = `ledger-${randomUUID().slice(0, 8)}`;
+      const name = uniqueTableName();
       await ready(client).send(new CreateTableCommand(ledgerTableSchema(name)));
       return name;
     },
