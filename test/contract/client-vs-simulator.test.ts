@@ -117,7 +117,8 @@ describe.each([
   let buildingsId: string;
 
   beforeAll(async () => {
-    sim = await startSimulator({ token: TOKEN, email: EMAIL, realShapes, processingSeconds: 1, seed: 11 });
+    // The live service's QUEUED and AWAITING phases, short: their order is what is checked, not their length.
+    sim = await startSimulator({ token: TOKEN, email: EMAIL, realShapes, processingSeconds: 1, queuedSeconds: 0.2, awaitingSeconds: 0.2, seed: 11 });
     client = new MapflowClient({ baseUrl: sim.url, token: TOKEN, timeoutMs: 10_000, ...auth });
     const status = await client.getUserStatus();
     buildingsId = status.models.find((m) => m.name.includes('Buildings') && !m.name.includes('Aerial'))!.id;

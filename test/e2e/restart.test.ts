@@ -32,7 +32,10 @@ describe.each([
     bridge = await startTestBridge({
       stateDir,
       dropFolder: true,
-      simulator: { ...shapes, processingSeconds: 8 },
+      // The copy is whole at once; the stability window itself is tested in test/local/drop-folder.test.ts.
+      // The job is unfinished in the ledger when the bridge stops, whether or not Mapflow finishes meanwhile.
+      dropStableMs: 300,
+      simulator: { ...shapes, processingSeconds: 4 },
       onEvent: (event) => {
         if (event.detail.status === 'IN_PROGRESS') inProgress(event);
       },
@@ -44,7 +47,7 @@ describe.each([
     await bridge.close();
     bridge = undefined;
     // Act 2: start again on the same state
-    bridge = await startTestBridge({ stateDir, dropFolder: true, simulator: { ...shapes, processingSeconds: 8 } });
+    bridge = await startTestBridge({ stateDir, dropFolder: true, simulator: { ...shapes, processingSeconds: 4 } });
     const after = await bridge.waitForJob(detail.jobId);
     // Assess
     expect(detail.input.key).toBe('inbox/bern.geojson');

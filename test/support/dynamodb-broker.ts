@@ -8,10 +8,11 @@
  * the global setup runs in vitest's own process, the tests in workers. Each
  * test keeps to tables of its own (unique names), as before.
  */
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb/index.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,11 +21,30 @@ declare module 'vitest' {
   }
 }
 
+const DYNAMODB_PROCESS = fileURLToPath(new URL('./dynamodb-process.ts', import.meta.url));
+
+/** Starts test/support/dynamodb-process.ts; resolves with its endpoint and a stop. */
+function startDynamoDbProcess(): Promise<{ endpoint: string; stop: () => void }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', DYNAMODB_PROCESS], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+      if (!out.includes('\n')) return;
+      const answer = JSON.parse(out.split('\n')[0]!) as { endpoint?: string; error?: string };
+      if (answer.endpoint) resolve({ endpoint: answer.endpoint, stop: () => child.stdin.end() });
+      else reject(new Error(answer.error ?? 'no endpoint'));
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`the DynamoDB Local process exited with code ${code}`)));
+  });
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  let starting: Promise<DynamoDbLocal> | undefined;
+  let starting: ReturnType<typeof startDynamoDbProcess> | undefined;
   const server = createServer((request, response) => {
-    // A busy 2-core machine can take a while to start a JVM: generous, as the bridge's own start.
-    starting ??= startDynamoDbLocal({ inMemory: true, startTimeoutMs: 180_000 });
+    starting ??= startDynamoDbProcess();
     starting.then(
       (dynamodb) => response.end(dynamodb.endpoint),
       (error: unknown) => {
@@ -39,6 +59,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    await starting?.then((dynamodb) => dynamodb.close(), () => undefined);
+    await starting?.then((dynamodb) => dynamodb.stop(), () => undefined);
   };
 }
