@@ -18,27 +18,21 @@ import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/core/model.ts';
-import { Ledger, ledgerTableSchema } from '../functions/ledger/ledger.ts';
+import type { Ledger } from '../functions/ledger/ledger.ts';
+import { ledgerTableSchema } from '../functions/ledger/schema.ts';
 import type { PollPolicy } from '../functions/polling/poll-policy.ts';
 import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
-import { bridgeContext } from '../functions/runtime/context.ts';
-import { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
-import { reconcile } from '../functions/handlers/reconcile.ts';
-import { loadLocalDefinition } from '../lib/local-definition-cache.ts';
+// Only light modules above and here; the rest (the SDK, the engine, the handlers, the simulator)
+// comes from ./bridge-modules.ts once the JVM and s3rver are starting.
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { validDynamoDbEndpoint } from './dynamodb/endpoint.ts';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from './simulator/index.ts';
-import { checkDefinition, LocalEngine, type ExecutionRecord, type TaskTrace } from './engine/engine.ts';
-import { loadTaskResources } from './engine/handlers.ts';
-import { LocalTaskTokens } from './engine/task-tokens.ts';
-import { followEvents, type EventFollower, type LocalEvent } from './events/file.ts';
-import { localS3Client, LOCAL_S3_CREDENTIALS } from './s3/client.ts';
-import { watchDropFolder, type DropFolder } from './s3/drop-folder.ts';
+import type { RunningSimulator, SimulatorOptions } from './simulator/index.ts';
+import type { ExecutionRecord, LocalEngine, TaskTrace } from './engine/engine.ts';
+import type { EventFollower, LocalEvent } from './events/file.ts';
+import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
 
@@ -243,21 +237,6 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         return running;
       });
 
-    // Mapflow: the embedded simulator unless a target is given.
-    // A fresh token per start: it only guards the loopback simulator, and is never shown.
-    const simulatorToken = randomBytes(24).toString('hex');
-    const simulatorStart = options.mapflow
-      ? Promise.resolve(undefined)
-      : started(
-          'the Mapflow simulator',
-          () => startSimulator({
-            processingSeconds: 5,
-            ...options.simulator,
-            token: simulatorToken,
-            email: LOCAL_EMAIL,
-            ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
-          }),
-        );
     const dynamodbStart: Promise<DynamoDbLocal> = options.dynamodbEndpoint
       ? Promise.resolve({ endpoint: validDynamoDbEndpoint(options.dynamodbEndpoint), close: async () => undefined })
       : started(
@@ -267,19 +246,6 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
             startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
         );
-    // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
-    const ledgerReady = dynamodbStart.then(async (dynamodb) => {
-      const doc = DynamoDBDocumentClient.from(
-        new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
-        { marshallOptions: { removeUndefinedValues: true } },
-      );
-      await timed('ledger table', () => ensureTable(doc, ledgerTable)).catch((error: unknown) => {
-        if (!options.dynamodbEndpoint) throw error;
-        throw new Error(`Cannot keep the ledger in the DynamoDB at ${dynamodb.endpoint}: ${describe(error)}. Is it running?`, { cause: error });
-      });
-      return doc;
-    });
-    ledgerReady.catch(() => undefined); // awaited below, after the services
     // The trigger: notifications queue up here until the dispatcher is ready.
     const notifications: S3NotificationRecord[] = [];
     let onRecord: (record: S3NotificationRecord) => void = (record) => notifications.push(record);
@@ -298,6 +264,46 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         log,
       ),
     );
+    dynamodbStart.catch(() => undefined); // awaited below, after the services
+    s3Start.catch(() => undefined);
+    // The JVM and s3rver are starting: now this process loads the rest of the bridge.
+    const {
+      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile,
+      loadLocalDefinition, startSimulator, checkDefinition, LocalEngine, loadTaskResources, LocalTaskTokens, followEvents, localS3Client,
+      LOCAL_S3_CREDENTIALS, watchDropFolder,
+    } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
+
+    // Mapflow: the embedded simulator unless a target is given.
+    // A fresh token per start: it only guards the loopback simulator, and is never shown.
+    const simulatorToken = randomBytes(24).toString('hex');
+    const simulatorStart = options.mapflow
+      ? Promise.resolve(undefined)
+      : started(
+          'the Mapflow simulator',
+          () => startSimulator({
+            processingSeconds: 5,
+            ...options.simulator,
+            token: simulatorToken,
+            email: LOCAL_EMAIL,
+            ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
+          }),
+        );
+    // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
+    const ledgerReady = dynamodbStart.then(async (dynamodb) => {
+      const doc = DynamoDBDocumentClient.from(
+        new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
+        { marshallOptions: { removeUndefinedValues: true } },
+      );
+      // A DynamoDB Local this bridge started in memory is empty: create at once (each request
+      // costs on a fresh JVM); elsewhere the table may exist.
+      const fresh = !persistent && !options.dynamodbEndpoint && !options.dynamodbStarting;
+      await timed('ledger table', () => ensureTable(doc, ledgerTable, { fresh })).catch((error: unknown) => {
+        if (!options.dynamodbEndpoint) throw error;
+        throw new Error(`Cannot keep the ledger in the DynamoDB at ${dynamodb.endpoint}: ${describe(error)}. Is it running?`, { cause: error });
+      });
+      return doc;
+    });
+    ledgerReady.catch(() => undefined); // awaited below, after the services
     // Meanwhile, in this process: the handlers' modules (the Lambda code, imported once)...
     const handlersLoad = timed('handler modules imported', () => loadTaskResources());
     handlersLoad.catch(() => undefined); // awaited below, after the services
@@ -599,14 +605,21 @@ async function resumeUnfinishedJobs(ledger: Ledger, engine: LocalEngine): Promis
 }
 
 /** Creates the ledger table when missing (and waits until it is active). */
-async function ensureTable(doc: DynamoDBDocumentClient, tableName: string): Promise<void> {
-  try {
-    await doc.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
-  } catch (error) {
-    if (!(error instanceof ResourceNotFoundException)) throw error;
+async function ensureTable(doc: DynamoDBDocumentClient, tableName: string, { fresh = false } = {}): Promise<void> {
+  const { CreateTableCommand, DescribeTableCommand, ResourceInUseException, ResourceNotFoundException } = await import('@aws-sdk/client-dynamodb');
+  if (!fresh) {
+    try {
+      await doc.send(new DescribeTableCommand({ TableName: tableName }));
+      return;
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
   }
-  await doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
+  try {
+    await doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
 }
 
 /** Sets (or, with undefined, removes) variables; returns a function that restores them. */

@@ -24,9 +24,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { request } from 'node:http';
 import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
-import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 
 export interface DynamoDbLocalOptions {
   /** Port to listen on; default: a free port. */
@@ -199,31 +198,42 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Resolves once DynamoDB Local answers HTTP on its port (any answer: a request
+ * without a signature is refused, and that is enough). No AWS SDK here: this
+ * module is loaded before the rest of the bridge, so that the JVM starts while
+ * Node loads the SDK, the engine and the handlers.
+ */
 async function waitUntilAnswering(
   endpoint: string,
   exited: Promise<{ code: number | null; error?: Error }>,
   timeoutMs: number,
 ): Promise<void> {
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   let processGone: { code: number | null; error?: Error } | undefined;
   void exited.then((exit) => (processGone = exit));
   const deadline = Date.now() + timeoutMs;
-  try {
-    for (;;) {
-      if (processGone) {
-        throw processGone.error ?? new Error(`the process exited with code ${processGone.code} before answering`);
-      }
-      try {
-        await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(2_000) });
-        return;
-      } catch {
-        if (Date.now() > deadline) throw new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
-        await new Promise((r) => setTimeout(r, 150));
-      }
+  for (;;) {
+    if (processGone) {
+      throw processGone.error ?? new Error(`the process exited with code ${processGone.code} before answering`);
     }
-  } finally {
-    client.destroy();
+    if (await answers(endpoint)) return;
+    if (Date.now() > deadline) throw new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
+    // Short: the JVM's connector opens at an instant nothing else signals as cheaply.
+    await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** True when an HTTP server answers a POST on the endpoint within 2 s. */
+function answers(endpoint: string): Promise<boolean> {
+  return new Promise((resolveAnswer) => {
+    const call = request(endpoint, { method: 'POST', timeout: 2_000, headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' } }, (response) => {
+      response.resume();
+      resolveAnswer(true);
+    });
+    call.on('timeout', () => call.destroy());
+    call.on('error', () => resolveAnswer(false));
+    call.end('{}');
+  });
 }
 
 /** Keeps the last few KB of the child's output for error messages. */
@@ -247,6 +257,9 @@ function onceAsync(fn: () => Promise<void>): () => Promise<void> {
  * exists, e.g. in a persisted local database. Returns true when it was created.
  */
 export async function ensureLedgerTable(endpoint: string, tableName: string): Promise<boolean> {
+  // Loaded here, not at the top: see waitUntilAnswering.
+  const { CreateTableCommand, DynamoDBClient, ResourceInUseException } = await import('@aws-sdk/client-dynamodb');
+  const { LOCAL_CREDENTIALS } = await import('../../functions/runtime/aws.ts');
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
   try {
     await client.send(new CreateTableCommand(ledgerTableSchema(tableName)));
