@@ -9,6 +9,9 @@
  *   whenever it changes.
  */
 import { createLogUpdate } from 'log-update';
+import { clock } from './format.ts';
+
+export { clock };
 
 export interface LiveOutputOptions {
   /** Where the output goes (default process.stdout). */
@@ -28,12 +31,6 @@ export interface LiveOutput {
   progress(id: string, text: string | undefined): void;
   /** Leaves the live lines as they are and stops redrawing. */
   stop(): void;
-}
-
-/** `HH:MM:SS` in local time: short, and the same in every locale. */
-export function clock(at: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
 }
 
 export function createLiveOutput(options: LiveOutputOptions = {}): LiveOutput {

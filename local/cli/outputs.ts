@@ -12,7 +12,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+// The S3 commands are loaded when a job's outputs are copied, not with the command: `start` and
+// `local run` import this module before they spawn DynamoDB Local, whose start should not wait on the SDK.
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { LedgerRow } from '../../functions/core/model.ts';
 
 /** Default output folder of `start` and `local run` (relative to the working directory). */
@@ -41,6 +43,7 @@ export async function copyJobOutputs(s3: S3Client, bucket: string, row: LedgerRo
 }
 
 async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
   const keys: string[] = [];
   let token: string | undefined;
   do {
@@ -55,6 +58,7 @@ async function download(s3: S3Client, bucket: string, key: string, outDir: strin
   const target = path.resolve(outDir, ...key.split('/'));
   // Keys come from the bridge's own layout, but never write outside the output folder.
   if (!target.startsWith(path.resolve(outDir) + path.sep)) throw new Error(`Refusing to write ${key} outside ${outDir}`);
+  const { GetObjectCommand } = await import('@aws-sdk/client-s3');
   const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   await mkdir(path.dirname(target), { recursive: true });
   await pipeline(object.Body as Readable, createWriteStream(target));

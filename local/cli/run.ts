@@ -14,10 +14,9 @@ import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/c
 import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
 import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
-import { costOf, formatCost, formatError, table } from './format.ts';
+import { clock, costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
 import { dynamodbEndpointOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
-import { clock } from './live.ts';
 
 export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
 
