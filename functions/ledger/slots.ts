@@ -50,6 +50,9 @@ interface SlotsRow {
   updatedAt?: string;
 }
 
+/** Attempts of acquire() while the row it reads back shows a free slot it could not take. */
+const ACQUIRE_ATTEMPTS = 8;
+
 /** Default: how long a place taken without a token yet holds up the queue behind it. */
 export const DEFAULT_RESERVATION_HOLD_MS = 30_000;
 
@@ -111,7 +114,10 @@ export class ConcurrencySlots {
    */
   async acquire(holder: string, executionArn: string): Promise<{ acquired: boolean; inUse: number }> {
     const now = this.clock().toISOString();
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // Optimistic: the condition is judged on the row as the update finds it. When it fails but
+    // the row read afterwards would let this holder in (the row was created, or a slot freed, in
+    // between: parallel first acquires on a new table), try again rather than report no slot.
+    for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
       try {
         const { Attributes } = await this.doc.send(
           new UpdateCommand({
@@ -137,10 +143,12 @@ export class ConcurrencySlots {
         }
         const inUse = Object.keys(row.holders).length;
         // A concurrent retry of the same holder may have won in between.
-        return { acquired: holder in row.holders, inUse };
+        if (holder in row.holders) return { acquired: true, inUse };
+        const queueEmpty = Object.keys(row.waiters ?? {}).length === 0;
+        if (inUse >= this.max || !queueEmpty) return { acquired: false, inUse };
       }
     }
-    throw new Error('The concurrency slots row could not be created; check the ledger table.');
+    throw new Error(`The concurrency slots row kept changing under ${ACQUIRE_ATTEMPTS} attempts to take a slot; try again.`);
   }
 
   /** Frees the holder's slot (nothing happens when it has none) and hands free slots to the oldest waiters. */

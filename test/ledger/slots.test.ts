@@ -22,6 +22,31 @@ describe('ConcurrencySlots', () => {
     expect(Math.max(...results.map((r) => r.inUse))).toBe(3);
   });
 
+  it('takes a free slot when the row appeared between its failed update and its read (parallel first use of a table)', async () => {
+    // Prepare: the first update finds no row; before this acquire reads the row back,
+    // another acquire creates it (empty), as parallel first acquires on a new table do.
+    const table = await ddb.createLedgerTable();
+    const other = new ConcurrencySlots(ddb.doc, table, 3);
+    let interleaved = false;
+    const doc = {
+      send: async (command: { constructor: { name: string } }, ...rest: unknown[]) => {
+        if (command.constructor.name === 'GetCommand' && !interleaved) {
+          interleaved = true;
+          await other.acquire('other#0', arn('other'));
+          await other.release('other#0');
+        }
+        return (ddb.doc.send as (...args: unknown[]) => Promise<unknown>)(command, ...rest);
+      },
+    } as unknown as typeof ddb.doc;
+    const slots = new ConcurrencySlots(doc, table, 3);
+    // Act
+    const result = await slots.acquire('first#0', arn('first'));
+    // Assess: a slot was free all along, so it is taken
+    expect(interleaved).toBe(true);
+    expect(result).toEqual({ acquired: true, inUse: 1 });
+    expect(await slots.holders()).toHaveLength(1);
+  });
+
   it('is idempotent for a holder that already has a slot, even when all are taken', async () => {
     // Prepare
     const slots = await freshSlots(2);
