@@ -6,7 +6,7 @@
  * marks (file in the inbox, first poll) and whether aws-cdk-lib was loaded at all.
  */
 import { createRequire } from 'node:module';
-import { writeFile, mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLocalBridge } from '../local/bridge.ts';
@@ -33,6 +33,7 @@ for (let i = 0; i < 1200; i++) {
   await new Promise((resolve) => setTimeout(resolve, 50));
 }
 await bridge.close();
+await rm(dir, { recursive: true, force: true });
 // aws-cdk-lib is CommonJS: loaded, it is in the require cache (a warm start must not load it).
 const cdkLoaded = Object.keys(createRequire(import.meta.url).cache).some((id) => id.includes(`${path.sep}aws-cdk-lib${path.sep}`));
 const phases = [

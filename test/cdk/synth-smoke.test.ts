@@ -5,7 +5,6 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
@@ -16,11 +15,12 @@ import { functionId } from '../../lib/mapflow-bridge.ts';
 import { ESM_REQUIRE_BANNER } from '../../lib/defaults.ts';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const dirs: string[] = [];
 const tempDir = (name: string) => {
-  const dir = mkdtempSync(path.join(tmpdir(), `mapflow-bridge-${name}-`));
+  const dir = mkdtempSync(path.join(testTmp(), `mapflow-bridge-${name}-`));
   dirs.push(dir);
   return dir;
 };

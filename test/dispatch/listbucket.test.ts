@@ -6,13 +6,13 @@
  * object that exists.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeObject, objectsFromMessage } from '../../functions/handlers/dispatch.ts';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'drop';
 
@@ -29,7 +29,7 @@ describe('dispatch resolves EventBridge keys whatever S3 answers for the missing
   const servers: LocalS3[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-dispatch-list-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-dispatch-list-'));
   });
   afterAll(async () => {
     for (const server of servers) await server.close();

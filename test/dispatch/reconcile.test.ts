@@ -1,5 +1,4 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -11,6 +10,7 @@ import { loadConfig } from '../../functions/runtime/config.ts';
 import { createBridgeContext } from '../../functions/runtime/context.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { testTmp } from '../support/temp.ts';
 
 const ddb = useDynamoDbLocal();
 const s3 = mockClient(S3Client);
@@ -24,7 +24,7 @@ const arn = (name: string) => `arn:aws:states:eu-west-1:123456789012:execution:b
 
 async function setup(env: Record<string, string> = {}) {
   const table = await ddb.createLedgerTable();
-  const eventsFile = join(await mkdtemp(join(tmpdir(), 'reconcile-')), 'events.jsonl');
+  const eventsFile = join(await mkdtemp(join(testTmp(), 'reconcile-')), 'events.jsonl');
   const config = loadConfig({ LEDGER_TABLE: table, BRIDGE_EVENTS_FILE: eventsFile, ...env });
   const ctx = createBridgeContext({
     config,

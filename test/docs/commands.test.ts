@@ -9,11 +9,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync, globSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../e2e/helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -170,7 +170,7 @@ describe('Quick start local run examples, run as written', () => {
 
   it.each(examples.map((c) => [label(c), c] as const))('%s succeeds from the repository root', async (_label, command) => {
     // Prepare: results go to a temporary folder instead of ./mapflow-output
-    const out = await mkdtemp(path.join(tmpdir(), 'readme-run-'));
+    const out = await mkdtemp(path.join(testTmp(), 'readme-run-'));
     outputs.push(out);
     const argv = [...cliArgs(command)!, '--out', out];
 

@@ -5,7 +5,6 @@
  * Mapflow answers still come from the local simulator).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DescribeRuleCommand, EventBridgeClient, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctorCommand, type DoctorAwsClients } from '../../local/cli/doctor.ts';
 import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
+import { testTmp } from '../support/temp.ts';
 
 const GOOD_TOKEN = 'doctor-good-token-0123456789';
 const BAD_TOKEN = 'doctor-bad-token-9876543210';
@@ -30,7 +30,7 @@ let stateDir: string;
 let scratch: string;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'doctor-'));
+  scratch = await mkdtemp(path.join(testTmp(), 'doctor-'));
   stateDir = path.join(scratch, 'state');
   simulator = await startSimulator({ host: '127.0.0.1', port: 0, token: GOOD_TOKEN, email: 'doctor@example.com', dataDir: path.join(scratch, 'sim') });
 }, START_TIMEOUT);

@@ -5,13 +5,13 @@
  * processing.
  */
 import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticGeoTiff } from '../../bench/synthetic-geotiff.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 const KiB = 1024;
 
@@ -20,7 +20,7 @@ describe('rejections that depend on the account and the route', () => {
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-limits-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-limits-'));
     bridge = await startTestBridge({
       // A small account: uploads up to 250 KiB, 400 KiB of storage in all.
       simulator: { processingSeconds: 2, seed: 7, limits: { maxUploadFileSize: 250 * KiB, storageLimitBytes: 400 * KiB } },

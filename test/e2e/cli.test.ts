@@ -5,7 +5,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { startSimulator } from '../../local/simulator/index.ts';
 import { lockStateDir } from '../../local/state-lock.ts';
 import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
 import { ROOT, SAMPLES, SAMPLE_DATA, tempFile } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
@@ -36,7 +36,7 @@ const JOB_KEYS = ['file', 'jobId', 'kind', 'status', 'processingId', 'mosaicId',
 describe('mapflow-bridge local run', () => {
   it('exits 0 with a JSON document of SUCCEEDED jobs and local copies of their results', { timeout: 300_000 }, async () => {
     // Prepare
-    const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
+    const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
     // Act
     const result = await localRun(['--json', '--processing-seconds', '1', '--out', out, path.join(SAMPLES, 'bern-quarters.geojson')]);
     // Assess
@@ -58,7 +58,7 @@ describe('mapflow-bridge local run', () => {
 
   it('exits 1 when a job is REJECTED, and lists an unsupported file as REJECTED instead of skipping it', { timeout: 300_000 }, async () => {
     // Prepare
-    const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
+    const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
     const text = await tempFile('readme.txt', 'not an input');
     // Act
     const result = await localRun(['--json', '--out', out, path.join(SAMPLE_DATA, 'aoi/caltrain-stations.geojson'), text]);
@@ -85,8 +85,8 @@ describe('mapflow-bridge local run', () => {
   it('keeps the ledger in a given DynamoDB (--dynamodb-endpoint) and then needs no Java', { timeout: 300_000 }, async () => {
     // Prepare: the run's DynamoDB Local, and a PATH on which no java can be found
     const endpoint = await sharedDynamoDbEndpoint();
-    const out = await mkdtemp(path.join(tmpdir(), 'mfb-out-'));
-    const emptyPath = await mkdtemp(path.join(tmpdir(), 'mfb-no-java-'));
+    const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
+    const emptyPath = await mkdtemp(path.join(testTmp(), 'mfb-no-java-'));
     // Act
     const result = await localRun(['--json', '--processing-seconds', '1', '--dynamodb-endpoint', endpoint, '--out', out, path.join(SAMPLES, 'bern-quarters.geojson')], { PATH: emptyPath });
     // Assess: the job's row is in that DynamoDB, in the default ledger table
@@ -135,7 +135,7 @@ describe('mapflow-bridge local run', () => {
 describe('mapflow-bridge start on a state folder another bridge uses', () => {
   it('says which process holds the folder and exits 2, leaving that bridge\'s endpoints.json alone', { timeout: 60_000 }, async () => {
     // Prepare: this process holds the folder, as a running `start` does, with its endpoints.json
-    const stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-state-'));
+    const stateDir = await mkdtemp(path.join(testTmp(), 'mfb-state-'));
     const lock = await lockStateDir(stateDir, 'mapflow-bridge start');
     const endpoints = JSON.stringify({ s3: 'http://127.0.0.1:4568', dynamodb: 'http://127.0.0.1:1', pid: process.pid });
     await writeFile(path.join(stateDir, 'endpoints.json'), endpoints);

@@ -5,11 +5,11 @@
  */
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { testTmp } from '../support/temp.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Real GeoTIFFs and GeoJSONs written by others, with their licences (samples/README.md). */
@@ -87,7 +87,7 @@ export function squareAoi(options: { west?: number; south?: number; sizeDeg?: nu
 
 /** Writes text to a fresh temporary file with that name. */
 export async function tempFile(name: string, content: string | Buffer): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mfb-e2e-'));
+  const dir = await mkdtemp(path.join(testTmp(), 'mfb-e2e-'));
   const file = path.join(dir, name);
   await writeFile(file, content);
   return file;

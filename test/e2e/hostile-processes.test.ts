@@ -5,10 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, squareAoi } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 
@@ -85,7 +85,7 @@ const LOOPBACK = new Set(['0100007F', '0000000000000000FFFF00000100007F', '00000
 describe('local processes', () => {
   it('DynamoDB Local listens on 127.0.0.1 only, and every child exits when the bridge is killed with -9', { timeout: 400_000 }, async () => {
     // Prepare: a bridge in its own process, as `npm start` runs it
-    const script = path.join(await mkdtemp(path.join(tmpdir(), 'mfb-kill9-')), 'bridge.mts');
+    const script = path.join(await mkdtemp(path.join(testTmp(), 'mfb-kill9-')), 'bridge.mts');
     await writeFile(
       script,
       `import { startLocalBridge } from ${JSON.stringify(path.join(ROOT, 'local/bridge.ts'))};\n` +
@@ -112,7 +112,7 @@ describe('local processes', () => {
 
   it('local run removes its temporary state when stopped with SIGTERM, and keeps it with --keep-state', { timeout: 600_000 }, async () => {
     // Prepare: a private temporary folder, to see what a run leaves in it
-    const tmp = await mkdtemp(path.join(tmpdir(), 'mfb-tmp-'));
+    const tmp = await mkdtemp(path.join(testTmp(), 'mfb-tmp-'));
     const aoi = path.join(tmp, 'area.geojson');
     await writeFile(aoi, squareAoi());
     const env = { ...process.env, TMPDIR: tmp };

@@ -8,7 +8,6 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeHostileCorpus, type HostileEntry } from '../fixtures/hostile/make-hostile.ts';
 import { ROOT } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
@@ -25,7 +25,7 @@ const GiB = 1024 ** 3;
 describe('the hostile corpus through local run', () => {
   it('rejects every file with its code, within 1 GiB, writing nowhere else', { timeout: 1_200_000 }, async () => {
     // Prepare: the corpus (large files too) in a folder of its own; a private TMPDIR and working directory
-    const base = await mkdtemp(path.join(tmpdir(), 'mfb-hostile-'));
+    const base = await mkdtemp(path.join(testTmp(), 'mfb-hostile-'));
     const corpus = path.join(base, 'corpus');
     const work = path.join(base, 'work');
     const temp = path.join(base, 'tmp');

@@ -4,12 +4,12 @@
  * state folder, it resumes the job, reuses the processing and finishes it.
  */
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
 import { LIVE_SHAPES, SAMPLES, startTestBridge } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 // Both simulator modes: the reference shapes, and the live service's (paged lists, v2 paths, null/UNPROCESSED first).
 describe.each([
@@ -26,7 +26,7 @@ describe.each([
 
   it('uploads from the drop folder, and resumes an unfinished job after a restart', { timeout: 180_000 }, async () => {
     // Prepare
-    stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-restart-'));
+    stateDir = await mkdtemp(path.join(testTmp(), 'mfb-restart-'));
     let inProgress!: (event: LocalEvent) => void;
     const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
     bridge = await startTestBridge({

@@ -1,5 +1,4 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -9,6 +8,7 @@ import { createPublisher } from '../../functions/runtime/events.ts';
 import type { LedgerRow } from '../../functions/core/model.ts';
 import type { JobEventDetail } from '../../functions/events/types.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
+import { testTmp } from '../support/temp.ts';
 
 const eventBridge = mockClient(EventBridgeClient);
 // The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').
@@ -111,7 +111,7 @@ describe('JSON-lines file publisher (local mode)', () => {
   it('appends one {time, source, detailType, detail} object per line, also under concurrency', async () => {
     // Prepare
     eventBridge.reset();
-    const dir = await mkdtemp(join(tmpdir(), 'events-'));
+    const dir = await mkdtemp(join(testTmp(), 'events-'));
     const eventsFile = join(dir, 'nested', 'events.jsonl');
     const config = loadConfig({ LEDGER_TABLE: 'ledger', BRIDGE_EVENTS_FILE: eventsFile });
     const publisher = createPublisher(config);

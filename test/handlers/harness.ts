@@ -7,7 +7,6 @@
  * waits are compressed.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -39,6 +38,7 @@ import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
 import { localS3Client, LOCAL_S3_CREDENTIALS } from '../../local/s3/client.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
+import { testTmp } from '../support/temp.ts';
 
 export const BUCKET = 'bridge-test';
 export const TOKEN = 'test-token-0123456789-very-secret';
@@ -55,7 +55,7 @@ export interface AwsServices {
 }
 
 export async function startAwsServices(): Promise<AwsServices> {
-  const dir = await mkdtemp(join(tmpdir(), 'handlers-s3-'));
+  const dir = await mkdtemp(join(testTmp(), 'handlers-s3-'));
   let s3Server: LocalS3 | undefined;
   let dynamodbEndpoint: string;
   try {
@@ -102,7 +102,7 @@ export interface BenchOptions {
 export async function startBench(aws: AwsServices, options: BenchOptions = {}): Promise<Bench> {
   const tableName = `ledger-${process.pid}-${++tableCounter}-${Date.now()}`;
   await aws.doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
-  const dataDir = await mkdtemp(join(tmpdir(), 'handlers-sim-'));
+  const dataDir = await mkdtemp(join(testTmp(), 'handlers-sim-'));
   const base = { token: TOKEN, email: EMAIL, processingSeconds: 1, seed: 7, dataDir };
   const connect = (url: string) => new MapflowClient({ baseUrl: url, token: TOKEN, email: EMAIL, retry: { baseDelayMs: 5, maxDelayMs: 20 }, timeoutMs: 10_000 });
   let sim = await startSimulator({ ...base, ...options.simulator });

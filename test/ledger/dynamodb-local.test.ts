@@ -1,9 +1,9 @@
 import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { ensureLedgerTable, startDynamoDbLocal } from '../../local/dynamodb/index.ts';
+import { testTmp } from '../support/temp.ts';
 
 describe('startDynamoDbLocal', () => {
   it('explains a missing Java and points at scripts/check-java.sh', async () => {
@@ -18,7 +18,7 @@ describe('startDynamoDbLocal', () => {
 
   it('persists tables in dbPath across restarts', async () => {
     // Prepare
-    const dbPath = await mkdtemp(join(tmpdir(), 'ddb-'));
+    const dbPath = await mkdtemp(join(testTmp(), 'ddb-'));
     const first = await startDynamoDbLocal({ dbPath });
     const created = await ensureLedgerTable(first.endpoint, 'kept');
     const createdAgain = await ensureLedgerTable(first.endpoint, 'kept');

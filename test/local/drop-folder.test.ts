@@ -5,13 +5,13 @@
  * process holds it open. Each test waits on the upload callback, not on time.
  */
 import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STABLE_MS, dropKey, watchDropFolder, type DropFolder, type DropFolderOptions } from '../../local/s3/drop-folder.ts';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'drop-bucket';
 const CHUNK = 'x'.repeat(64 * 1024);
@@ -29,7 +29,7 @@ describe('drop folder: only whole files go up', () => {
   let s3rver: LocalS3;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-drop-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-drop-'));
     s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
   }, 60_000);
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { followEvents, parseEventLine, readEvents, type LocalEvent } from '../../local/events/file.ts';
+import { testTmp } from '../support/temp.ts';
 
 const detail = { jobId: 'j1', status: 'RECEIVED', kind: 'geojson', routeName: 'default', at: '2024-01-01T00:00:00Z' };
 
@@ -20,7 +20,7 @@ describe('local events file', () => {
 
   it('follows appended lines, including a line written in two pieces', async () => {
     // Prepare
-    const dir = await mkdtemp(path.join(tmpdir(), 'mfb-events-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-events-'));
     const file = path.join(dir, 'events.jsonl');
     await writeFile(file, JSON.stringify({ 'detail-type': 'Old', detail }) + '\n');
     const seen: LocalEvent[] = [];

@@ -3,7 +3,6 @@
  * letting the newest 50 pass for all of them.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ledger } from '../../functions/ledger/ledger.ts';
@@ -11,6 +10,7 @@ import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { moreJobsLine } from '../../local/cli/list-count.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { testTmp } from '../support/temp.ts';
 
 const dynamodb = useDynamoDbLocal();
 
@@ -25,7 +25,7 @@ describe('jobs list on a ledger of 55 jobs', () => {
       const jobId = `job-${String(i).padStart(2, '0')}`;
       await ledger.register({ jobId, input: { bucket: 'b', key: `inbox/${jobId}.geojson`, etag: 'e', size: 1 }, kind: 'geojson', routeName: 'default' });
     }
-    stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-jobs-'));
+    stateDir = await mkdtemp(path.join(testTmp(), 'mfb-jobs-'));
     await writeFile(path.join(stateDir, ENDPOINTS_FILE), JSON.stringify({ dynamodb: dynamodb.endpoint, ledgerTable: table }));
   }, 120_000);
   afterAll(async () => {

@@ -8,13 +8,13 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'atomic-bucket';
 const SIZE = 8 << 20;
@@ -36,7 +36,7 @@ describe('local S3 writes', () => {
   let s3rver: LocalS3;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-atomic-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-atomic-'));
     s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
   });
   afterAll(async () => {

@@ -5,12 +5,12 @@
  */
 import { request } from 'node:http';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CopyObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'guard-bucket';
 
@@ -43,7 +43,7 @@ describe('local S3 key guard', () => {
   let s3: S3Client;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-guard-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-guard-'));
     server = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
     s3 = localS3Client(server.endpoint);
   }, 60_000);
@@ -111,7 +111,7 @@ describe('local S3 as a principal with limited s3:ListBucket', () => {
   const servers: LocalS3[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-list-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-list-'));
   });
   afterAll(async () => {
     for (const server of servers) await server.close();

@@ -1,5 +1,4 @@
 import { mkdtemp, rm, writeFile, mkdir, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, PutObjectTaggingCommand, GetObjectTaggingCommand, CopyObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { startLocalS3, type LocalS3, type S3NotificationRecord } from '../../loc
 import { localS3Client } from '../../local/s3/client.ts';
 import { completeObject, objectsFromMessage } from '../../functions/handlers/dispatch.ts';
 import { watchDropFolder } from '../../local/s3/drop-folder.ts';
+import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'test-bucket';
 
@@ -16,7 +16,7 @@ describe('local S3 (s3rver in a child process)', () => {
   const records: S3NotificationRecord[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-'));
+    dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-'));
     s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET], onRecord: (r) => records.push(r) });
   });
   afterAll(async () => {
@@ -125,7 +125,7 @@ describe('local S3 (s3rver in a child process)', () => {
 describe('local S3 lifecycle', () => {
   it('keeps objects across a restart on the same directory', async () => {
     // Prepare
-    const dir = await mkdtemp(path.join(tmpdir(), 'mfb-s3-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-'));
     const first = await startLocalS3({ directory: dir, buckets: [BUCKET] });
     await localS3Client(first.endpoint).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept.txt', Body: 'kept' }));
     await first.close();

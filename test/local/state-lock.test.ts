@@ -5,17 +5,17 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startS3OnPort } from '../../local/bridge.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { LocalS3StartError } from '../../local/s3/server.ts';
 import { LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../../local/state-lock.ts';
+import { testTmp } from '../support/temp.ts';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mfb-lock-'));
+  const dir = await mkdtemp(path.join(testTmp(), 'mfb-lock-'));
   dirs.push(dir);
   return dir;
 }

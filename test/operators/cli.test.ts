@@ -6,7 +6,6 @@
  * ledger in DynamoDB Local.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
@@ -21,6 +20,7 @@ import { startControlServer, type ControlServer } from '../../local/cli/control.
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
 import { squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 let stateDir: string;
 let bridge: LocalBridge;
@@ -71,7 +71,7 @@ let failed: string;
 let rejected: string;
 
 beforeAll(async () => {
-  stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-operators-'));
+  stateDir = await mkdtemp(path.join(testTmp(), 'mfb-operators-'));
   bridge = await startTestBridge({
     stateDir,
     simulator: { processingSeconds: 6, seed: 7 },
@@ -269,7 +269,7 @@ describe('jobs retry and cancel on a deployed stack (--stack)', () => {
   }, 60_000);
 
   it('says the local bridge is not running when there is no control endpoint', async () => {
-    const empty = await mkdtemp(path.join(tmpdir(), 'mfb-operators-none-'));
+    const empty = await mkdtemp(path.join(testTmp(), 'mfb-operators-none-'));
     const { code, err } = await cli(runJobsCommand, ['cancel', 'x-1', '--state-dir', empty]);
     expect(code).toBe(1);
     expect(err).toContain("the local bridge is not running");

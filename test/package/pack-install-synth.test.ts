@@ -14,11 +14,11 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -55,7 +55,7 @@ describe('the npm package in a fresh CDK app', () => {
   const apps: Record<'esm' | 'cjs', string> = { esm: '', cjs: '' };
 
   beforeAll(async () => {
-    folder.dir = await mkdtemp(path.join(tmpdir(), 'mfb-pack-'));
+    folder.dir = await mkdtemp(path.join(testTmp(), 'mfb-pack-'));
     const started = Date.now();
     // Act (shared): pack (prepack builds), then install the tarball offline into an ES module app.
     await npm(['pack', '--pack-destination', folder.dir], ROOT);

@@ -22,13 +22,13 @@ import { FUNCTION_CAPABILITIES } from '../../lib/permissions.ts';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../bench/bundles.ts';
 import { LAMBDA_CREDENTIALS_MODULE, lambdaEsbuildArgs, lambdaEsbuildOptions } from '../../lib/bundling.ts';
+import { testTmp } from '../support/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const KIB = 1024;
@@ -115,7 +115,7 @@ describe('lean Lambda bundles', () => {
 
   it('signs AWS requests with the execution role keys from the environment (the lean credential provider in a real bundle)', async () => {
     // Prepare: a bundle of one DynamoDB call, built with the Lambda options, against a server on 127.0.0.1.
-    const dir = await mkdtemp(path.join(tmpdir(), 'bundle-credentials-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'bundle-credentials-'));
     let seen: IncomingHttpHeaders | undefined;
     const server = createServer((req, res) => {
       seen = req.headers;

@@ -7,11 +7,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { definitionKey, loadLocalDefinition } from '../../lib/local-definition-cache.ts';
 import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
+import { testTmp } from '../support/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -33,7 +33,7 @@ function probe(cacheDir: string): Promise<{ cache: string; cdkLoaded: boolean }>
 describe('local definition cache', () => {
   it('synthesizes once, then reads the same definition from disk; other options make another key', async () => {
     // Prepare
-    const dir = await mkdtemp(path.join(tmpdir(), 'definition-cache-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'definition-cache-'));
     const env = { MAPFLOW_BRIDGE_CACHE_DIR: dir };
     const options = { maxConcurrentProcessings: 3 };
     // The key of these sources, pinned: others may edit lib/ or functions/ while the test runs.
@@ -66,7 +66,7 @@ describe('local definition cache', () => {
     // Prepare: a cache entry under the key of this tree's sources (a stand-in definition:
     // what is checked is what the start imports). Sources edited meanwhile by someone
     // else make a new key, so a miss is tried again with the new key.
-    const dir = await mkdtemp(path.join(tmpdir(), 'definition-cache-warm-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'definition-cache-warm-'));
     await mkdir(dir, { recursive: true });
     let result: { cache: string; cdkLoaded: boolean } | undefined;
     for (let attempt = 0; attempt < 3 && result?.cache !== 'hit'; attempt++) {

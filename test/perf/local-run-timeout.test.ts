@@ -4,11 +4,11 @@
  * "Timed out after 0 s"; files are dropped side by side.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../../functions/core/model.ts';
 import { runLocalCommand, summarise, type RunJobSummary } from '../../local/cli/run.ts';
+import { testTmp } from '../support/temp.ts';
 
 const square = (x: number) =>
   JSON.stringify({
@@ -32,7 +32,7 @@ describe('local run --timeout', () => {
 
   it('reports jobs cut off by the timeout as UNFINISHED with the real time waited, every one of them', async () => {
     // Prepare: three files, processings of 60 s, a timeout of 8 s
-    const dir = await mkdtemp(path.join(tmpdir(), 'run-timeout-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'run-timeout-'));
     const files = await Promise.all(
       [0, 1, 2].map(async (i) => {
         const file = path.join(dir, `t${i}.geojson`);

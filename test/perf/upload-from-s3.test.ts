@@ -10,7 +10,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
@@ -24,6 +23,7 @@ import type { WorkflowState } from '../../functions/jobs/workflow.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { testTmp } from '../support/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MiB = 1024 * 1024;
@@ -41,7 +41,7 @@ let receiver: ChildProcess | undefined;
 let receiverUrl = '';
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'upload-from-s3-'));
+  dir = await mkdtemp(path.join(testTmp(), 'upload-from-s3-'));
   s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
   receiver = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/receiver.ts'), path.join(dir, 'sim'), TOKEN, EMAIL], {
     cwd: ROOT,

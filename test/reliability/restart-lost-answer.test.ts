@@ -9,7 +9,6 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditMapflow, squareAoiText } from '../../bench/fault-suite.ts';
@@ -17,6 +16,7 @@ import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
 import { processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
+import { testTmp } from '../support/temp.ts';
 
 const TOKEN = 'restart-lost-token-91ac';
 const EMAIL = 'restart@mapflow-bridge.invalid';
@@ -51,7 +51,7 @@ describe('a restart whose answer is lost', { timeout: 180_000 }, () => {
   let bridge: LocalBridge;
 
   beforeAll(async () => {
-    simulatorDir = await mkdtemp(path.join(tmpdir(), 'mfb-restart-sim-'));
+    simulatorDir = await mkdtemp(path.join(testTmp(), 'mfb-restart-sim-'));
     simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 2, seed: 3, dataDir: simulatorDir });
     proxy = losingProxy(new URL(simulator.url));
     await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));

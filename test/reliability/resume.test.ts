@@ -8,7 +8,6 @@
  * service would.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditMapflow, slotHolders, squareAoiText } from '../../bench/fault-suite.ts';
@@ -17,6 +16,7 @@ import { readEvents } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
 import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
+import { testTmp } from '../support/temp.ts';
 
 const TOKEN = 'resume-test-token-5d1f0c';
 const EMAIL = 'resume@mapflow-bridge.invalid';
@@ -34,8 +34,8 @@ describe('a bridge restarted mid-job resumes it without a second processing', { 
   });
 
   beforeAll(async () => {
-    simulatorDir = await mkdtemp(path.join(tmpdir(), 'mfb-resume-sim-'));
-    stateDir = await mkdtemp(path.join(tmpdir(), 'mfb-resume-state-'));
+    simulatorDir = await mkdtemp(path.join(testTmp(), 'mfb-resume-sim-'));
+    stateDir = await mkdtemp(path.join(testTmp(), 'mfb-resume-state-'));
     simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 6, seed: 5, dataDir: simulatorDir });
   });
   afterAll(async () => {

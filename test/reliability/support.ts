@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -17,6 +16,7 @@ import type { ExecutionRecord, LocalEngine } from '../../local/engine/engine.ts'
 import { readEvents, type LocalEvent } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
 import { sharedLedger } from '../e2e/helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
 /** Routes of the suites: upload-only root, Buildings on images under buildings/, a named project under project/, a second mosaic under second/. */
 export const RELIABILITY_ROUTES = JSON.stringify({
@@ -67,7 +67,7 @@ export interface ReliabilityBridgeOptions {
 export async function startReliabilityBridge(options: ReliabilityBridgeOptions = {}): Promise<ReliabilityBridge> {
   const token = options.token ?? `rel-${randomBytes(16).toString('hex')}`;
   const email = options.email ?? 'reliability@mapflow-bridge.invalid';
-  const simulatorDir = await mkdtemp(path.join(tmpdir(), 'mfb-reliability-sim-'));
+  const simulatorDir = await mkdtemp(path.join(testTmp(), 'mfb-reliability-sim-'));
   const simulator = await startSimulator({ processingSeconds: 2, seed: 7, ...options.simulator, token, email, dataDir: simulatorDir });
   const executions: ExecutionRecord[] = [];
   let bridge: LocalBridge;

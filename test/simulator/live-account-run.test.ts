@@ -8,12 +8,12 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testTmp } from '../support/temp.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
@@ -45,7 +45,7 @@ describe('local run against a simulator started with --real-shapes (credit-bille
     const headers = { authorization: `Bearer ${TOKEN}` };
     const status = (await (await fetch(`${url}/user/status`, { headers })).json()) as Record<string, unknown>;
     const memory = (await (await fetch(`${url}/rasters/memory`, { headers })).json()) as Record<string, unknown>;
-    const dir = await mkdtemp(path.join(tmpdir(), 'mfb-live-run-'));
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-live-run-'));
     const routes = path.join(dir, 'routes.json');
     await writeFile(routes, JSON.stringify({ routes: [{ name: 'default', prefix: '', model: '🏠 Buildings', processImages: true, creditBudget: 1000 }] }));
 

@@ -4,13 +4,13 @@
  * images, their files and the spent credits.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BEARER, call, fileForm, finished, RASTERS, start, v2Body } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'sim-persist-'));
+const dataDir = mkdtempSync(join(testTmp(), 'sim-persist-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('dataDir', () => {

@@ -5,12 +5,12 @@
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BEARER, call, start, waitFor } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'sim-stream-'));
+const dataDir = mkdtempSync(join(testTmp(), 'sim-stream-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 const partFiles = () => readdirSync(join(dataDir, 'files')).filter((name) => name.endsWith('.part'));

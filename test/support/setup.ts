@@ -14,15 +14,20 @@ import { afterAll } from 'vitest';
 
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-// A CDK App without an outdir synthesizes into a fresh cdk.outXXXXXX in the
-// temporary folder and never removes it: about a hundred folders of up to
-// 0.5 MB were left behind by every run. One folder per test file instead
-// (CDK_OUTDIR, which App reads), removed when the file ends.
-if (!process.env.CDK_OUTDIR) {
-  const outdir = mkdtempSync(path.join(tmpdir(), 'mfb-test-cdk-'));
-  process.env.CDK_OUTDIR = outdir;
+// Every temporary folder of a test file goes under one folder of its own
+// (test/support/temp.ts), removed when the file ends: tests made about 1,800
+// folders a day in the temporary directory and left them there. A CDK App
+// without an outdir synthesizes into a fresh cdk.outXXXXXX there and never
+// removes it (about a hundred per run): CDK_OUTDIR, which App reads, points
+// into the same folder.
+if (!process.env.MFB_TEST_TMP) {
+  const root = mkdtempSync(path.join(tmpdir(), 'mfb-test-'));
+  process.env.MFB_TEST_TMP = root;
+  const outdirWasSet = process.env.CDK_OUTDIR !== undefined;
+  if (!outdirWasSet) process.env.CDK_OUTDIR = path.join(root, 'cdk.out');
   afterAll(() => {
-    delete process.env.CDK_OUTDIR;
-    rmSync(outdir, { recursive: true, force: true });
+    delete process.env.MFB_TEST_TMP;
+    if (!outdirWasSet) delete process.env.CDK_OUTDIR;
+    rmSync(root, { recursive: true, force: true });
   });
 }
