@@ -285,7 +285,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             ...options.simulator,
             token: simulatorToken,
             email: LOCAL_EMAIL,
-            ...(persistent ? { dataDir: path.join(stateDir, 'simulator') } : {}),
+            // In the state folder even when it is temporary: a bridge killed with -9 leaves one
+            // folder, which the next bridge sweeps, not a simulator folder of its own besides.
+            dataDir: path.join(stateDir, 'simulator'),
           }),
         );
     // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
