@@ -244,7 +244,12 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           () =>
             options.dynamodbStarting ??
             // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
-            startDynamoDbLocal({ ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }), startTimeoutMs: SERVICE_START_TIMEOUT_MS }),
+            // Its temporary files in the state folder: a bridge killed with -9 leaves nothing else behind.
+            startDynamoDbLocal({
+              ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
+              javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
+              startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+            }),
         );
     // The trigger: notifications queue up here until the dispatcher is ready.
     const notifications: S3NotificationRecord[] = [];

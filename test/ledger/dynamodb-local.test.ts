@@ -1,4 +1,5 @@
-import { mkdtemp } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -15,6 +16,19 @@ describe('startDynamoDbLocal', () => {
       message: expect.stringMatching(/was not found.*scripts\/check-java\.sh/),
     });
   });
+
+  it('keeps the JVM\'s temporary files (its unpacked SQLite library) in a folder it removes when it stops', async () => {
+    // Prepare
+    const javaTmpDir = join(await mkdtemp(join(testTmp(), 'ddb-java-')), 'tmp');
+    const dynamodb = await startDynamoDbLocal({ inMemory: true, javaTmpDir });
+    // Act: a table makes DynamoDB Local open its SQLite database
+    await ensureLedgerTable(dynamodb.endpoint, 'ledger');
+    const whileRunning = await readdir(javaTmpDir);
+    await dynamodb.close();
+    // Assess
+    expect(whileRunning.some((name) => name.includes('sqlite'))).toBe(true);
+    expect(existsSync(javaTmpDir)).toBe(false);
+  }, 120_000);
 
   it('persists tables in dbPath across restarts', async () => {
     // Prepare
