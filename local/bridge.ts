@@ -22,12 +22,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/core/model.ts';
 import type { Ledger } from '../functions/ledger/ledger.ts';
-import { ledgerTableSchema } from '../functions/ledger/schema.ts';
 import type { PollPolicy } from '../functions/polling/poll-policy.ts';
 import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 // Only light modules above and here; the rest (the SDK, the engine, the handlers, the simulator)
 // comes from ./bridge-modules.ts once the JVM and s3rver are starting.
-import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
+import { ensureLedgerTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { validDynamoDbEndpoint } from './dynamodb/endpoint.ts';
 import type { RunningSimulator, SimulatorOptions } from './simulator/index.ts';
 import type { ExecutionRecord, LocalEngine, TaskTrace } from './engine/engine.ts';
@@ -82,12 +81,6 @@ export interface LocalBridgeOptions {
    * stateDir, else on disk under it).
    */
   dynamodbEndpoint?: string;
-  /**
-   * A DynamoDB Local already starting for this bridge (the CLI starts the JVM
-   * before it loads the rest of the bridge): used instead of starting one, and
-   * stopped with the bridge.
-   */
-  dynamodbStarting?: Promise<DynamoDbLocal>;
   /** Options of the embedded simulator (token and email are chosen here). */
   simulator?: Omit<Partial<SimulatorOptions>, 'token' | 'email' | 'dataDir'>;
   /** Routes JSON (functions/routing); default the built-in routes. */
@@ -241,10 +234,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ? Promise.resolve({ endpoint: validDynamoDbEndpoint(options.dynamodbEndpoint), close: async () => undefined })
       : started(
           'DynamoDB Local',
+          // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
+          // Its temporary files in the state folder: a bridge killed with -9 leaves nothing else behind.
           () =>
-            options.dynamodbStarting ??
-            // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
-            // Its temporary files in the state folder: a bridge killed with -9 leaves nothing else behind.
             startDynamoDbLocal({
               ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
               javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
@@ -301,10 +293,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
         { marshallOptions: { removeUndefinedValues: true } },
       );
-      // A DynamoDB Local this bridge started in memory is empty: create at once (each request
-      // costs on a fresh JVM); elsewhere the table may exist.
-      const fresh = !persistent && !options.dynamodbEndpoint && !options.dynamodbStarting;
-      await timed('ledger table', () => ensureTable(doc, ledgerTable, { fresh })).catch((error: unknown) => {
+      // Created at once, an existing one kept (one request: each costs on a fresh JVM).
+      await timed('ledger table', () => ensureLedgerTable(dynamodb.endpoint, ledgerTable)).catch((error: unknown) => {
         if (!options.dynamodbEndpoint) throw error;
         throw new Error(`Cannot keep the ledger in the DynamoDB at ${dynamodb.endpoint}: ${describe(error)}. Is it running?`, { cause: error });
       });
@@ -609,24 +599,6 @@ async function resumeUnfinishedJobs(ledger: Ledger, engine: LocalEngine): Promis
     }
   }
   return resumed;
-}
-
-/** Creates the ledger table when missing (and waits until it is active). */
-async function ensureTable(doc: DynamoDBDocumentClient, tableName: string, { fresh = false } = {}): Promise<void> {
-  const { CreateTableCommand, DescribeTableCommand, ResourceInUseException, ResourceNotFoundException } = await import('@aws-sdk/client-dynamodb');
-  if (!fresh) {
-    try {
-      await doc.send(new DescribeTableCommand({ TableName: tableName }));
-      return;
-    } catch (error) {
-      if (!(error instanceof ResourceNotFoundException)) throw error;
-    }
-  }
-  try {
-    await doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  }
 }
 
 /** Sets (or, with undefined, removes) variables; returns a function that restores them. */

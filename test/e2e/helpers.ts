@@ -100,6 +100,6 @@ export async function tempFile(name: string, content: string | Buffer): Promise<
  * `npm start` does (restarts read it back).
  */
 export async function sharedLedger(options: LocalBridgeOptions): Promise<Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>> {
-  if (options.stateDir !== undefined || options.dynamodbEndpoint !== undefined || options.dynamodbStarting !== undefined) return {};
+  if (options.stateDir !== undefined || options.dynamodbEndpoint !== undefined) return {};
   return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: options.ledgerTable ?? uniqueTableName() };
 }

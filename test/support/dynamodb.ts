@@ -19,13 +19,13 @@ export interface DynamoDbFixture {
 }
 
 export function useDynamoDbLocal(): DynamoDbFixture {
-  let server: { endpoint: string } | undefined;
+  let endpoint: string | undefined;
   let client: DynamoDBClient | undefined;
   let doc: DynamoDBDocumentClient | undefined;
 
   beforeAll(async () => {
-    server = { endpoint: await sharedDynamoDbEndpoint() };
-    client = new DynamoDBClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    endpoint = await sharedDynamoDbEndpoint();
+    client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
     doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   });
   afterAll(async () => {
@@ -38,7 +38,7 @@ export function useDynamoDbLocal(): DynamoDbFixture {
   };
   return {
     get endpoint() {
-      return ready(server).endpoint;
+      return ready(endpoint);
     },
     get client() {
       return ready(client);
