@@ -1,19 +1,19 @@
 /**
  * One Lambda function of the bridge: functions/handlers/<name>.ts bundled by
- * the local esbuild (never Docker) into an ESM bundle for Node.js 24 on arm64,
+ * the local esbuild (never Docker, lib/bundle-handler.ts with the options of
+ * lib/bundling.ts) into an ESM bundle for Node.js 24 on arm64,
  * with its own log group, its own role (no managed policies), X-Ray tracing and
  * the Powertools settings.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { AssetHashType, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { lambdaEsbuildArgs, lambdaEsbuildOptions } from './bundling.ts';
+import { bundleHandlerSync } from './bundle-handler.ts';
 import {
   FUNCTION_SETTINGS,
   LAMBDA_ARCHITECTURE,
@@ -79,7 +79,7 @@ export class BridgeFunction extends Construct {
     }
     const settings = FUNCTION_SETTINGS[props.name];
     const externalAwsSdk = props.externalAwsSdk ?? false;
-    const bundle = lambdaEsbuildOptions({ externalAwsSdk });
+    const sourceMaps = props.sourceMaps ?? false;
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetention,
@@ -118,29 +118,32 @@ export class BridgeFunction extends Construct {
         ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
       },
     } satisfies Partial<lambda.FunctionProps>;
-    this.function = prebuilt
-      ? new lambda.Function(this, 'Function', { ...common, code: lambda.Code.fromAsset(prebuilt), handler: 'index.handler' })
-      : new nodejs.NodejsFunction(this, 'Function', {
-          ...common,
-          entry,
-          handler: 'handler',
-          projectRoot: PROJECT_ROOT,
-          depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
-          // The options of lib/bundling.ts (what bench/bundles.ts measures).
-          bundling: {
-            format: nodejs.OutputFormat.ESM,
-            target: bundle.target,
-            mainFields: bundle.mainFields,
-            banner: bundle.banner.js,
-            minify: bundle.minify,
-            sourceMap: props.sourceMaps ?? false,
-            sourcesContent: false,
-            // By default, ship the SDK versions the code was tested with rather than the runtime's.
-            bundleAwsSDK: !externalAwsSdk,
-            esbuildArgs: lambdaEsbuildArgs({ externalAwsSdk }),
-            // The local esbuild devDependency bundles; Docker is never needed.
-            forceDockerBundling: false,
-          },
-        });
+    this.function = new lambda.Function(this, 'Function', {
+      ...common,
+      code: prebuilt ? lambda.Code.fromAsset(prebuilt) : handlerCode(entry, { externalAwsSdk, sourceMaps }),
+      handler: 'index.handler',
+    });
   }
+}
+
+/**
+ * A handler bundled from source at synth time, as NodejsFunction would, but
+ * through esbuild's JavaScript API (lib/bundle-handler.ts), which takes the
+ * SDK tree-shaking plugin of lib/bundling.ts that the esbuild command line
+ * cannot. The asset is hashed by its output, like NodejsFunction's.
+ */
+function handlerCode(entry: string, options: { externalAwsSdk: boolean; sourceMaps: boolean }): lambda.Code {
+  return lambda.Code.fromAsset(path.dirname(entry), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never used: the local bundling below always bundles or throws.
+      image: LAMBDA_RUNTIME.bundlingImage,
+      local: {
+        tryBundle(outputDir: string): boolean {
+          bundleHandlerSync(entry, outputDir, options);
+          return true;
+        },
+      },
+    },
+  });
 }

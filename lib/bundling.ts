@@ -1,8 +1,9 @@
 /**
  * How every Lambda handler is bundled, in one place: the construct's
- * NodejsFunction (lib/bridge-function.ts), the package's prebuilt handlers
- * (scripts/build-handlers.ts) and the bundle benchmark (bench/bundles.ts) all
- * take their esbuild options from here, so the bench measures what ships.
+ * bundling from source (lib/bridge-function.ts, through lib/bundle-handler.ts),
+ * the package's prebuilt handlers (scripts/build-handlers.ts) and the bundle
+ * benchmark (bench/bundles.ts) all take their esbuild options from here, so
+ * the bench measures what ships.
  * No aws-cdk-lib import: the bench and the build script load this file alone.
  *
  * The choices, measured with `npx tsx bench/bundles.ts` (docs/architecture.md,
@@ -17,8 +18,13 @@
  * - the AWS SDK bundled by default (a bundled SDK imports faster than the
  *   runtime's, whose files Node resolves one by one, and is the version the
  *   code was tested with). `externalAwsSdk` leaves `@aws-sdk/*` to the
- *   runtime's SDK v3 instead: smaller bundles, a version you do not choose.
+ *   runtime's SDK v3 instead: smaller bundles, a version you do not choose;
+ * - three source rewrites that let esbuild tree-shake the SDK
+ *   (awsSdkTreeShaking below), 55-75 KiB off every bundle. esbuild takes plugins only through
+ *   its JavaScript API, so the construct bundles through lib/bundle-handler.ts
+ *   rather than NodejsFunction's esbuild command line.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +52,87 @@ export interface LambdaBundleOptions {
   readonly externalAwsSdk?: boolean;
 }
 
+/**
+ * The part of esbuild's plugin interface the bundling uses, declared here so
+ * this file loads without esbuild (a devDependency); an esbuild `Plugin`.
+ */
+export interface EsbuildPlugin {
+  name: string;
+  setup(build: {
+    onLoad(
+      options: { filter: RegExp },
+      callback: (args: { path: string }) => Promise<{ contents: string; loader: 'js' | 'json' } | undefined>,
+    ): void;
+  }): void;
+}
+
+/** Generated schema files of the SDK clients (smithy's schema serde, SDK >= 3.930). */
+const SDK_SCHEMA_FILE = /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/;
+/** The protocol base class that loads the event-stream serde with a dynamic import. */
+const SMITHY_HTTP_PROTOCOL_FILE = /[\\/]@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]protocols[\\/]HttpProtocol\.js$/;
+const EVENT_STREAMS_DYNAMIC_IMPORT = 'await import("@smithy/core/event-streams")';
+/** A client's package.json, which its runtimeConfig imports whole for the version in the User-Agent. */
+const SDK_CLIENT_PACKAGE_JSON = /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]package\.json$/;
+
+/**
+ * Rewrites the schema files' computed trait keys (`{ [_hE]: 400 }`, where
+ * `const _hE = "httpError"`) as the literal keys they stand for
+ * (`{ "httpError": 400 }`): the same object. esbuild must assume a computed
+ * key may run code, so it kept every schema of the client (all ~100 S3
+ * operations for the 10 the bridge calls); with literal keys it drops the
+ * unused ones. The SDK's own fix is smithy-lang/smithy-typescript#1889 for
+ * aws/aws-sdk-js-v3#7607; once it ships, this finds nothing to rewrite.
+ * Only `[_name]:` after `{` or `,` whose `_name` is a string constant of the
+ * same file is touched.
+ */
+export function literalSchemaKeys(source: string): string {
+  const constants = new Map<string, string>();
+  for (const match of source.matchAll(/^const (_\w+) = ("(?:[^"\\\n]|\\.)*");$/gm)) constants.set(match[1] as string, match[2] as string);
+  if (constants.size === 0) return source;
+  return source.replace(/([{,]\s*)\[(_\w+)\]:/g, (whole, before: string, name: string) => {
+    const literal = constants.get(name);
+    return literal === undefined ? whole : `${before}${literal}:`;
+  });
+}
+
+/**
+ * Turns the one dynamic import of `@smithy/core/event-streams` into a static
+ * one. A dynamically imported module makes esbuild wrap it, and everything it
+ * imports, in a lazy initialiser that is never tree-shaken: here about 180
+ * shared @smithy/core modules. The event-stream code is bundled either way.
+ */
+export function staticEventStreamsImport(source: string): string {
+  if (!source.includes(EVENT_STREAMS_DYNAMIC_IMPORT)) return source;
+  return `import * as __bridgeEventStreams from "@smithy/core/event-streams";\n${source.replace(EVENT_STREAMS_DYNAMIC_IMPORT, '__bridgeEventStreams')}`;
+}
+
+/**
+ * A client's package.json cut to its name and version: the client reads only
+ * `version` (for the User-Agent), but a default JSON import bundles the whole
+ * file, about 2 KiB of dependency lists per client.
+ */
+export function clientPackageIdentity(source: string): string {
+  const { name, version } = JSON.parse(source) as { name?: unknown; version?: unknown };
+  return JSON.stringify({ name, version });
+}
+
+/** The esbuild plugin applying these rewrites to the SDK's files as esbuild loads them. */
+export function awsSdkTreeShaking(): EsbuildPlugin {
+  const rewrite = (transform: (source: string) => string, loader: 'js' | 'json' = 'js') => async (args: { path: string }) => {
+    const source = await readFile(args.path, 'utf8');
+    const contents = transform(source);
+    return contents === source ? undefined : { contents, loader };
+  };
+  return {
+    name: 'mapflow-bridge-aws-sdk-tree-shaking',
+    setup(build) {
+      build.onLoad({ filter: SDK_SCHEMA_FILE }, rewrite(literalSchemaKeys));
+      build.onLoad({ filter: SMITHY_HTTP_PROTOCOL_FILE }, rewrite(staticEventStreamsImport));
+      build.onLoad({ filter: SDK_CLIENT_PACKAGE_JSON }, rewrite(clientPackageIdentity, 'json'));
+    },
+  };
+}
+
 /** esbuild build options (JavaScript API names) of one Lambda bundle, entry and output aside. */
 export interface LambdaEsbuildOptions {
   bundle: true;
@@ -58,6 +145,7 @@ export interface LambdaEsbuildOptions {
   legalComments: 'none';
   alias: Record<string, string>;
   external: string[];
+  plugins: EsbuildPlugin[];
 }
 
 export function lambdaEsbuildOptions(options: LambdaBundleOptions = {}): LambdaEsbuildOptions {
@@ -74,17 +162,7 @@ export function lambdaEsbuildOptions(options: LambdaBundleOptions = {}): LambdaE
     // With the runtime's SDK, its own credential chain comes with it.
     alias: external ? {} : { [CREDENTIAL_CHAIN_PACKAGE]: LAMBDA_CREDENTIALS_MODULE },
     external: external ? ['@aws-sdk/*'] : [],
+    // With the runtime's SDK there is nothing of it to shake.
+    plugins: external ? [] : [awsSdkTreeShaking()],
   };
-}
-
-/**
- * The same options as esbuild command-line arguments for NodejsFunction's
- * `bundling.esbuildArgs` (the options it has no prop for).
- */
-export function lambdaEsbuildArgs(options: LambdaBundleOptions = {}): Record<string, string | boolean | string[]> {
-  const esbuild = lambdaEsbuildOptions(options);
-  const args: Record<string, string | boolean | string[]> = { '--legal-comments': esbuild.legalComments };
-  const aliases = Object.entries(esbuild.alias).map(([from, to]) => `${from}=${to}`);
-  if (aliases.length > 0) args['--alias'] = aliases;
-  return args;
 }

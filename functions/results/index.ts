@@ -5,7 +5,8 @@
  * the log; the job keeps its GeoJSON result and still succeeds.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { openObjectStream, writeStream } from '../storage/s3.ts';
+import { openObjectStream } from '../storage/s3.ts';
+import { writeStream } from '../storage/s3-upload.ts';
 import { FLATGEOBUF_CONTENT_TYPE, FLATGEOBUF_FILE, flatGeobufStream } from './flatgeobuf.ts';
 
 export const RESULT_FORMATS = ['flatgeobuf'] as const;

@@ -1,10 +1,11 @@
 /**
  * S3 helpers that never hold a large object in memory: reads are streams (or
- * capped text for small JSON inputs), writes are multipart uploads fed by a
- * stream (@aws-sdk/lib-storage), so a multi-GB GeoTIFF or result file passes
- * through a Lambda with a few parts of buffer at most.
+ * capped text for small JSON inputs), large writes are multipart uploads fed
+ * by a stream (./s3-upload.ts, kept apart so that handlers writing only small
+ * JSON do not bundle @aws-sdk/lib-storage), so a multi-GB GeoTIFF or result
+ * file passes through a Lambda with a few parts of buffer at most.
  */
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import {
   GetObjectCommand,
@@ -13,7 +14,6 @@ import {
   PutObjectTaggingCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { InputRejected } from '../core/errors.ts';
 import { formatBytes, printable } from './describe.ts';
 
@@ -25,9 +25,6 @@ export interface ObjectRef {
 
 /** S3 allows at most 10 tags per object. */
 export const MAX_OBJECT_TAGS = 10;
-/** Part size of streamed uploads; at most QUEUE_SIZE parts are buffered at once. */
-export const UPLOAD_PART_SIZE = 8 * 1024 * 1024;
-export const UPLOAD_QUEUE_SIZE = 2;
 
 /** Says why an object over the read limit is refused; `size` is its size when S3 announced it. */
 export type TooLarge = (maxBytes: number, size: number | undefined) => Error;
@@ -82,35 +79,6 @@ export async function openObjectStream(
   if (!body) throw new Error(`S3 returned no body for s3://${obj.bucket}/${obj.key}.`);
   const stream = body instanceof Readable ? body : Readable.fromWeb((body as { transformToWebStream(): ReadableStream }).transformToWebStream() as never);
   return { stream, size: response.ContentLength ?? 0, ...(response.ContentType ? { contentType: response.ContentType } : {}) };
-}
-
-/** Streams `body` into s3://bucket/key (multipart when large). Returns the bytes written. */
-export async function writeStream(
-  s3: S3Client,
-  bucket: string,
-  key: string,
-  body: Readable,
-  contentType: string,
-): Promise<{ bytes: number }> {
-  let bytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      bytes += chunk.length;
-      callback(null, chunk);
-    },
-  });
-  // A failing source must fail the upload (pipe() alone would leave it hanging).
-  body.once('error', (error) => counter.destroy(error));
-  body.pipe(counter);
-  const upload = new Upload({
-    client: s3,
-    params: { Bucket: bucket, Key: key, Body: counter, ContentType: contentType },
-    partSize: UPLOAD_PART_SIZE,
-    queueSize: UPLOAD_QUEUE_SIZE,
-    leavePartsOnError: false,
-  });
-  await upload.done();
-  return { bytes };
 }
 
 /** Writes a small JSON document (reports, job.json, work pointers). */

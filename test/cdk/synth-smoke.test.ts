@@ -1,7 +1,8 @@
 /**
  * Slow-path smoke tests: the real app entry (bin/app.ts) synthesizes without
  * AWS credentials, and every function is really bundled by the local esbuild
- * (no Docker) into an ESM bundle that loads on the pinned Node 24.
+ * (no Docker, lib/bundle-handler.ts with the SDK tree-shaking plugin) into an
+ * ESM bundle that loads on the pinned Node 24.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -117,6 +118,8 @@ describe('bundling', () => {
       // Production bundles ship no source maps (sourceMaps defaults to false): smaller, faster cold starts.
       expect(existsSync(`${file}.map`), name).toBe(false);
       expect(code.includes('sourceMappingURL'), name).toBe(false);
+      // The construct bundles with lib/bundling.ts's plugin (what the bench measures): unused SDK schemas are gone.
+      expect(code.includes('PutBucketLifecycleConfigurationRequest'), name).toBe(false);
       // Nothing left to resolve at run time, so no code path (a geotiff decoder, an SDK plugin) can miss a module later.
       const leftovers = [...code.matchAll(/\b(?:require|import)\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
       expect(leftovers.filter((m) => !RUNTIME_MODULE.test(m)), name).toEqual([]);

@@ -6,7 +6,8 @@
 import { BridgeError } from '../../core/errors.ts';
 import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
 import { resultKeys } from '../../routing/index.ts';
-import { writeJson, writeStream } from '../../storage/s3.ts';
+import { writeJson } from '../../storage/s3.ts';
+import { writeStream } from '../../storage/s3-upload.ts';
 import { tapResult, writeResultQuicklook } from '../../quicklook/index.ts';
 import { writeResultFormats } from '../../results/index.ts';
 import { jobContextOf, readWorkJson, routeOf } from './common.ts';
