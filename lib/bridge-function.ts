@@ -65,7 +65,7 @@ export interface BridgeFunctionProps {
 }
 
 export class BridgeFunction extends Construct {
-  /** A NodejsFunction bundled from source, or a Function on the package's prebuilt bundle. */
+  /** The function: bundled from source at synth, or on the package's prebuilt bundle. */
   public readonly function: lambda.Function;
   public readonly role: iam.Role;
   public readonly logGroup: logs.LogGroup;

@@ -1,9 +1,10 @@
 /**
  * Prebuilds every Lambda handler into dist/assets/handlers/<name>/index.mjs
- * with the settings the construct's NodejsFunction uses (lib/bundling.ts:
- * ESM for Node.js 24, minified, AWS SDK bundled, the require banner), so the
- * published package synthesizes without esbuild (BridgeFunction takes these
- * bundles through lambda.Code.fromAsset when they exist).
+ * with the settings the construct bundles with from source (lib/bundling.ts:
+ * ESM for Node.js 24, minified, AWS SDK bundled and tree-shaken by its
+ * plugin, the require banner), so the published package synthesizes without
+ * esbuild (BridgeFunction takes these bundles through lambda.Code.fromAsset
+ * when they exist).
  *
  *   npx tsx scripts/build-handlers.ts        (part of `npm run build`)
  */
