@@ -40,8 +40,8 @@ Options:
                      of each is shown (default 3, 1 from 512 MiB up)
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
-  --jobs <n>         jobs of the admission run (default 100; issue 12: 200, and 2000)
-  --processing-seconds <n>  simulated processing time of those jobs (default 2; issue 12: 5)
+  --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000)
+  --processing-seconds <n>  simulated processing time of those jobs (default 5, the goal's case)
   --slots <n>        concurrency slots of the admission run (default 5)
   --quick-start      goal 3 on the definition alone (synthesized vs cached), not whole bridge starts
   --full-start       whole bridge starts, cold and warm, side by side (the default; kept for old scripts)
@@ -94,8 +94,8 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         'fault-jobs': { type: 'string', default: '40' },
         seed: { type: 'string', default: '42' },
         // Issue 12's goals (bench/goals.ts).
-        jobs: { type: 'string', default: '100' },
-        'processing-seconds': { type: 'string', default: '2' },
+        jobs: { type: 'string', default: '200' },
+        'processing-seconds': { type: 'string', default: '5' },
         slots: { type: 'string', default: '5' },
         'full-start': { type: 'boolean', default: false },
         'quick-start': { type: 'boolean', default: false },

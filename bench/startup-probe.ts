@@ -4,6 +4,8 @@
  * loading (aws-cdk-lib on a cold definition cache) counts as it does for `npm start`;
  * `startup` is the bridge's phase timeline (LocalBridge.startup), plus the job's own
  * marks (file in the inbox, first poll) and whether aws-cdk-lib was loaded at all.
+ * bench/startup.ts also copies it into an older checkout of the bridge (--before):
+ * it uses only what startLocalBridge offered then.
  */
 import { createRequire } from 'node:module';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -36,10 +38,12 @@ await bridge.close();
 await rm(dir, { recursive: true, force: true });
 // aws-cdk-lib is CommonJS: loaded, it is in the require cache (a warm start must not load it).
 const cdkLoaded = Object.keys(createRequire(import.meta.url).cache).some((id) => id.includes(`${path.sep}aws-cdk-lib${path.sep}`));
+// A bridge from before the fast-start work (bench/startup.ts --before) kept no timeline.
+const startup = (bridge as { startup?: typeof bridge.startup }).startup ?? { entryMs: Number.NaN, readyMs, definitionCache: 'off' as const, phases: [] };
 const phases = [
-  ...bridge.startup.phases,
+  ...startup.phases,
   { name: 'one file into the inbox (putInbox)', startMs: droppedAt, endMs: inInboxMs },
   { name: 'dispatch to first poll (job IN_PROGRESS)', startMs: inInboxMs, endMs: firstPollMs },
 ];
-process.stdout.write(`${JSON.stringify({ readyMs, firstPollMs, startup: { ...bridge.startup, phases, cdkLoaded } })}\n`);
+process.stdout.write(`${JSON.stringify({ readyMs, firstPollMs, startup: { ...startup, phases, cdkLoaded } })}\n`);
 process.exit(0);
