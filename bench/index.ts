@@ -221,6 +221,9 @@ export async function benchDataPaths(sizeMb: number, keep: boolean | undefined, 
     if (uploadRuns > 1) {
       const list = (xs: ScenarioResult[]) => xs.map((r) => `${r.ms.toFixed(0)} ms / ${r.cpuMs?.toFixed(0) ?? '-'} ms CPU`).join(', ');
       console.log(`  (median of ${uploadRuns} alternating runs; raw pipe ${list(raws)}; bridge ${list(steps)})`);
+      // Each bridge run against the raw run just before it: how far the receiver's own spread reaches.
+      const pairs = steps.map((step, i) => step.ms / (raws[i]?.ms ?? Number.NaN)).sort((a, b) => a - b);
+      console.log(`  (wall time per alternating pair, bridge / raw: median ${(pairs[Math.floor(pairs.length / 2)] ?? Number.NaN).toFixed(2)}, range ${pairs[0]?.toFixed(2)}-${pairs.at(-1)?.toFixed(2)})`);
     }
     const gib = bytes / (1024 * MB);
     const upload = uploadFigures(uploadStream, uploadRaw, bytes);
