@@ -22,11 +22,13 @@ export interface HandlerBundleOptions extends LambdaBundleOptions {
 
 /** Bundles `entry` into `outDir/index.mjs` in a child process; throws with esbuild's messages when it fails. */
 export function bundleHandlerSync(entry: string, outDir: string, options: HandlerBundleOptions = {}): void {
-  const args = [fileURLToPath(import.meta.url), entry, outDir];
+  const self = fileURLToPath(import.meta.url);
+  // The Node that runs the synth: Node 24 in this project runs TypeScript files as they are; an older one through tsx.
+  const loader = self.endsWith('.ts') && !(process.features as { typescript?: string | false }).typescript ? ['--import', 'tsx'] : [];
+  const args = [...loader, self, path.resolve(entry), path.resolve(outDir)];
   if (options.externalAwsSdk) args.push('--external-aws-sdk');
   if (options.sourceMaps) args.push('--source-maps');
-  // The Node that runs the synth (Node 24 in this project: it runs TypeScript files as they are).
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  const result = spawnSync(process.execPath, args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
   if (result.error) throw new Error(`Bundling ${path.basename(entry)} could not start: ${result.error.message}`, { cause: result.error });
   if (result.status !== 0) {
     throw new Error(`Bundling ${path.basename(entry)} failed (exit ${result.status ?? result.signal}):\n${`${result.stderr}${result.stdout}`.trim()}`);
