@@ -38,7 +38,9 @@ export const PRICES = {
   sfnPerTransition: 0.025 / 1_000,
   lambdaPerRequest: 0.2 / 1_000_000,
   lambdaPerGbSecond: 0.0000133334,
+  /** On demand, per write request unit (one per KB of the item written, rounded up). */
   dynamoPerWrite: 0.625 / 1_000_000,
+  /** On demand, per read request unit (a strongly consistent read: one per 4 KB, rounded up). */
   dynamoPerRead: 0.125 / 1_000_000,
   s3PerPut: 0.005 / 1_000,
   s3PerGet: 0.0004 / 1_000,
@@ -174,7 +176,8 @@ export function capacityModel(filesPerDay: number): CapacityFigures {
   const findings: string[] = [];
   if (processingsInFlight > slots) {
     findings.push(
-      `Mapflow concurrency: ${processingsInFlight.toFixed(0)} processings in flight on average need as many slots (MAX_CONCURRENT_PROCESSINGS, default ${slots}, and the account tier); with fewer, jobs wait (free: task tokens, FIFO) and the backlog grows by ${Math.round(filesPerDay * (1 - slots / processingsInFlight))} jobs a day`,
+      `Mapflow concurrency: ${processingsInFlight.toFixed(0)} processings in flight on average need as many slots (MAX_CONCURRENT_PROCESSINGS, default ${slots}, and the account tier); with fewer, jobs wait (free: task tokens, FIFO) and the backlog grows by ${Math.round(filesPerDay * (1 - slots / processingsInFlight))} jobs a day; ` +
+        `the queue's row (#slots) holds about ${queueCapacity(slots).toLocaleString('en-US')} waiting jobs, reached in ${(queueCapacity(slots) / (filesPerDay * (1 - slots / processingsInFlight))).toFixed(1)} days, after which new jobs fail to join (and every write of the row costs more as it grows: see the #slots table)`,
     );
   }
   if (processingsInFlight > QUOTAS.openMapRuns) {
@@ -194,6 +197,64 @@ export function capacityModel(filesPerDay: number): CapacityFigures {
     processingsInFlight,
     binding,
   };
+}
+
+/**
+ * The `#slots` row (functions/ledger/slots.ts) holds the slot holders and the
+ * queue, so it grows with the backlog, and DynamoDB bills a write by the
+ * item's size (one write unit per KB) and a strongly consistent read per 4 KB.
+ * The per-job counts above price every write as one unit; this is what the
+ * row adds when `queued` jobs wait. Per admitted part the row is written about
+ * SLOTS_ROW_WRITES_PER_PART times (Register Job's reserve and Admit Job's
+ * enqueue join the queue, their fast paths, the grant by a pump, the release
+ * and its pump) and read SLOTS_ROW_READS_PER_PART times (the pumps'
+ * consistent reads). Sizes: a holder about 220 bytes (its key, the execution
+ * ARN, the time), a waiter about 110 bytes (key and order; up to 180 with the
+ * longest file names), see docs/architecture.md, Admission.
+ */
+export const SLOTS_ROW_WRITES_PER_PART = 7;
+export const SLOTS_ROW_READS_PER_PART = 3;
+const SLOTS_ROW_BASE_BYTES = 200;
+const SLOT_HOLDER_BYTES = 220;
+const SLOT_WAITER_BYTES = 110;
+/** DynamoDB's item size limit: beyond it a join fails (docs/architecture.md). */
+export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
+
+export interface SlotsRowCost {
+  queued: number;
+  rowBytes: number;
+  /** Write units of one write of the row, read units of one consistent read. */
+  writeUnits: number;
+  readUnits: number;
+  /** What the row costs per 1,000 admitted parts, beyond the one unit per request the per-job model counts. */
+  extraDollarsPer1000: number;
+  fits: boolean;
+}
+
+/** Waiting jobs the `#slots` row holds before the item limit (short file names). */
+export function queueCapacity(slots: number = DEFAULTS.maxConcurrentProcessings): number {
+  return Math.floor((DYNAMODB_ITEM_LIMIT_BYTES - SLOTS_ROW_BASE_BYTES - slots * SLOT_HOLDER_BYTES) / SLOT_WAITER_BYTES);
+}
+
+export function slotsRowCost(queued: number, slots: number = DEFAULTS.maxConcurrentProcessings): SlotsRowCost {
+  const rowBytes = SLOTS_ROW_BASE_BYTES + slots * SLOT_HOLDER_BYTES + queued * SLOT_WAITER_BYTES;
+  const writeUnits = Math.ceil(rowBytes / 1024);
+  const readUnits = Math.ceil(rowBytes / 4096);
+  const extraPerPart = SLOTS_ROW_WRITES_PER_PART * (writeUnits - 1) * PRICES.dynamoPerWrite + SLOTS_ROW_READS_PER_PART * (readUnits - 1) * PRICES.dynamoPerRead;
+  return { queued, rowBytes, writeUnits, readUnits, extraDollarsPer1000: extraPerPart * 1_000, fits: rowBytes <= DYNAMODB_ITEM_LIMIT_BYTES };
+}
+
+/** The `#slots` row's cost at several backlogs (markdown), beside the model's $ per 1,000 jobs. */
+export function slotsRowTable(queues: readonly number[] = [0, 100, 1_000, 2_000, 3_000]): string {
+  const base = capacityModel(1_000).dollarsPer1000Jobs;
+  return [
+    '| jobs waiting | `#slots` row | write units per write | read units per read | extra $ per 1,000 jobs | vs the model\'s $ per 1,000 |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...queues.map((q) => {
+      const c = slotsRowCost(q);
+      return `| ${q.toLocaleString('en-US')} | ${(c.rowBytes / 1024).toFixed(1)} KB${c.fits ? '' : ' (over 400 KB: joins fail)'} | ${c.writeUnits} | ${c.readUnits} | ${c.extraDollarsPer1000.toFixed(2)} | +${((c.extraDollarsPer1000 / base) * 100).toFixed(0)} % |`;
+    }),
+  ].join('\n');
 }
 
 /** The table docs/capacity.md shows (markdown). */
@@ -225,5 +286,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   else {
     process.stdout.write(`${capacityTable()}\n\n`);
     for (const c of [1_000, 10_000, 100_000].map(capacityModel)) process.stdout.write(`${c.filesPerDay} files/day: binds first: ${c.binding}\n`);
+    process.stdout.write(`\nthe #slots row while jobs wait (billed by its size):\n${slotsRowTable()}\n`);
   }
 }
