@@ -2,9 +2,9 @@
  * Concurrency slots: at most `max` Mapflow processings of this bridge run at
  * once (Mapflow accounts limit parallel processings; beyond them work queues or
  * fails). The slots are one ledger row, `jobId = '#slots'`, whose map `holders`
- * has one entry per running part:
+ * has one entry per running part, and whose number `waiting` counts the queue:
  *
- *   holders: { "<jobId>#<partIndex>": { executionArn, since } }
+ *   holders: { "<jobId>#<partIndex>": { executionArn, since } }, waiting: 3
  *
  * A holder is added only under the condition `size(holders) < max`, evaluated
  * by DynamoDB atomically, so concurrent acquires can never overshoot. Acquire
@@ -13,28 +13,45 @@
  * reconciler) so a crash can never leak capacity forever.
  *
  * Admission is first come, first served and free while waiting (see
- * docs/architecture.md, "Admission"): a part that finds no free slot joins
- * `waiters` (holder -> its order key, the job's arrival time) and parks its
- * Step Functions task token in a row of its own (`#wait#<holder>`, since tokens
- * are long), then its execution sleeps on `.waitForTaskToken`: no polling.
- * Every release `pump`s: it moves the oldest waiter into `holders` (the same
- * atomic `size(holders) < max` condition) and hands it its token's success.
- * The fast path `acquire` refuses while anyone waits, so nobody jumps the queue.
- * A token that is gone (its execution was stopped) frees the slot again and
- * the next waiter gets it; a token row left behind (a lost hand-over) is
- * re-sent by the reconciler.
+ * docs/architecture.md, "Admission"). Each place in the queue is a row of its
+ * own, `#wait#<holder>`: its order key (`slotOrder`, the job's arrival), its
+ * execution and, once the part waits, its Step Functions task token. While it
+ * is queued it carries `slotQueue`, which puts it in the sparse GSI
+ * `bySlotQueue`, sorted by arrival. Joining and leaving the queue are
+ * transactions that also move `waiting`, so the `#slots` row stays a few
+ * hundred bytes however long the queue is (a queue inside that row was
+ * rewritten, and billed by its size, on every move, and would hit DynamoDB's
+ * 400 KB item limit at a few thousand waiters).
+ *
+ * A part that finds no free slot parks its token and joins, then its execution
+ * sleeps on `.waitForTaskToken`: no polling. Every release `pump`s: it reads the
+ * oldest places from the index, checks each against its row (a consistent
+ * read: the index lags the table), and moves the oldest waiting token into
+ * `holders` in one transaction (`size(holders) < max`, so concurrent pumps
+ * never overshoot), then hands it its token's success. The fast path `acquire`
+ * refuses while `waiting > 0`, so nobody jumps the queue. A token that is gone
+ * (its execution was stopped) frees the slot again and the next waiter gets
+ * it; a token row left behind (a lost hand-over) is re-sent by the reconciler.
  *
  * A job takes its place in the queue when it arrives (`reserve`, at Register
- * Job), before it has a token: its row `#wait#<holder>` then has no token yet.
- * The pump does not hand a slot past such a place while it is fresh (the job
- * is still in Plan Processing, a short step): it waits for the job's token, so
- * a job still planning is never overtaken. A place older than
- * `reservationHoldMs` (its job is stuck or gone) no longer holds the others
- * up; it keeps its place until the reconciler drops it.
+ * Job), before it has a token: its row then has no token yet. The pump does
+ * not hand a slot past such a place while it is fresh (the job is still in
+ * Plan Processing, a short step): it waits for the job's token, so a job still
+ * planning is never overtaken. A place older than `reservationHoldMs` (its job
+ * is stuck or gone) no longer holds the others up; it keeps its place until
+ * the reconciler drops it.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SLOTS_ROW_ID } from './schema.ts';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { GSI_BY_SLOT_QUEUE, SLOT_ORDER_ATTRIBUTE, SLOT_QUEUE_ATTRIBUTE, SLOTS_ROW_ID } from './schema.ts';
 
 export interface SlotHolder {
   holder: string;
@@ -45,13 +62,29 @@ export interface SlotHolder {
 interface SlotsRow {
   jobId: typeof SLOTS_ROW_ID;
   holders: Record<string, { executionArn: string; since: string }>;
-  /** Waiting holders -> order key (oldest first is served first). */
-  waiters?: Record<string, string>;
+  /** How many places are queued (rows with `slotQueue`). */
+  waiting?: number;
   updatedAt?: string;
 }
 
 /** Attempts of acquire() while the row it reads back shows a free slot it could not take. */
 const ACQUIRE_ATTEMPTS = 8;
+
+/** Attempts of a write that meets a transaction in flight on the same row (TransactionConflict). */
+const CONFLICT_ATTEMPTS = 12;
+
+/**
+ * Pauses of a pump that is told someone waits but finds nobody in the index:
+ * a place that joined a moment ago and is not in the eventually consistent
+ * GSI yet (AWS: usually well under a second). About 1.5 s in all.
+ */
+const INDEX_LAG_PAUSES_MS = [50, 100, 200, 400, 800];
+
+/** Places read from the index per page while walking the queue. */
+const QUEUE_PAGE = 25;
+
+/** The `slotQueue` value of a queued place: one queue per ledger table. */
+const QUEUED = 'queued';
 
 /** Default: how long a place taken without a token yet holds up the queue behind it. */
 export const DEFAULT_RESERVATION_HOLD_MS = 30_000;
@@ -73,15 +106,20 @@ export interface SlotWaiter {
   since: string;
 }
 
+/** A place's row as read back: a parked token or a reservation, queued or not. */
+type Place = (SlotWaiter | (SlotReservation & { since: string })) & { queued: boolean };
+
 /**
  * Wakes a waiter that was given a slot (SendTaskSuccess of its token).
  * 'gone' when the token no longer exists (the execution was stopped or timed out).
  */
 export type WakeWaiter = (waiter: SlotWaiter) => Promise<'sent' | 'gone'>;
 
-/** Row id of a waiter's task token. */
+const WAITER_ROW_PREFIX = '#wait#';
+
+/** Row id of a place in the queue (and of its task token). */
 export function waiterRowId(holder: string): string {
-  return `#wait#${holder}`;
+  return `${WAITER_ROW_PREFIX}${holder}`;
 }
 
 /** Order key of a part: the job's arrival, then its id and the part index (zero padded). */
@@ -93,6 +131,20 @@ export function waiterOrder(createdAt: string, jobId: string, partIndex: number)
 export function slotHolder(jobId: string, partIndex: number): string {
   return `${jobId}#${partIndex}`;
 }
+
+const errorName = (error: unknown): string | undefined => (error as { name?: string } | null)?.name;
+const cancellationCodes = (error: unknown): (string | undefined)[] =>
+  ((error as { CancellationReasons?: { Code?: string }[] } | null)?.CancellationReasons ?? []).map((r) => r.Code);
+
+/** A write refused only because a transaction on the same item was in flight: try again. */
+function isTransactionConflict(error: unknown): boolean {
+  if (errorName(error) === 'TransactionConflictException') return true;
+  if (errorName(error) !== 'TransactionCanceledException') return false;
+  const codes = cancellationCodes(error);
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ConcurrencySlots {
   constructor(
@@ -119,7 +171,7 @@ export class ConcurrencySlots {
     // between: parallel first acquires on a new table), try again rather than report no slot.
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
       try {
-        const { Attributes } = await this.doc.send(
+        const { Attributes } = (await this.write(
           new UpdateCommand({
             TableName: this.tableName,
             Key: { jobId: SLOTS_ROW_ID },
@@ -127,13 +179,13 @@ export class ConcurrencySlots {
             // Nobody jumps the queue: a free slot goes to the oldest waiter (pump), not to a newcomer.
             ConditionExpression:
               'attribute_exists(holders) AND (attribute_exists(holders.#holder) OR ' +
-              '(size(holders) < :max AND (attribute_not_exists(waiters) OR size(waiters) = :zero)))',
+              '(size(holders) < :max AND (attribute_not_exists(waiting) OR waiting <= :zero)))',
             ExpressionAttributeNames: { '#holder': holder },
             ExpressionAttributeValues: { ':entry': { executionArn, since: now }, ':max': this.max, ':now': now, ':zero': 0 },
             ReturnValues: 'ALL_NEW',
           }),
-        );
-        return { acquired: true, inUse: Object.keys((Attributes as SlotsRow).holders).length };
+        )) as { Attributes?: Record<string, unknown> };
+        return { acquired: true, inUse: Object.keys((Attributes as unknown as SlotsRow).holders).length };
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         const row = await this.read();
@@ -144,8 +196,7 @@ export class ConcurrencySlots {
         const inUse = Object.keys(row.holders).length;
         // A concurrent retry of the same holder may have won in between.
         if (holder in row.holders) return { acquired: true, inUse };
-        const queueEmpty = Object.keys(row.waiters ?? {}).length === 0;
-        if (inUse >= this.max || !queueEmpty) return { acquired: false, inUse };
+        if (inUse >= this.max || (row.waiting ?? 0) > 0) return { acquired: false, inUse };
       }
     }
     throw new Error(`The concurrency slots row kept changing under ${ACQUIRE_ATTEMPTS} attempts to take a slot; try again.`);
@@ -159,10 +210,9 @@ export class ConcurrencySlots {
 
   /** Frees every slot of a job (all its parts), gives up its places in the queue, and hands the slots on. */
   async releaseJob(jobId: string): Promise<void> {
-    const row = await this.read();
     const ofJob = (h: string) => h === jobId || h.startsWith(`${jobId}#`);
-    const waiting = Object.keys(row?.waiters ?? {}).filter(ofJob);
-    for (const holder of waiting) await this.leave(holder);
+    for (const { holder } of await this.queuedPlaces(jobId)) await this.leave(holder);
+    const row = await this.read();
     await this.removeHolders(Object.keys(row?.holders ?? {}).filter(ofJob));
     await this.pump();
   }
@@ -177,19 +227,25 @@ export class ConcurrencySlots {
     if (!this.wake) return; // nobody can wait here, so there is no queue to keep a place in
     const now = this.clock().toISOString();
     try {
-      await this.doc.send(
-        new PutCommand({
+      await this.write(
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: { jobId: waiterRowId(place.holder), ...place, since: now },
+          Key: { jobId: waiterRowId(place.holder) },
+          UpdateExpression: 'SET holder = :holder, executionArn = :arn, since = :now, #order = if_not_exists(#order, :order)',
           // A token parked by a later step of the same job stays.
           ConditionExpression: 'attribute_not_exists(taskToken)',
+          ExpressionAttributeNames: { '#order': SLOT_ORDER_ATTRIBUTE },
+          ExpressionAttributeValues: { ':holder': place.holder, ':arn': place.executionArn, ':now': now, ':order': place.order },
         }),
       );
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       return;
     }
-    await this.join(place.holder, place.order, now);
+    if ((await this.join(place.holder, now)) === 'holder') {
+      // A retried registration of a job that already runs: no place to keep.
+      await this.deleteRow(waiterRowId(place.holder), 'attribute_not_exists(taskToken) AND attribute_not_exists(#queue)');
+    }
   }
 
   /**
@@ -201,11 +257,24 @@ export class ConcurrencySlots {
   async enqueue(waiter: Omit<SlotWaiter, 'since'>): Promise<'acquired' | 'waiting'> {
     if (!this.wake) throw new Error('ConcurrencySlots: waiting needs a way to wake waiters (SendTaskSuccess).');
     const now = this.clock().toISOString();
-    // The token first: whoever grants the slot must find it.
-    await this.doc.send(
-      new PutCommand({ TableName: this.tableName, Item: { jobId: waiterRowId(waiter.holder), ...waiter, since: now } }),
+    // The token first: whoever grants the slot must find it. A reserved place keeps its order.
+    await this.write(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { jobId: waiterRowId(waiter.holder) },
+        UpdateExpression:
+          'SET holder = :holder, executionArn = :arn, taskToken = :token, since = :now, #order = if_not_exists(#order, :order)',
+        ExpressionAttributeNames: { '#order': SLOT_ORDER_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':holder': waiter.holder,
+          ':arn': waiter.executionArn,
+          ':token': waiter.taskToken,
+          ':now': now,
+          ':order': waiter.order,
+        },
+      }),
     );
-    if ((await this.join(waiter.holder, waiter.order, now)) === 'holder') {
+    if ((await this.join(waiter.holder, now)) === 'holder') {
       // Already a holder: wake our own token (the grant may have raced us) and go on.
       await this.wakeHolder(waiter.holder);
       return 'acquired';
@@ -216,39 +285,46 @@ export class ConcurrencySlots {
     return granted.includes(waiter.holder) ? 'acquired' : 'waiting';
   }
 
-  /** Adds `holder` to `waiters` unless it is there (its first order key stays) or already holds a slot. */
-  private async join(holder: string, order: string, now: string): Promise<'joined' | 'holder'> {
+  /**
+   * Queues the place of `holder` (its row must exist): marks it `slotQueue` and
+   * counts it in `waiting`, both in one transaction, unless it is queued already
+   * or the holder already has its slot (a retry after the grant).
+   */
+  private async join(holder: string, now: string): Promise<'joined' | 'holder'> {
     for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await this.doc.send(
-          new UpdateCommand({
+      const refused = await this.transact([
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { jobId: waiterRowId(holder) },
+            UpdateExpression: 'SET #queue = :queue',
+            ConditionExpression: 'attribute_exists(#order) AND attribute_not_exists(#queue)',
+            ExpressionAttributeNames: { '#queue': SLOT_QUEUE_ATTRIBUTE, '#order': SLOT_ORDER_ATTRIBUTE },
+            ExpressionAttributeValues: { ':queue': QUEUED },
+          },
+        },
+        {
+          Update: {
             TableName: this.tableName,
             Key: { jobId: SLOTS_ROW_ID },
-            UpdateExpression: 'SET waiters = if_not_exists(waiters, :empty), updatedAt = :now',
-            ConditionExpression: 'attribute_exists(holders)',
-            ExpressionAttributeValues: { ':empty': {}, ':now': now },
-          }),
-        );
-        await this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { jobId: SLOTS_ROW_ID },
-            UpdateExpression: 'SET waiters.#holder = if_not_exists(waiters.#holder, :order), updatedAt = :now',
-            // A holder that already has its slot (a retry after the grant) does not queue again.
-            ConditionExpression: 'attribute_not_exists(holders.#holder)',
+            UpdateExpression: 'ADD waiting :one SET updatedAt = :now',
+            ConditionExpression: 'attribute_exists(holders) AND attribute_not_exists(holders.#holder)',
             ExpressionAttributeNames: { '#holder': holder },
-            ExpressionAttributeValues: { ':order': order, ':now': now },
-          }),
-        );
-        return 'joined';
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        if (!(await this.read())) {
+            ExpressionAttributeValues: { ':one': 1, ':now': now },
+          },
+        },
+      ]);
+      if (!refused) return 'joined';
+      if (refused[1]) {
+        const row = await this.read();
+        if (!row) {
           await this.createRow(now);
           continue;
         }
-        return 'holder';
+        if (holder in row.holders) return 'holder';
       }
+      // Queued already (a retry), or the place was given up meanwhile: nothing to do.
+      return 'joined';
     }
     throw new Error('The concurrency slots row could not be created; check the ledger table.');
   }
@@ -261,33 +337,36 @@ export class ConcurrencySlots {
 
   /** Gives up a place in the queue (the job was stopped, failed or cancelled). */
   async leave(holder: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
+    const refused = await this.transact([
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: { jobId: waiterRowId(holder) },
+          ConditionExpression: 'attribute_exists(#queue)',
+          ExpressionAttributeNames: { '#queue': SLOT_QUEUE_ATTRIBUTE },
+        },
+      },
+      {
+        Update: {
           TableName: this.tableName,
           Key: { jobId: SLOTS_ROW_ID },
-          UpdateExpression: 'REMOVE waiters.#holder SET updatedAt = :now',
-          ConditionExpression: 'attribute_exists(waiters.#holder)',
-          ExpressionAttributeNames: { '#holder': holder },
-          ExpressionAttributeValues: { ':now': this.clock().toISOString() },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
-    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { jobId: waiterRowId(holder) } }));
+          UpdateExpression: 'ADD waiting :minusOne SET updatedAt = :now',
+          ConditionExpression: 'attribute_exists(holders)',
+          ExpressionAttributeValues: { ':minusOne': -1, ':now': this.clock().toISOString() },
+        },
+      },
+    ]);
+    // Not queued (granted, never joined, or gone): only its row, if any, goes.
+    if (refused) await this.deleteRow(waiterRowId(holder));
   }
 
-  /** Waiters, oldest first. */
+  /** Waiters, oldest first (from the index: on AWS it may lag a write by a moment). */
   async waiters(): Promise<{ holder: string; order: string }[]> {
-    const row = await this.read();
-    return Object.entries(row?.waiters ?? {})
-      .map(([holder, order]) => ({ holder, order }))
-      .sort((a, b) => a.order.localeCompare(b.order) || a.holder.localeCompare(b.holder));
+    return this.queuedPlaces();
   }
 
   /**
-   * Hands every free slot to the oldest waiters, one conditional write each
+   * Hands every free slot to the oldest waiters, one transaction each
    * (`size(holders) < max`, so concurrent pumps never overshoot; the loser of a
    * race for the same waiter reads again). A woken waiter whose token is gone
    * gives the slot back at once. Returns the holders granted by this call.
@@ -295,62 +374,76 @@ export class ConcurrencySlots {
   async pump(): Promise<string[]> {
     if (!this.wake) return [];
     const granted: string[] = [];
+    let lagPauses = 0;
     for (let round = 0; round < 10_000; round++) {
       const row = await this.read();
       if (!row) return granted;
       const free = this.max - Object.keys(row.holders).length;
-      const queue = Object.entries(row.waiters ?? {}).sort(([ha, a], [hb, b]) => a.localeCompare(b) || ha.localeCompare(hb));
-      if (free <= 0 || queue.length === 0) return granted;
-      // The oldest place that can be served: a parked token. A fresh reservation
-      // (its job is still planning) holds up everyone behind it; a stale one does not.
-      let next: { holder: string; token: SlotWaiter } | undefined;
-      let voided = false;
-      for (const [candidate] of queue) {
-        const place = await this.readPlace(candidate);
-        if (!place) {
-          // Nobody could be woken: the place is void (a waiter that left half way).
-          await this.leave(candidate);
-          voided = true;
-          break;
-        }
-        if ('taskToken' in place) {
-          next = { holder: candidate, token: place };
-          break;
-        }
-        // Its job is still planning: nobody behind it goes first.
-        if (this.clock().getTime() - Date.parse(place.since) < this.reservationHoldMs) return granted;
+      if (free <= 0 || (row.waiting ?? 0) <= 0) return granted;
+      const next = await this.nextToServe();
+      if (next === 'held' || next === 'stale') return granted; // a job still planning goes first / only stale places wait
+      if (next === 'none') {
+        // `waiting` counts a place the index does not show yet: give the index a moment.
+        const wait = INDEX_LAG_PAUSES_MS[lagPauses++];
+        if (wait === undefined) return granted; // the reconciler's pump serves it later
+        await pause(wait);
+        continue;
       }
-      if (voided) continue;
-      if (!next) return granted; // only stale reservations wait
-      const { holder, token } = next;
       const now = this.clock().toISOString();
-      try {
-        await this.doc.send(
-          new UpdateCommand({
+      const refused = await this.transact([
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { jobId: waiterRowId(next.holder) },
+            UpdateExpression: 'REMOVE #queue',
+            ConditionExpression: '#queue = :queue AND taskToken = :token',
+            ExpressionAttributeNames: { '#queue': SLOT_QUEUE_ATTRIBUTE },
+            ExpressionAttributeValues: { ':queue': QUEUED, ':token': next.taskToken },
+          },
+        },
+        {
+          Update: {
             TableName: this.tableName,
             Key: { jobId: SLOTS_ROW_ID },
-            UpdateExpression: 'REMOVE waiters.#holder SET holders.#holder = :entry, updatedAt = :now',
-            ConditionExpression: 'attribute_exists(waiters.#holder) AND attribute_not_exists(holders.#holder) AND size(holders) < :max',
-            ExpressionAttributeNames: { '#holder': holder },
+            UpdateExpression: 'SET holders.#holder = :entry, updatedAt = :now ADD waiting :minusOne',
+            ConditionExpression: 'attribute_not_exists(holders.#holder) AND size(holders) < :max',
+            ExpressionAttributeNames: { '#holder': next.holder },
             ExpressionAttributeValues: {
-              ':entry': { executionArn: token.executionArn, since: now },
+              ':entry': { executionArn: next.executionArn, since: now },
               ':max': this.max,
               ':now': now,
+              ':minusOne': -1,
             },
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        continue; // someone else moved the queue: look again
-      }
-      granted.push(holder);
-      if ((await this.wakeHolder(holder, token)) === 'gone') {
+          },
+        },
+      ]);
+      if (refused) continue; // someone else moved the queue: look again
+      granted.push(next.holder);
+      if ((await this.wakeHolder(next.holder, next)) === 'gone') {
         // Its execution is gone: the slot goes straight back (to the next waiter, next round).
-        await this.removeHolders([holder]);
+        await this.removeHolders([next.holder]);
         granted.pop();
       }
     }
     return granted;
+  }
+
+  /**
+   * The oldest queued place that can be served now: a parked token. 'held'
+   * when a fresh reservation (its job is still planning) comes first, 'stale'
+   * when only stale reservations wait, 'none' when the index shows nobody.
+   */
+  private async nextToServe(): Promise<SlotWaiter | 'held' | 'stale' | 'none'> {
+    let sawPlace = false;
+    for await (const { holder } of this.walkQueue()) {
+      const place = await this.readPlace(holder);
+      if (!place?.queued) continue; // the index lags: granted or given up meanwhile
+      sawPlace = true;
+      if ('taskToken' in place) return place;
+      // Its job is still planning: nobody behind it goes first.
+      if (this.clock().getTime() - Date.parse(place.since) < this.reservationHoldMs) return 'held';
+    }
+    return sawPlace ? 'stale' : 'none';
   }
 
   /**
@@ -370,10 +463,10 @@ export class ConcurrencySlots {
       if (outcome === 'gone') await this.removeHolders([holder]);
       rewoken.push(holder);
     }
-    for (const holder of Object.keys(row?.waiters ?? {})) {
+    for (const { holder } of await this.queuedPlaces()) {
       // A parked token or a reservation: both name the execution.
       const place = await this.readPlace(holder);
-      if (place && (await isExecutionAlive(place.executionArn))) continue;
+      if (!place?.queued || (await isExecutionAlive(place.executionArn))) continue;
       await this.leave(holder);
       dropped.push(holder);
     }
@@ -386,35 +479,68 @@ export class ConcurrencySlots {
     const token = known ?? (await this.readToken(holder));
     if (!token || !this.wake) return 'none';
     const outcome = await this.wake(token);
-    await this.doc.send(
-      new DeleteCommand({
-        TableName: this.tableName,
-        Key: { jobId: waiterRowId(holder) },
-        // A newer parking of the same holder (a retried task) keeps its row.
-        ConditionExpression: 'attribute_not_exists(taskToken) OR taskToken = :token',
-        ExpressionAttributeValues: { ':token': token.taskToken },
-      }),
-    ).catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // A newer parking of the same holder (a retried task) keeps its row.
+    await this.deleteRow(waiterRowId(holder), 'attribute_not_exists(#queue) AND (attribute_not_exists(taskToken) OR taskToken = :token)', {
+      ':token': token.taskToken,
     });
     return outcome;
   }
 
-  /** A place's row: a parked token, a reservation (no token yet), or nothing. */
-  private async readPlace(holder: string): Promise<SlotWaiter | (SlotReservation & { since: string }) | undefined> {
+  /** Queued places in order of arrival, from the index; only those of `jobId` when given. */
+  private async queuedPlaces(jobId?: string): Promise<{ holder: string; order: string }[]> {
+    const places: { holder: string; order: string }[] = [];
+    for await (const place of this.walkQueue(jobId)) places.push(place);
+    return places;
+  }
+
+  /** Walks the index `bySlotQueue`, oldest first, a page at a time (it lags the table by a moment on AWS). */
+  private async *walkQueue(jobId?: string): AsyncGenerator<{ holder: string; order: string }> {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: GSI_BY_SLOT_QUEUE,
+          KeyConditionExpression: '#queue = :queue',
+          ...(jobId === undefined
+            ? {}
+            : { FilterExpression: 'jobId = :exact OR begins_with(jobId, :prefix)' }),
+          ExpressionAttributeNames: { '#queue': SLOT_QUEUE_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ':queue': QUEUED,
+            ...(jobId === undefined ? {} : { ':exact': waiterRowId(jobId), ':prefix': waiterRowId(`${jobId}#`) }),
+          },
+          ...(jobId === undefined ? { Limit: QUEUE_PAGE } : {}),
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const id = String(item.jobId ?? '');
+        if (id.startsWith(WAITER_ROW_PREFIX)) yield { holder: id.slice(WAITER_ROW_PREFIX.length), order: String(item[SLOT_ORDER_ATTRIBUTE] ?? '') };
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  /** A place's row (a consistent read): a parked token, a reservation (no token yet), or nothing. */
+  private async readPlace(holder: string): Promise<Place | undefined> {
     const { Item } = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { jobId: waiterRowId(holder) }, ConsistentRead: true }),
     );
     if (!Item || typeof Item.executionArn !== 'string') return undefined;
-    if (typeof Item.taskToken === 'string') return Item as unknown as SlotWaiter;
-    return { holder, order: String(Item.order ?? ''), executionArn: Item.executionArn, since: String(Item.since ?? '') };
+    const common = {
+      holder,
+      order: String(Item[SLOT_ORDER_ATTRIBUTE] ?? ''),
+      executionArn: Item.executionArn,
+      since: String(Item.since ?? ''),
+      queued: Item[SLOT_QUEUE_ATTRIBUTE] === QUEUED,
+    };
+    return typeof Item.taskToken === 'string' ? { ...common, taskToken: Item.taskToken } : common;
   }
 
   private async readToken(holder: string): Promise<SlotWaiter | undefined> {
-    const { Item } = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { jobId: waiterRowId(holder) }, ConsistentRead: true }),
-    );
-    return Item && typeof Item.taskToken === 'string' ? (Item as unknown as SlotWaiter) : undefined;
+    const place = await this.readPlace(holder);
+    return place && 'taskToken' in place ? place : undefined;
   }
 
   /** Current holders, oldest first. */
@@ -437,7 +563,7 @@ export class ConcurrencySlots {
       if (!alive.has(entry.executionArn)) alive.set(entry.executionArn, await isExecutionAlive(entry.executionArn));
       if (alive.get(entry.executionArn)) continue;
       try {
-        await this.doc.send(
+        await this.write(
           new UpdateCommand({
             TableName: this.tableName,
             Key: { jobId: SLOTS_ROW_ID },
@@ -460,7 +586,7 @@ export class ConcurrencySlots {
     if (holders.length === 0) return;
     const names = Object.fromEntries(holders.map((h, i) => [`#h${i}`, h]));
     try {
-      await this.doc.send(
+      await this.write(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { jobId: SLOTS_ROW_ID },
@@ -476,6 +602,55 @@ export class ConcurrencySlots {
     }
   }
 
+  /** Deletes a row, under a condition when given (a failed condition leaves it, quietly). */
+  private async deleteRow(jobId: string, condition?: string, values?: Record<string, unknown>): Promise<void> {
+    try {
+      await this.write(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { jobId },
+          ...(condition
+            ? {
+                ConditionExpression: condition,
+                ...(condition.includes('#queue') ? { ExpressionAttributeNames: { '#queue': SLOT_QUEUE_ATTRIBUTE } } : {}),
+                ...(values ? { ExpressionAttributeValues: values } : {}),
+              }
+            : {}),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /**
+   * Writes items in one transaction. Returns undefined when written, or, when
+   * a condition refused it, which items were refused (by position).
+   */
+  private async transact(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<boolean[] | undefined> {
+    try {
+      await this.write(new TransactWriteCommand({ TransactItems: items }));
+      return undefined;
+    } catch (error) {
+      if (errorName(error) !== 'TransactionCanceledException') throw error;
+      const codes = cancellationCodes(error);
+      if (!codes.includes('ConditionalCheckFailed')) throw error;
+      return items.map((_, i) => codes[i] === 'ConditionalCheckFailed');
+    }
+  }
+
+  /** Sends a write; while a transaction on the same row is in flight (a hot `#slots`), again after a short random pause. */
+  private async write(command: UpdateCommand | PutCommand | DeleteCommand | TransactWriteCommand): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.doc.send(command as UpdateCommand);
+      } catch (error) {
+        if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+        await pause(Math.random() * 10 * 2 ** Math.min(attempt, 6));
+      }
+    }
+  }
+
   private async read(): Promise<SlotsRow | undefined> {
     const { Item } = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { jobId: SLOTS_ROW_ID }, ConsistentRead: true }),
@@ -485,10 +660,10 @@ export class ConcurrencySlots {
 
   private async createRow(now: string): Promise<void> {
     try {
-      await this.doc.send(
+      await this.write(
         new PutCommand({
           TableName: this.tableName,
-          Item: { jobId: SLOTS_ROW_ID, holders: {}, updatedAt: now },
+          Item: { jobId: SLOTS_ROW_ID, holders: {}, waiting: 0, updatedAt: now },
           ConditionExpression: 'attribute_not_exists(holders)',
         }),
       );

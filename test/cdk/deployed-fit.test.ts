@@ -21,7 +21,7 @@ import { HANDLER_NAMES, TASKS } from '../../functions/handlers/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
 import { MapflowOutcomeUnknown, MapflowRateLimited, MapflowUnavailable } from '../../functions/mapflow/errors.ts';
-import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
+import { GSI_BY_PROCESSING_ID, GSI_BY_SLOT_QUEUE, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
 import { isLocal, loadConfig, type BridgeConfig } from '../../functions/runtime/config.ts';
 import { settingsFromContext } from '../../lib/app-context.ts';
 import type { BridgeFunctionName } from '../../lib/defaults.ts';
@@ -63,6 +63,7 @@ function deployedArns(s: SynthesizedBridge, d: DeployedValues) {
     index: {
       byStatus: `${table}/index/${GSI_BY_STATUS}`,
       byProcessingId: `${table}/index/${GSI_BY_PROCESSING_ID}`,
+      bySlotQueue: `${table}/index/${GSI_BY_SLOT_QUEUE}`,
     },
     bus: d.getAtt(id(s.bridge.eventBus), 'Arn'),
     secret: d.ref(id(s.bridge.secret)),
@@ -106,8 +107,13 @@ const slotsRow: Call[] = [
   ['dynamodb:PutItem', (a) => a.table, 'ConcurrencySlots creates #slots'],
   ['dynamodb:UpdateItem', (a) => a.table, 'ConcurrencySlots conditional update of #slots'],
 ];
-/** Admission: the waiter's token row `#wait#<holder>` is put and deleted; a freed slot wakes the oldest waiter. */
+/**
+ * Admission: a place row `#wait#<holder>` is written, queued and deleted in transactions
+ * (TransactWriteItems is authorised item by item: UpdateItem/DeleteItem); a freed slot
+ * walks the GSI bySlotQueue and wakes the oldest waiter.
+ */
 const slotQueue: Call[] = [
+  ['dynamodb:Query', (a) => a.index.bySlotQueue, 'ConcurrencySlots.pump walks the queue in order of arrival'],
   ['dynamodb:DeleteItem', (a) => a.table, 'ConcurrencySlots deletes a woken waiter token row'],
   ['states:SendTaskSuccess', (a) => a.stateMachine, 'ConcurrencySlots.pump hands a slot to a waiting task token'],
 ];

@@ -8,7 +8,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SLOTS_ROW_ID } from '../../functions/ledger/schema.ts';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
@@ -199,5 +201,89 @@ describe('admission: FIFO hand-over of slots to waiting task tokens', () => {
     expect(woken).toEqual(['job-2#0']);
     const row = await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: waiterRowId('job-1#0') } }));
     expect(row.Item).toBeUndefined();
+  });
+});
+
+describe('admission: the queue lives in rows of its own, not in the #slots row', () => {
+  /** The ledger's rows as stored: the #slots row and every place row. */
+  async function stored(table: string): Promise<{ slotsRow: Record<string, unknown>; placeRows: number }> {
+    const { Items = [] } = await ddb.doc.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+    const slotsRow = Items.find((item) => item.jobId === SLOTS_ROW_ID) ?? {};
+    return { slotsRow, placeRows: Items.filter((item) => String(item.jobId).startsWith('#wait#')).length };
+  }
+
+  it('keeps the #slots row a few hundred bytes with 100 waiting, counts them, and serves them in order of arrival', async () => {
+    // Prepare: both slots taken; 100 parts arrive and wait, joining in parallel
+    const { wake, woken } = recordingWaker();
+    const { slots, table } = await freshSlots(2, wake);
+    await slots.acquire('a#0', arn('a'));
+    await slots.acquire('b#0', arn('b'));
+    const many = (i: number): Omit<SlotWaiter, 'since'> => ({
+      holder: `job-${i}#0`,
+      order: waiterOrder(new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 1000).toISOString(), `job-${i}`, 0),
+      executionArn: arn(i),
+      taskToken: `token-${i}-${'t'.repeat(600)}`,
+    });
+    const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => slots.enqueue(many(100 - i))));
+    const whileWaiting = await stored(table);
+
+    // Act: every holder releases in turn until the queue is empty
+    await slots.release('a#0');
+    await slots.release('b#0');
+    for (let i = 1; i <= 100; i++) await slots.release(`job-${i}#0`);
+
+    // Assess
+    expect(outcomes.every((o) => o === 'waiting')).toBe(true);
+    expect(whileWaiting.slotsRow.waiting).toBe(100);
+    expect(whileWaiting.placeRows).toBe(100);
+    expect(JSON.stringify(whileWaiting.slotsRow).length).toBeLessThan(600);
+    expect(woken).toEqual(Array.from({ length: 100 }, (_, i) => `job-${i + 1}#0`));
+    const after = await stored(table);
+    expect(after.slotsRow.waiting).toBe(0);
+    expect(after.placeRows).toBe(0);
+  });
+
+  it('a pump that does not see a fresh place in the index yet (it lags on AWS) looks again, and the reconciler serves a place the index shows late', async () => {
+    // Prepare: a client whose index hides the queue for the next `hidden` queries; the first
+    // write after the slot is freed meets a transaction in flight (TransactionConflict)
+    let hidden = 0;
+    let conflicts = 0;
+    const lagging = {
+      send: async (command: unknown) => {
+        if (command instanceof QueryCommand && hidden > 0) {
+          hidden--;
+          return { Items: [] };
+        }
+        if (command instanceof TransactWriteCommand && conflicts > 0) {
+          conflicts--;
+          throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+        }
+        return ddb.doc.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const { wake, woken } = recordingWaker();
+    const table = await ddb.createLedgerTable();
+    const slots = new ConcurrencySlots(lagging, table, 1, () => new Date(), wake);
+    await slots.acquire('first#0', arn('first'));
+    await slots.enqueue(waiter(1));
+    await slots.enqueue(waiter(2));
+
+    // Act: the index misses the queue twice, then a grant meets a conflict; later it misses for longer than the pump waits
+    hidden = 2;
+    conflicts = 1;
+    await slots.release('first#0');
+    const afterShortLag = [...woken];
+    hidden = 1_000;
+    await slots.release('job-1#0');
+    const afterLongLag = [...woken];
+    hidden = 0;
+    await slots.repairQueue(async () => true);
+
+    // Assess
+    expect(afterShortLag).toEqual(['job-1#0']);
+    expect(conflicts).toBe(0);
+    expect(afterLongLag).toEqual(['job-1#0']);
+    expect(woken).toEqual(['job-1#0', 'job-2#0']);
+    expect((await slots.holders()).map((h) => h.holder)).toEqual(['job-2#0']);
   });
 });
