@@ -177,7 +177,7 @@ export function capacityModel(filesPerDay: number): CapacityFigures {
   if (processingsInFlight > slots) {
     findings.push(
       `Mapflow concurrency: ${processingsInFlight.toFixed(0)} processings in flight on average need as many slots (MAX_CONCURRENT_PROCESSINGS, default ${slots}, and the account tier); with fewer, jobs wait (free: task tokens, FIFO) and the backlog grows by ${Math.round(filesPerDay * (1 - slots / processingsInFlight))} jobs a day; ` +
-        `the queue's row (#slots) holds about ${queueCapacity(slots).toLocaleString('en-US')} waiting jobs, reached in ${(queueCapacity(slots) / (filesPerDay * (1 - slots / processingsInFlight))).toFixed(1)} days, after which new jobs fail to join (and every write of the row costs more as it grows: see the #slots table)`,
+        'each waiting place is a row of its own, so the backlog costs no more per job as it grows (see the admission table)',
     );
   }
   if (processingsInFlight > QUOTAS.openMapRuns) {
@@ -200,59 +200,64 @@ export function capacityModel(filesPerDay: number): CapacityFigures {
 }
 
 /**
- * The `#slots` row (functions/ledger/slots.ts) holds the slot holders and the
- * queue, so it grows with the backlog, and DynamoDB bills a write by the
- * item's size (one write unit per KB) and a strongly consistent read per 4 KB.
- * The per-job counts above price every write as one unit; this is what the
- * row adds when `queued` jobs wait. Per admitted part the row is written about
- * SLOTS_ROW_WRITES_PER_PART times (Register Job's reserve and Admit Job's
- * enqueue join the queue, their fast paths, the grant by a pump, the release
- * and its pump) and read SLOTS_ROW_READS_PER_PART times (the pumps'
- * consistent reads). Sizes: a holder about 220 bytes (its key, the execution
- * ARN, the time), a waiter about 110 bytes (key and order; up to 180 with the
- * longest file names), see docs/architecture.md, Admission.
+ * Admission's DynamoDB bill per admitted part, in capacity units (DynamoDB
+ * bills a write per KB of the item, twice inside a transaction, and a strongly
+ * consistent read per 4 KB). The queue's places are rows of their own and the
+ * `#slots` row holds only the holders and a count (functions/ledger/slots.ts),
+ * so these do not grow with the queue: measured on DynamoDB Local's
+ * ConsumedCapacity for one part's reserve, enqueue, grant and release with 0
+ * and with 100 parts waiting (test/perf/capacity-model.test.ts checks both
+ * against these figures).
  */
-export const SLOTS_ROW_WRITES_PER_PART = 7;
-export const SLOTS_ROW_READS_PER_PART = 3;
-const SLOTS_ROW_BASE_BYTES = 200;
-const SLOT_HOLDER_BYTES = 220;
-const SLOT_WAITER_BYTES = 110;
-/** DynamoDB's item size limit: beyond it a join fails (docs/architecture.md). */
+export const ADMISSION_WRITE_UNITS_PER_PART = 20;
+export const ADMISSION_READ_UNITS_PER_PART = 4.5;
+
+/**
+ * The first design kept the queue inside the `#slots` row (about 110 bytes per
+ * waiting part), which every join, grant and release rewrote: kept here to show
+ * what moving the queue out saved. DynamoDB's item limit is 400 KB.
+ */
+const MAP_QUEUE_ROW_BASE_BYTES = 200 + 5 * 220;
+const MAP_QUEUE_BYTES_PER_WAITER = 110;
+const MAP_QUEUE_ROW_WRITES_PER_PART = 7;
+const MAP_QUEUE_ROW_READS_PER_PART = 3;
 export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
 
-export interface SlotsRowCost {
+export interface AdmissionCost {
   queued: number;
-  rowBytes: number;
-  /** Write units of one write of the row, read units of one consistent read. */
+  /** Capacity units per admitted part, and their price per 1,000 parts. */
   writeUnits: number;
   readUnits: number;
-  /** What the row costs per 1,000 admitted parts, beyond the one unit per request the per-job model counts. */
-  extraDollarsPer1000: number;
-  fits: boolean;
+  dollarsPer1000: number;
+  /** The same with the queue inside the `#slots` row (the first design); `fits` false past the item limit. */
+  queueInRow: { rowBytes: number; writeUnits: number; readUnits: number; dollarsPer1000: number; fits: boolean };
 }
 
-/** Waiting jobs the `#slots` row holds before the item limit (short file names). */
-export function queueCapacity(slots: number = DEFAULTS.maxConcurrentProcessings): number {
-  return Math.floor((DYNAMODB_ITEM_LIMIT_BYTES - SLOTS_ROW_BASE_BYTES - slots * SLOT_HOLDER_BYTES) / SLOT_WAITER_BYTES);
+export function admissionCost(queued: number): AdmissionCost {
+  const price = (w: number, r: number) => (w * PRICES.dynamoPerWrite + r * PRICES.dynamoPerRead) * 1_000;
+  const rowBytes = MAP_QUEUE_ROW_BASE_BYTES + queued * MAP_QUEUE_BYTES_PER_WAITER;
+  const rowWrites = MAP_QUEUE_ROW_WRITES_PER_PART * Math.ceil(rowBytes / 1024);
+  const rowReads = MAP_QUEUE_ROW_READS_PER_PART * Math.ceil(rowBytes / 4096);
+  return {
+    queued,
+    writeUnits: ADMISSION_WRITE_UNITS_PER_PART,
+    readUnits: ADMISSION_READ_UNITS_PER_PART,
+    dollarsPer1000: price(ADMISSION_WRITE_UNITS_PER_PART, ADMISSION_READ_UNITS_PER_PART),
+    queueInRow: { rowBytes, writeUnits: rowWrites, readUnits: rowReads, dollarsPer1000: price(rowWrites, rowReads), fits: rowBytes <= DYNAMODB_ITEM_LIMIT_BYTES },
+  };
 }
 
-export function slotsRowCost(queued: number, slots: number = DEFAULTS.maxConcurrentProcessings): SlotsRowCost {
-  const rowBytes = SLOTS_ROW_BASE_BYTES + slots * SLOT_HOLDER_BYTES + queued * SLOT_WAITER_BYTES;
-  const writeUnits = Math.ceil(rowBytes / 1024);
-  const readUnits = Math.ceil(rowBytes / 4096);
-  const extraPerPart = SLOTS_ROW_WRITES_PER_PART * (writeUnits - 1) * PRICES.dynamoPerWrite + SLOTS_ROW_READS_PER_PART * (readUnits - 1) * PRICES.dynamoPerRead;
-  return { queued, rowBytes, writeUnits, readUnits, extraDollarsPer1000: extraPerPart * 1_000, fits: rowBytes <= DYNAMODB_ITEM_LIMIT_BYTES };
-}
-
-/** The `#slots` row's cost at several backlogs (markdown), beside the model's $ per 1,000 jobs. */
-export function slotsRowTable(queues: readonly number[] = [0, 100, 1_000, 2_000, 3_000]): string {
+/** Admission's cost per 1,000 jobs at several backlogs (markdown), against the first design's and the model's $ per 1,000. */
+export function admissionCostTable(queues: readonly number[] = [0, 100, 1_000, 2_000, 3_000, 10_000]): string {
   const base = capacityModel(1_000).dollarsPer1000Jobs;
   return [
-    '| jobs waiting | `#slots` row | write units per write | read units per read | extra $ per 1,000 jobs | vs the model\'s $ per 1,000 |',
+    '| jobs waiting | write / read units per part | $ per 1,000 jobs | vs the model\'s $ per 1,000 | queue in `#slots` (first design): row, write / read units | $ per 1,000 jobs |',
     '|---:|---:|---:|---:|---:|---:|',
     ...queues.map((q) => {
-      const c = slotsRowCost(q);
-      return `| ${q.toLocaleString('en-US')} | ${(c.rowBytes / 1024).toFixed(1)} KB${c.fits ? '' : ' (over 400 KB: joins fail)'} | ${c.writeUnits} | ${c.readUnits} | ${c.extraDollarsPer1000.toFixed(2)} | +${((c.extraDollarsPer1000 / base) * 100).toFixed(0)} % |`;
+      const c = admissionCost(q);
+      const old = c.queueInRow;
+      const oldCells = old.fits ? `${(old.rowBytes / 1024).toFixed(1)} KB, ${old.writeUnits} / ${old.readUnits} | ${old.dollarsPer1000.toFixed(2)}` : 'over 400 KB: joins fail | -';
+      return `| ${q.toLocaleString('en-US')} | ${c.writeUnits} / ${c.readUnits} | ${c.dollarsPer1000.toFixed(3)} | ${((c.dollarsPer1000 / base) * 100).toFixed(1)} % | ${oldCells} |`;
     }),
   ].join('\n');
 }
@@ -286,6 +291,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   else {
     process.stdout.write(`${capacityTable()}\n\n`);
     for (const c of [1_000, 10_000, 100_000].map(capacityModel)) process.stdout.write(`${c.filesPerDay} files/day: binds first: ${c.binding}\n`);
-    process.stdout.write(`\nthe #slots row while jobs wait (billed by its size):\n${slotsRowTable()}\n`);
+    process.stdout.write(`\nadmission's DynamoDB cost while jobs wait:\n${admissionCostTable()}\n`);
   }
 }

@@ -95,15 +95,22 @@ export function literalSchemaKeys(source: string): string {
   });
 }
 
+/** What a bundled handler says if it ever calls an event-stream operation. */
+export const NO_EVENT_STREAMS_MESSAGE =
+  "mapflow-bridge's Lambda bundles leave out the AWS SDK's event-stream support: no handler calls an event-stream operation (such as S3 SelectObjectContent). See lib/bundling.ts.";
+
 /**
- * Turns the one dynamic import of `@smithy/core/event-streams` into a static
- * one. A dynamically imported module makes esbuild wrap it, and everything it
- * imports, in a lazy initialiser that is never tree-shaken: here about 180
- * shared @smithy/core modules. The event-stream code is bundled either way.
+ * Drops the one dynamic import of `@smithy/core/event-streams` (about 10 KiB
+ * bundled): a dynamically imported module makes esbuild wrap it, and everything
+ * it imports, in a lazy initialiser that is never tree-shaken (here about 180
+ * shared @smithy/core modules), and the bridge calls no event-stream operation
+ * (the only one among its clients is S3 SelectObjectContent;
+ * test/perf/bundles.test.ts checks both). Should one ever be called, it fails
+ * with NO_EVENT_STREAMS_MESSAGE instead of running without its code.
  */
-export function staticEventStreamsImport(source: string): string {
+export function withoutEventStreams(source: string): string {
   if (!source.includes(EVENT_STREAMS_DYNAMIC_IMPORT)) return source;
-  return `import * as __bridgeEventStreams from "@smithy/core/event-streams";\n${source.replace(EVENT_STREAMS_DYNAMIC_IMPORT, '__bridgeEventStreams')}`;
+  return source.replace(EVENT_STREAMS_DYNAMIC_IMPORT, `await Promise.reject(new Error(${JSON.stringify(NO_EVENT_STREAMS_MESSAGE)}))`);
 }
 
 /**
@@ -127,7 +134,7 @@ export function awsSdkTreeShaking(): EsbuildPlugin {
     name: 'mapflow-bridge-aws-sdk-tree-shaking',
     setup(build) {
       build.onLoad({ filter: SDK_SCHEMA_FILE }, rewrite(literalSchemaKeys));
-      build.onLoad({ filter: SMITHY_HTTP_PROTOCOL_FILE }, rewrite(staticEventStreamsImport));
+      build.onLoad({ filter: SMITHY_HTTP_PROTOCOL_FILE }, rewrite(withoutEventStreams));
       build.onLoad({ filter: SDK_CLIENT_PACKAGE_JSON }, rewrite(clientPackageIdentity, 'json'));
     },
   };

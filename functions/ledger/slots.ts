@@ -81,7 +81,7 @@ const CONFLICT_ATTEMPTS = 12;
 const INDEX_LAG_PAUSES_MS = [50, 100, 200, 400, 800];
 
 /** Places read from the index per page while walking the queue. */
-const QUEUE_PAGE = 25;
+const QUEUE_PAGE = 10;
 
 /** The `slotQueue` value of a queued place: one queue per ledger table. */
 const QUEUED = 'queued';
@@ -258,7 +258,7 @@ export class ConcurrencySlots {
     if (!this.wake) throw new Error('ConcurrencySlots: waiting needs a way to wake waiters (SendTaskSuccess).');
     const now = this.clock().toISOString();
     // The token first: whoever grants the slot must find it. A reserved place keeps its order.
-    await this.write(
+    const { Attributes: before } = (await this.write(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { jobId: waiterRowId(waiter.holder) },
@@ -272,9 +272,12 @@ export class ConcurrencySlots {
           ':now': now,
           ':order': waiter.order,
         },
+        ReturnValues: 'ALL_OLD',
       }),
-    );
-    if ((await this.join(waiter.holder, now)) === 'holder') {
+    )) as { Attributes?: Record<string, unknown> };
+    // A place reserved at arrival is queued already (no second join); otherwise join now.
+    const queued = before?.[SLOT_QUEUE_ATTRIBUTE] === QUEUED;
+    if (!queued && (await this.join(waiter.holder, now)) === 'holder') {
       // Already a holder: wake our own token (the grant may have raced us) and go on.
       await this.wakeHolder(waiter.holder);
       return 'acquired';
