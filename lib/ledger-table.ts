@@ -20,7 +20,7 @@ export interface LedgerTableOptions {
 
 /**
  * Creates the ledger: on-demand, point-in-time recovery, encrypted, GSIs
- * byStatus and byProcessingId. A retained table also gets deletion protection:
+ * byStatus, byProcessingId and bySlotQueue. A retained table also gets deletion protection:
  * it is meant to outlive the stack, so deleting it takes a deliberate step.
  */
 export function createLedgerTable(scope: Construct, id: string, options: LedgerTableOptions): dynamodb.Table {

@@ -93,7 +93,7 @@ export interface MapflowBridgeProps {
   /**
    * The ledger table. A table you bring must have the keys and GSIs of
    * `ledgerTableSchema()` (functions/ledger/schema.ts).
-   * @default a new table: on demand, point-in-time recovery, encrypted, GSIs byStatus and byProcessingId
+   * @default a new table: on demand, point-in-time recovery, encrypted, GSIs byStatus, byProcessingId and bySlotQueue
    */
   readonly ledgerTable?: dynamodb.ITable;
   /**

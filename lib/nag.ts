@@ -51,7 +51,7 @@ export function bridgeNagAcknowledgements(prefixes: readonly string[]): NagAckno
       rule: 'AwsSolutions-IAM5',
       finding: /^Resource::(<[A-Za-z0-9]+\.Arn>|arn:[^*]+)\/index\/\*$/,
       paths: /^[A-Za-z]+Function\/Role\/DefaultPolicy\//,
-      reason: "Query on the ledger table's own GSIs (byStatus, byProcessingId); the actions are explicit read/write item actions.",
+      reason: "Query on the ledger table's own GSIs (byStatus, byProcessingId, bySlotQueue); the actions are explicit read/write item actions.",
     },
     {
       rule: 'AwsSolutions-IAM5',
