@@ -40,7 +40,8 @@ Options:
                      of each is shown (default 3, 1 from 512 MiB up)
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
-  --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000)
+  --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000,
+                     which then runs 200 too and prints the throughput ratio)
   --processing-seconds <n>  simulated processing time of those jobs (default 5, the goal's case)
   --slots <n>        concurrency slots of the admission run (default 5)
   --quick-start      goal 3 on the definition alone (synthesized vs cached), not whole bridge starts

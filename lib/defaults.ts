@@ -73,6 +73,7 @@ export const FUNCTION_SETTINGS: Record<BridgeFunctionName, FunctionSettings> = {
   'finish-part': SHORT,
   'finish-job': SHORT,
   'fail-job': SHORT,
+  'release-job-slots': SHORT,
   dispatch: { memorySize: 256, timeout: Duration.seconds(30) },
   reconcile: { memorySize: 512, timeout: Duration.minutes(5) },
 };

@@ -75,7 +75,9 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.
   // The failure quicklook (functions/quicklook) draws the AOI: the GeoJSON input, else the first part's geometry.
   'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read', 'mapflow:token'],
-  'fail-job': [...JOB_TASK, 'workflow:respond', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
+  'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
+  // Frees a failed job's slots and hands them to the oldest waiters (SendTaskSuccess); publishes no event.
+  'release-job-slots': ['ledger:read', 'ledger:write', 'workflow:respond'],
   // HeadObject fills in etag/size when a notification lacks them, and tells which of two keys exists (404 needs inbox:list).
   dispatch: ['workflow:start', 'inbox:read', 'inbox:list'],
   // Settles lost jobs: ledger, failure report, input tag, event.

@@ -132,7 +132,11 @@ export function buildJobDefinition(
 
   // ---- Top level: failure path
   const failJob = task('fail-job');
-  failJob.next(new sfn.Fail(scope, WORKFLOW_STATES.jobFailed, {
+  const releaseJobSlots = task('release-job-slots');
+  // The job's slots go back even when Fail Job itself failed for good (its error is kept apart).
+  failJob.addCatch(releaseJobSlots, { errors: [sfn.Errors.ALL], resultPath: '$.failJobError' });
+  failJob.next(releaseJobSlots);
+  releaseJobSlots.next(new sfn.Fail(scope, WORKFLOW_STATES.jobFailed, {
     error: 'JobFailed',
     cause: 'The job failed or was rejected: see its ledger row and failed/<path>/report.json',
   }));

@@ -36,7 +36,8 @@ export type HandlerName =
   | 'store-results'
   | 'finish-part'
   | 'finish-job'
-  | 'fail-job';
+  | 'fail-job'
+  | 'release-job-slots';
 
 /** Handlers that are not state machine tasks. */
 export type ServiceHandlerName = 'dispatch' | 'reconcile';
@@ -60,6 +61,8 @@ export const TASKS: readonly TaskEntry[] = [
   // Back at the top level:
   { state: 'Finish Job', fn: 'finish-job', resultPath: '$.finish' },
   { state: 'Fail Job', fn: 'fail-job', resultPath: '$.finish' },
+  // After Fail Job (also when it failed): frees the job's slots and hands them on.
+  { state: 'Release Job Slots', fn: 'release-job-slots', resultPath: '$.released' },
 ] as const;
 
 export const HANDLER_NAMES: readonly (HandlerName | ServiceHandlerName)[] = [

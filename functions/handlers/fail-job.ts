@@ -3,7 +3,6 @@ import type { FinishResult, WorkflowState } from '../jobs/workflow.ts';
 import { failJob } from '../jobs/steps/fail-job.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
-import '../runtime/with-sfn.ts';
 import '../runtime/with-s3.ts';
 
 export const handler = async (event: WorkflowState): Promise<FinishResult> => failJob(event, defaultStepContext());

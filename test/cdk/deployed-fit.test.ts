@@ -161,7 +161,9 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     putEvents,
     mapflowSecret,
   ],
-  'fail-job': [['s3:PutObject', (a) => a.object.failed, 'report.json'], ...tagInbox, ...jobRow, ...slotsRow, ...slotQueue, putEvents],
+  'fail-job': [['s3:PutObject', (a) => a.object.failed, 'report.json'], ...tagInbox, ...jobRow, putEvents],
+  // ConcurrencySlots.releaseJob: the job's places leave the queue, its holders go, the pump hands the slots on.
+  'release-job-slots': [...slotsRow, ...slotQueue],
   dispatch: [
     ['s3:GetObject', (a) => a.object.inbox, 'HeadObject when the event lacks etag/size'],
     ['s3:GetObjectVersion', (a) => a.object.inbox, 'HeadObject with VersionId'],
@@ -395,10 +397,15 @@ describe('Retry and Catch match what the handlers throw', () => {
     // A rejection is final: retrying it would only repeat the refusal.
     expect(new InputRejected('NO_ROUTE', 'x').name).toBe('InputRejected');
     expect(retried.has('InputRejected')).toBe(false);
-    // Every Task but the two catch targets ends in Finish Part / Fail Job on any error.
-    for (const [name, state] of tasks.filter(([n]) => n !== 'Finish Part' && n !== 'Fail Job')) {
+    // Every Task but the catch targets ends in Finish Part / Fail Job on any error; a failed Fail Job
+    // still releases the job's slots; Release Job Slots is the last step (failing, the reconciler frees them).
+    const catchTargets = ['Finish Part', 'Fail Job', 'Release Job Slots'];
+    for (const [name, state] of tasks.filter(([n]) => !catchTargets.includes(n))) {
       expect(state.Catch, name).toEqual([expect.objectContaining({ ErrorEquals: ['States.ALL'], ResultPath: '$.error' })]);
     }
+    const byName = Object.fromEntries(tasks);
+    expect(byName['Fail Job']?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failJobError', Next: 'Release Job Slots' }]);
+    expect(byName['Release Job Slots']?.Catch).toBeUndefined();
   });
 });
 

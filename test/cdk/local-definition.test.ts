@@ -122,7 +122,10 @@ describe('synthLocalDefinition', () => {
       Next: 'Finish Job',
     });
     expect(top.States['Finish Job'].End).toBe(true);
-    expect(top.States['Fail Job'].Next).toBe('Job Failed');
+    // Fail Job records the failure; Release Job Slots hands the job's slots on, also when Fail Job failed.
+    expect(top.States['Fail Job'].Next).toBe('Release Job Slots');
+    expect(top.States['Fail Job'].Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failJobError', Next: 'Release Job Slots' }]);
+    expect(top.States['Release Job Slots'].Next).toBe('Job Failed');
     expect(top.States['Job Failed'].Type).toBe('Fail');
     for (const name of ['Register Job', 'Inspect GeoTIFF', 'Ensure Mosaic', 'Upload Image', 'Plan Processing', 'Admit Job', 'Process Parts', 'Finish Job']) {
       expect(top.States[name].Catch, name).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Fail Job' }]);

@@ -29,6 +29,7 @@ import { storeResults } from '../../functions/jobs/steps/store-results.ts';
 import { finishPart } from '../../functions/jobs/steps/finish-part.ts';
 import { finishJob } from '../../functions/jobs/steps/finish-job.ts';
 import { failJob } from '../../functions/jobs/steps/fail-job.ts';
+import { releaseJobSlots } from '../../functions/jobs/steps/release-job-slots.ts';
 import { Ledger } from '../../functions/ledger/ledger.ts';
 import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
 import { ConcurrencySlots } from '../../functions/ledger/slots.ts';
@@ -271,6 +272,7 @@ export class Driver {
     } catch (err) {
       state.error = taskErrorOf(err);
       state.finish = await this.task('Fail Job', failJob, state);
+      await this.task('Release Job Slots', releaseJobSlots, state);
       return state;
     }
   }

@@ -418,14 +418,19 @@ describe('Fail Job', () => {
     const b = await open();
     const start = await dropInput(aws.s3, `inbox/odd-${Math.random().toString(36).slice(2)}.geojson`, squareAoi());
     const { failJob } = await import('../../functions/jobs/steps/fail-job.ts');
+    const { releaseJobSlots } = await import('../../functions/jobs/steps/release-job-slots.ts');
     await b.ctx.slots.acquire(`${start.jobId}#0`, 'arn:x');
-    // Act
+    // Act: Fail Job, then the state after it
     const finish = await failJob({ ...start, error: error as never }, b.ctx);
+    const slotsAfterFailJob = await b.ctx.slots.holders();
+    const released = await releaseJobSlots({ ...start, error: error as never, finish }, b.ctx);
     // Assess
     expect(finish.status).toBe('FAILED');
     expect(finish.error?.message.length).toBeGreaterThan(0);
     expect((await b.ledger.get(start.jobId))?.status).toBe('FAILED');
     expect(await readJsonObject(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toMatchObject({ status: 'FAILED' });
+    expect(slotsAfterFailJob.map((h) => h.holder)).toEqual([`${start.jobId}#0`]);
+    expect(released).toEqual({ jobId: start.jobId });
     expect(await b.ctx.slots.holders()).toEqual([]);
   });
 

@@ -9,10 +9,7 @@
  *     where Mapflow is called, the S3 client only with S3 rights, the DynamoDB
  *     client only with ledger rights;
  *   - the goals of issue 12: every bundle <= 1 MiB, handlers that do not call
- *     Mapflow <= 400 KiB. fail-job (S3, DynamoDB, Step Functions, EventBridge,
- *     metrics and the failure quicklook in one function) is still over with
- *     the SDK bundled: it is held to its measured size (a regression guard,
- *     not the goal); with `externalAwsSdk` every handler meets it;
+ *     Mapflow <= 400 KiB, with the SDK bundled and with `externalAwsSdk`;
  *   - the SDK tree-shaking rewrites of lib/bundling.ts change only what they
  *     mean to, and a bundle built with them still talks S3 correctly.
  */
@@ -45,9 +42,6 @@ const needs = (name: string) => {
     dynamodb: caps.some((c) => c.startsWith('ledger:')),
   };
 };
-
-/** Still over the 400 KiB goal with the SDK bundled (see the header): its measured size (414 KiB), as a ceiling. */
-const OVER_GOAL_CEILING: Record<string, number> = { 'fail-job': 416 * KIB };
 
 describe('lean Lambda bundles', () => {
   let figures: BundleFigure[];
@@ -92,7 +86,7 @@ describe('lean Lambda bundles', () => {
   it('keeps every bundle within 1 MiB and those that do not call Mapflow within 400 KiB', () => {
     expect(figures).toHaveLength(HANDLER_NAMES.length);
     for (const f of figures) {
-      const budget = needs(f.name).mapflow ? BUNDLE_LIMIT_BYTES : (OVER_GOAL_CEILING[f.name] ?? NON_MAPFLOW_LIMIT_BYTES);
+      const budget = needs(f.name).mapflow ? BUNDLE_LIMIT_BYTES : NON_MAPFLOW_LIMIT_BYTES;
       expect({ name: f.name, withinBudget: f.bytes <= budget, kib: Math.round(f.bytes / KIB) }).toMatchObject({ name: f.name, withinBudget: true });
     }
   });

@@ -1,9 +1,9 @@
 /**
  * Fail Job: where every top-level Catch leads. Reads the caught error (any
- * shape: this is the last line and must not throw because of it), frees every
- * slot of the job, and ends the job REJECTED (an InputRejected) or FAILED,
- * with a report under failed/, the ledger's final status, the final event and
- * the input's tags.
+ * shape: this is the last line and must not throw because of it) and ends the
+ * job REJECTED (an InputRejected) or FAILED, with a report under failed/, the
+ * ledger's final status, the final event and the input's tags. The job's slots
+ * are freed and handed on by the next step, Release Job Slots.
  */
 import type { FinishResult, WorkflowState } from '../workflow.ts';
 import { recordedKind, resolveRoute } from '../../routing/index.ts';
@@ -17,8 +17,6 @@ export async function failJob(state: WorkflowState, ctx: StepContext): Promise<F
     ctx.logger.error('Fail Job got a state without jobId/input; nothing to record', { error });
     return { status: rejected ? 'REJECTED' : 'FAILED', error };
   }
-  await ctx.slots.releaseJob(state.jobId);
-
   // A row for every input, even one that failed before Register Job wrote it (kind 'unsupported' for a file the bridge does not take).
   const kind = state.job?.kind ?? recordedKind(state.input.key);
   const routeName = state.job?.routeName ?? resolveRoute(ctx.config.routes, state.input.key, ctx.config.prefixes.inbox)?.name;
