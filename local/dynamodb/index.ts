@@ -264,19 +264,35 @@ function onceAsync(fn: () => Promise<void>): () => Promise<void> {
 
 /**
  * Creates the ledger table (keys and GSIs of `ledgerTableSchema`) unless it
- * exists, e.g. in a persisted local database. Returns true when it was created.
+ * exists, e.g. in a persisted local database. A table kept from an older
+ * version gets the GSIs it lacks (`bySlotQueue` came later), so a persisted
+ * database still works after an upgrade. Returns true when it was created.
  */
 export async function ensureLedgerTable(endpoint: string, tableName: string): Promise<boolean> {
   // Loaded here, not at the top: see waitUntilAnswering.
-  const { CreateTableCommand, DynamoDBClient, ResourceInUseException } = await import('@aws-sdk/client-dynamodb');
+  const { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } = await import('@aws-sdk/client-dynamodb');
   const { LOCAL_CREDENTIALS } = await import('../../functions/runtime/aws.ts');
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  const schema = ledgerTableSchema(tableName);
   try {
-    await client.send(new CreateTableCommand(ledgerTableSchema(tableName)));
+    await client.send(new CreateTableCommand(schema));
     return true;
   } catch (error) {
-    if (error instanceof ResourceInUseException) return false;
-    throw error;
+    if (!(error instanceof ResourceInUseException)) throw error;
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+    for (const index of schema.GlobalSecondaryIndexes ?? []) {
+      if (present.has(index.IndexName)) continue;
+      const keys = new Set(index.KeySchema?.map((key) => key.AttributeName));
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: schema.AttributeDefinitions?.filter((definition) => keys.has(definition.AttributeName)),
+          GlobalSecondaryIndexUpdates: [{ Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection } }],
+        }),
+      );
+    }
+    return false;
   } finally {
     client.destroy();
   }

@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { GSI_BY_SLOT_QUEUE, ledgerTableSchema } from '../../functions/ledger/schema.ts';
+import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 import { ensureLedgerTable, startDynamoDbLocal } from '../../local/dynamodb/index.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -48,4 +50,26 @@ describe('startDynamoDbLocal', () => {
     expect([created, createdAgain]).toEqual([true, false]);
     expect(TableNames).toEqual(['kept']);
   }, 120_000); // DynamoDB Local starts slowly (5-20 s) with a database file
+
+  it('adds the GSIs a kept ledger table lacks (a database persisted by an older version, before bySlotQueue)', async () => {
+    // Prepare: a table with the old schema, without the admission queue's index
+    const dynamodb = await startDynamoDbLocal({ inMemory: true });
+    const client = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const current = ledgerTableSchema('old');
+    await client.send(
+      new CreateTableCommand({
+        ...current,
+        AttributeDefinitions: current.AttributeDefinitions?.filter((a) => !['slotQueue', 'slotOrder'].includes(a.AttributeName!)),
+        GlobalSecondaryIndexes: current.GlobalSecondaryIndexes?.filter((index) => index.IndexName !== GSI_BY_SLOT_QUEUE),
+      }),
+    );
+    // Act
+    const created = await ensureLedgerTable(dynamodb.endpoint, 'old');
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: 'old' }));
+    client.destroy();
+    await dynamodb.close();
+    // Assess
+    expect(created).toBe(false);
+    expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(current.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort());
+  }, 120_000);
 });
