@@ -136,12 +136,19 @@ const errorName = (error: unknown): string | undefined => (error as { name?: str
 const cancellationCodes = (error: unknown): (string | undefined)[] =>
   ((error as { CancellationReasons?: { Code?: string }[] } | null)?.CancellationReasons ?? []).map((r) => r.Code);
 
-/** A write refused only because a transaction on the same item was in flight: try again. */
+/** Cancellation reasons that say "not now" rather than "no": the same transaction may succeed again. */
+const PASSING_CANCELLATIONS = new Set(['TransactionConflict', 'ThrottlingError']);
+
+/**
+ * A write refused only because a transaction on the same item was in flight,
+ * or a transaction cancelled by a conflict or throttling of one of its items
+ * (the SDK retries neither): try again.
+ */
 function isTransactionConflict(error: unknown): boolean {
   if (errorName(error) === 'TransactionConflictException') return true;
   if (errorName(error) !== 'TransactionCanceledException') return false;
   const codes = cancellationCodes(error);
-  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+  return codes.some((code) => code !== undefined && PASSING_CANCELLATIONS.has(code)) && codes.every((code) => code === 'None' || code === undefined || PASSING_CANCELLATIONS.has(code));
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

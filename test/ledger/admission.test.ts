@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
-import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SLOTS_ROW_ID } from '../../functions/ledger/schema.ts';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
@@ -245,7 +245,7 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
 
   it('a pump that does not see a fresh place in the index yet (it lags on AWS) looks again, and the reconciler serves a place the index shows late', async () => {
     // Prepare: a client whose index hides the queue for the next `hidden` queries; the first
-    // write after the slot is freed meets a transaction in flight (TransactionConflict)
+    // two transactions after the slot is freed are cancelled: a transaction in flight, then throttling
     let hidden = 0;
     let conflicts = 0;
     const lagging = {
@@ -255,8 +255,13 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
           return { Items: [] };
         }
         if (command instanceof TransactWriteCommand && conflicts > 0) {
-          conflicts--;
-          throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+          // First a transaction cancelled because another one held an item, then one whose item was throttled.
+          if (conflicts-- % 2 === 0) throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+          throw new TransactionCanceledException({
+            message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
+            CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
+            $metadata: {},
+          });
         }
         return ddb.doc.send(command as never);
       },
@@ -270,7 +275,7 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
 
     // Act: the index misses the queue twice, then a grant meets a conflict; later it misses for longer than the pump waits
     hidden = 2;
-    conflicts = 1;
+    conflicts = 2;
     await slots.release('first#0');
     const afterShortLag = [...woken];
     hidden = 1_000;
