@@ -136,8 +136,13 @@ const errorName = (error: unknown): string | undefined => (error as { name?: str
 const cancellationCodes = (error: unknown): (string | undefined)[] =>
   ((error as { CancellationReasons?: { Code?: string }[] } | null)?.CancellationReasons ?? []).map((r) => r.Code);
 
-/** Cancellation reasons that say "not now" rather than "no": the same transaction may succeed again. */
-const PASSING_CANCELLATIONS = new Set(['TransactionConflict', 'ThrottlingError']);
+/**
+ * Cancellation reasons that say "not now" rather than "no": the same
+ * transaction may succeed again. (DynamoDB returns the reasons, one per item,
+ * in every SDK's response body; the API reference's "only Java" note is stale:
+ * aws/aws-sdk-js-v3#3635.)
+ */
+const PASSING_CANCELLATIONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
 /**
  * A write refused only because a transaction on the same item was in flight,
