@@ -223,7 +223,7 @@ export class ConcurrencySlots {
   /** Frees every slot of a job (all its parts), gives up its places in the queue, and hands the slots on. */
   async releaseJob(jobId: string): Promise<void> {
     const ofJob = (h: string) => h === jobId || h.startsWith(`${jobId}#`);
-    for (const { holder } of await this.queuedPlaces(jobId)) await this.leave(holder);
+    for (const { holder } of await this.queuedPlaces(jobId)) if (ofJob(holder)) await this.leave(holder);
     const row = await this.read();
     await this.removeHolders(Object.keys(row?.holders ?? {}).filter(ofJob));
     await this.pump();

@@ -291,4 +291,32 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
     expect(woken).toEqual(['job-1#0', 'job-2#0']);
     expect((await slots.holders()).map((h) => h.holder)).toEqual(['job-2#0']);
   });
+
+  it('skips places the index still shows after they were granted or given up: a stale index never grants twice or drops another job\'s place', async () => {
+    // Prepare: an index frozen at its first answer (every later Query sees the queue as it was)
+    let frozen: unknown;
+    const stale = {
+      send: async (command: unknown) => {
+        if (command instanceof QueryCommand) return (frozen ??= await ddb.doc.send(command));
+        return ddb.doc.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const { wake, woken } = recordingWaker();
+    const table = await ddb.createLedgerTable();
+    const slots = new ConcurrencySlots(stale, table, 1, () => new Date(), wake);
+    await slots.acquire('first#0', arn('first'));
+    for (const i of [1, 2, 3]) await slots.enqueue(waiter(i));
+
+    // Act: 1 is granted (the index still lists it first); 3 leaves (the index, even filtered, still lists 1, 2, 3)
+    await slots.release('first#0');
+    await slots.releaseJob('job-3');
+    await slots.release('job-1#0');
+    await slots.release('job-2#0');
+    const { Item } = await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: SLOTS_ROW_ID }, ConsistentRead: true }));
+
+    // Assess
+    expect(woken).toEqual(['job-1#0', 'job-2#0']);
+    expect(await slots.holders()).toEqual([]);
+    expect(Item?.waiting).toBe(0);
+  });
 });
