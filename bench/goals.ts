@@ -53,15 +53,16 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
   const rows: Row[] = [];
   const { log } = options;
 
-  log(`\nadmission: ${options.jobs} jobs of ${options.processingSeconds} s, ${options.slots} slots (bench/admission.ts)`);
   // A bridge that cannot start (a saturated machine: s3rver or the JVM too slow) leaves the other goals measurable.
-  const a = await runAdmissionBench({ jobs: options.jobs, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) }).catch(
-    (error: unknown) => {
-      log(`  admission not measured: ${(error as Error).message}`);
-      rows.push({ goal: '1 admission', bridge: 'not measured', baseline: '', ratio: '', target: '', met: false });
+  const admission = async (jobs: number, title: string) => {
+    log(`\n${title}: ${jobs} jobs of ${options.processingSeconds} s, ${options.slots} slots (bench/admission.ts)`);
+    return runAdmissionBench({ jobs, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) }).catch((error: unknown) => {
+      log(`  ${title} not measured: ${(error as Error).message}`);
       return undefined;
-    },
-  );
+    });
+  };
+  const a = await admission(options.jobs, 'admission');
+  if (!a) rows.push({ goal: '1 admission', bridge: 'not measured', baseline: '', ratio: '', target: '', met: false });
   if (a) rows.push(
     {
       goal: `1 makespan of ${a.jobs} jobs`,
@@ -88,13 +89,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
   );
   if (a && a.jobs > REFERENCE_JOBS) {
     // Throughput must not fall as the queue grows: the same bench at the reference size, in the same run.
-    log(`\nadmission reference: ${REFERENCE_JOBS} jobs of ${options.processingSeconds} s, ${options.slots} slots`);
-    const reference = await runAdmissionBench({ jobs: REFERENCE_JOBS, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) }).catch(
-      (error: unknown) => {
-        log(`  reference not measured: ${(error as Error).message}`);
-        return undefined;
-      },
-    );
+    const reference = await admission(REFERENCE_JOBS, 'admission reference');
     const ratio = reference ? a.jobsPerMinute / reference.jobsPerMinute : undefined;
     rows.push({
       goal: `1 throughput at ${a.jobs} vs ${REFERENCE_JOBS}`,

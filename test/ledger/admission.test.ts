@@ -9,9 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { SLOTS_ROW_ID } from '../../functions/ledger/schema.ts';
-import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { interceptedDoc, useDynamoDbLocal } from '../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 const arn = (n: number | string) => `arn:aws:states:us-east-1:123456789012:execution:bridge:job-${n}`;
@@ -248,24 +248,22 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
     // two transactions after the slot is freed are cancelled: a transaction in flight, then throttling
     let hidden = 0;
     let conflicts = 0;
-    const lagging = {
-      send: async (command: unknown) => {
-        if (command instanceof QueryCommand && hidden > 0) {
-          hidden--;
-          return { Items: [] };
-        }
-        if (command instanceof TransactWriteCommand && conflicts > 0) {
-          // First a transaction cancelled because another one held an item, then one whose item was throttled.
-          if (conflicts-- % 2 === 0) throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
-          throw new TransactionCanceledException({
-            message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
-            CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
-            $metadata: {},
-          });
-        }
-        return ddb.doc.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
+    const lagging = interceptedDoc(ddb.doc, async (command, pass) => {
+      if (command instanceof QueryCommand && hidden > 0) {
+        hidden--;
+        return { Items: [] };
+      }
+      if (command instanceof TransactWriteCommand && conflicts > 0) {
+        // First a transaction cancelled because another one held an item, then one whose item was throttled.
+        if (conflicts-- % 2 === 0) throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
+          CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
+          $metadata: {},
+        });
+      }
+      return pass();
+    });
     const { wake, woken } = recordingWaker();
     const table = await ddb.createLedgerTable();
     const slots = new ConcurrencySlots(lagging, table, 1, () => new Date(), wake);
@@ -295,12 +293,7 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
   it('skips places the index still shows after they were granted or given up: a stale index never grants twice or drops another job\'s place', async () => {
     // Prepare: an index frozen at its first answer (every later Query sees the queue as it was)
     let frozen: unknown;
-    const stale = {
-      send: async (command: unknown) => {
-        if (command instanceof QueryCommand) return (frozen ??= await ddb.doc.send(command));
-        return ddb.doc.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
+    const stale = interceptedDoc(ddb.doc, async (command, pass) => (command instanceof QueryCommand ? (frozen ??= await pass()) : pass()));
     const { wake, woken } = recordingWaker();
     const table = await ddb.createLedgerTable();
     const slots = new ConcurrencySlots(stale, table, 1, () => new Date(), wake);

@@ -11,7 +11,7 @@ import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/
 import { describe, expect, it } from 'vitest';
 import { ADMISSION_READ_UNITS_PER_PART, ADMISSION_WRITE_UNITS_PER_PART, admissionCost } from '../../bench/capacity.ts';
 import { ConcurrencySlots, waiterOrder, type SlotWaiter } from '../../functions/ledger/slots.ts';
-import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { interceptedDoc, useDynamoDbLocal } from '../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 
@@ -21,21 +21,19 @@ function metered(doc: DynamoDBDocumentClient) {
   const add = (consumed: ConsumedCapacity | ConsumedCapacity[] | undefined, kind: 'reads' | 'writes') => {
     for (const c of [consumed ?? []].flat()) units[kind] += c.CapacityUnits ?? 0;
   };
-  const client = {
-    send: async (command: { input: Record<string, unknown> }) => {
-      command.input.ReturnConsumedCapacity = 'TOTAL';
-      const kind = command instanceof GetCommand || command instanceof QueryCommand ? 'reads' : 'writes';
-      try {
-        const output = (await doc.send(command as never)) as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
-        add(output.ConsumedCapacity, kind);
-        return output;
-      } catch (error) {
-        // A refused conditional write is billed too; DynamoDB does not say how much in the error.
-        units.refusedWrites++;
-        throw error;
-      }
-    },
-  } as unknown as DynamoDBDocumentClient;
+  const client = interceptedDoc(doc, async (command, pass) => {
+    command.input.ReturnConsumedCapacity = 'TOTAL';
+    const kind = command instanceof GetCommand || command instanceof QueryCommand ? 'reads' : 'writes';
+    try {
+      const output = (await pass()) as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+      add(output.ConsumedCapacity, kind);
+      return output;
+    } catch (error) {
+      // A refused conditional write is billed too; DynamoDB does not say how much in the error.
+      units.refusedWrites++;
+      throw error;
+    }
+  });
   return { client, units, reset: () => Object.assign(units, { reads: 0, writes: 0, refusedWrites: 0 }) };
 }
 

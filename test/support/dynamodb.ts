@@ -53,3 +53,17 @@ export function useDynamoDbLocal(): DynamoDbFixture {
     },
   };
 }
+
+/**
+ * A document client whose every `send` goes through `intercept`, which may
+ * answer, throw or pass the command on to the real client (`pass`): how tests
+ * make DynamoDB answer as AWS can and DynamoDB Local does not (a lagging or
+ * stale index, a cancelled transaction) or meter what it bills.
+ */
+export function interceptedDoc(
+  doc: DynamoDBDocumentClient,
+  intercept: (command: { input: Record<string, unknown> }, pass: () => Promise<unknown>) => Promise<unknown>,
+): DynamoDBDocumentClient {
+  const send = (command: { input: Record<string, unknown> }) => intercept(command, () => doc.send(command as never));
+  return { send } as unknown as DynamoDBDocumentClient;
+}
