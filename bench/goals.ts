@@ -118,7 +118,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
   /** A bundle-size row: the bridge's bytes against a baseline, and the limit it must stay under. */
   const sizeRow = (goal: string, bytes: number, baseline: number, baselineLabel: string, limit: number, target: string) => ({
     goal,
-    bridge: `${(bytes / KIB).toFixed(0)} KiB`,
+    bridge: `${(bytes / KIB).toFixed(1)} KiB`,
     baseline: `${(baseline / KIB).toFixed(0)} KiB ${baselineLabel}`,
     ratio: (bytes / baseline).toFixed(2),
     target,

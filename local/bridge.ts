@@ -450,7 +450,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     // Reconciler: settles jobs whose execution is gone (e.g. after a restart).
     const reconcileNow = async (): Promise<void> => {
-      await reconcile(context, (executionArn: string) => engine.isAlive(executionArn));
+      await reconcile(context, { isAlive: engine.isAlive, listRunning: engine.listRunning });
     };
     const reconcileEvery = options.reconcileIntervalMs ?? 30_000;
     if (reconcileEvery > 0) {

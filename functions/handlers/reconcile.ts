@@ -13,7 +13,7 @@
  * execution is not running, and the final transition is conditional.
  */
 import { recordBacklog, recordJobOutcome } from '../runtime/metrics.ts';
-import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, ExecutionDoesNotExist, ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../core/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
 import { reportKey } from '../routing/index.ts';
@@ -25,9 +25,28 @@ import { tagObject, writeJson } from '../storage/s3.ts';
 
 export type IsExecutionAlive = (executionArn: string) => Promise<boolean>;
 
+/**
+ * How the reconciler learns which executions still run. With a listing, one
+ * ListExecutions page answers for 1,000 executions and only the jobs missing
+ * from it are asked about one by one: the calls then follow the jobs that may
+ * be lost, not the backlog.
+ */
+export interface ExecutionLiveness {
+  /** One execution: alive while running (or waiting to be redriven). On AWS one DescribeExecution. */
+  isAlive: IsExecutionAlive;
+  /** The ARNs of every execution running now, when the engine can list them. */
+  listRunning?: () => Promise<ReadonlySet<string>>;
+}
+
 export interface ReconcileOptions {
   /** A job with no known execution is declared lost once it has not changed for this long. Default 15 minutes. */
   graceSeconds?: number;
+  /**
+   * Most executions asked about one by one in a run (DescribeExecution);
+   * the jobs left over are looked at in the next run. Default
+   * DEFAULT_EXECUTION_CHECKS (250).
+   */
+  maxExecutionChecks?: number;
   now?: () => Date;
 }
 
@@ -40,6 +59,12 @@ export interface ReconcileSummary {
   reclaimedSlots: string[];
   /** Jobs that could not be reconciled this time (retried on the next run). */
   errors: { jobId: string; message: string }[];
+  /** Executions asked about one by one (DescribeExecution on AWS). */
+  executionChecks: number;
+  /** Running executions found by listing them (undefined: no listing). */
+  listedRunning?: number;
+  /** Jobs left for the next run because this run's maxExecutionChecks was spent. */
+  deferred: number;
 }
 
 export const EXECUTION_LOST = 'EXECUTION_LOST';
@@ -47,16 +72,40 @@ export const DEFAULT_GRACE_SECONDS = 15 * 60;
 const TAG_JOB_ID = 'mapflow-bridge:job-id';
 const TAG_STATUS = 'mapflow-bridge:status';
 const PAGE_LIMIT = 10_000;
+/**
+ * DescribeExecution calls per run, at most. Step Functions throttles
+ * DescribeExecution per account and region with a token bucket of 250
+ * (refilled at 10 a second; 300 and 15 in us-east-1, us-west-2 and
+ * eu-west-1), shared with every other caller in the account: one run never
+ * drains more than the smaller bucket.
+ */
+export const DEFAULT_EXECUTION_CHECKS = 250;
+/** ListExecutions returns at most this many executions a page. */
+const LIST_PAGE_SIZE = 1_000;
 
 export async function reconcile(
   ctx: BridgeContext,
-  isExecutionAlive: IsExecutionAlive,
+  liveness: IsExecutionAlive | ExecutionLiveness,
   options: ReconcileOptions = {},
 ): Promise<ReconcileSummary> {
   const now = options.now ?? (() => new Date());
   const graceMs = (options.graceSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
-  const summary: ReconcileSummary = { checked: 0, lost: [], reclaimedSlots: [], errors: [] };
-  const alive = memoise(isExecutionAlive);
+  const summary: ReconcileSummary = { checked: 0, lost: [], reclaimedSlots: [], errors: [], executionChecks: 0, deferred: 0 };
+  const { isAlive, listRunning } = typeof liveness === 'function' ? { isAlive: liveness, listRunning: undefined } : liveness;
+  // The listing comes before the ledger is read: a job missing from it started
+  // later (or ended) and is asked about on its own, so nothing is judged on a stale list.
+  const running = listRunning ? await listRunning() : undefined;
+  if (running) summary.listedRunning = running.size;
+  const maxChecks = options.maxExecutionChecks ?? DEFAULT_EXECUTION_CHECKS;
+  // Undefined: not known this run (the checks are spent).
+  const alive = memoise(async (executionArn): Promise<boolean | undefined> => {
+    if (running?.has(executionArn)) return true;
+    if (summary.executionChecks >= maxChecks) return undefined;
+    summary.executionChecks++;
+    return isAlive(executionArn);
+  });
+  // Slots and the queue change only for executions known to be gone.
+  const aliveOrUnknown: IsExecutionAlive = async (executionArn) => (await alive(executionArn)) ?? true;
 
   const unfinished = JOB_STATUSES.filter((status) => !isFinalStatus(status));
   const backlog = { oldestInFlightSecondsByRoute: {} as Record<string, number>, oldestQueuedSeconds: 0 };
@@ -66,7 +115,12 @@ export async function reconcile(
       noteBacklog(backlog, row, now());
       try {
         const executionArn = row.executionArn ?? executionArnFor(ctx.config.stateMachineArn, row.jobId);
-        if (executionArn && (await alive(executionArn))) continue;
+        const known = executionArn ? await alive(executionArn) : false;
+        if (known === undefined) {
+          summary.deferred++;
+          continue;
+        }
+        if (known) continue;
         const idleMs = now().getTime() - Date.parse(row.updatedAt);
         // A recorded execution that is not running is lost; an unknown one gets time to appear.
         if (!row.executionArn && !(idleMs > graceMs)) continue;
@@ -81,11 +135,12 @@ export async function reconcile(
     }
   }
 
-  const freed = await ctx.slots.reclaim(alive);
+  if (summary.deferred > 0) ctx.logger.warn('execution checks spent: some jobs are left for the next run', { deferred: summary.deferred, maxExecutionChecks: maxChecks });
+  const freed = await ctx.slots.reclaim(aliveOrUnknown);
   summary.reclaimedSlots = freed.map((slot) => slot.holder);
   for (const slot of freed) ctx.logger.warn('slot reclaimed from an execution that is gone', { ...slot });
   // Admission's safety net: re-send hand-overs that failed half way, drop waiters whose execution is gone.
-  const queue = await ctx.slots.repairQueue(alive);
+  const queue = await ctx.slots.repairQueue(aliveOrUnknown);
   if (queue.rewoken.length + queue.dropped.length > 0) ctx.logger.warn('slot queue repaired', { ...queue });
   ctx.logger.info('reconcile finished', { ...summary });
   recordBacklog(backlog, ctx.config.routes.routes.map((route) => route.name));
@@ -147,9 +202,15 @@ export function executionArnFor(stateMachineArn: string | undefined, jobId: stri
   return [...parts.slice(0, 5), 'execution', parts[6], jobId].join(':');
 }
 
-/** On AWS: an execution is alive while RUNNING (or waiting to be redriven). */
-export function stepFunctionsLiveness(ctx: Pick<BridgeContext, 'sfn'>): IsExecutionAlive {
-  return async (executionArn) => {
+/**
+ * On AWS: an execution is alive while RUNNING (or waiting to be redriven).
+ * With the state machine's ARN, the running executions are listed a page of
+ * 1,000 at a time (ListExecutions, eventually consistent: an execution it
+ * misses is asked about with DescribeExecution, one it still shows running is
+ * looked at again in the next run).
+ */
+export function stepFunctionsLiveness(ctx: Pick<BridgeContext, 'sfn'>, stateMachineArn?: string): ExecutionLiveness {
+  const isAlive: IsExecutionAlive = async (executionArn) => {
     try {
       const { status } = await ctx.sfn().send(new DescribeExecutionCommand({ executionArn }));
       return status === 'RUNNING' || status === 'PENDING_REDRIVE';
@@ -158,10 +219,22 @@ export function stepFunctionsLiveness(ctx: Pick<BridgeContext, 'sfn'>): IsExecut
       throw error;
     }
   };
+  if (!stateMachineArn) return { isAlive };
+  const listRunning = async (): Promise<ReadonlySet<string>> => {
+    const running = new Set<string>();
+    let nextToken: string | undefined;
+    do {
+      const page = await ctx.sfn().send(new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING', maxResults: LIST_PAGE_SIZE, nextToken }));
+      for (const execution of page.executions ?? []) if (execution.executionArn) running.add(execution.executionArn);
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return running;
+  };
+  return { isAlive, listRunning };
 }
 
-function memoise(fn: IsExecutionAlive): IsExecutionAlive {
-  const seen = new Map<string, Promise<boolean>>();
+function memoise<T>(fn: (executionArn: string) => Promise<T>): (executionArn: string) => Promise<T> {
+  const seen = new Map<string, Promise<T>>();
   return (arn) => {
     let result = seen.get(arn);
     if (!result) {
@@ -174,5 +247,5 @@ function memoise(fn: IsExecutionAlive): IsExecutionAlive {
 
 export const handler = async (): Promise<ReconcileSummary> => {
   const ctx = bridgeContext();
-  return reconcile(ctx, stepFunctionsLiveness(ctx));
+  return reconcile(ctx, stepFunctionsLiveness(ctx, ctx.config.stateMachineArn));
 };

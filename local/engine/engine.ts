@@ -236,6 +236,9 @@ export class LocalEngine {
     return this.describe(executionArnOrName)?.status === 'RUNNING';
   };
 
+  /** For the reconciler: the ARNs of every running execution (ListExecutions with statusFilter RUNNING). */
+  listRunning = async (): Promise<ReadonlySet<string>> => new Set(this.running().map((record) => record.arn));
+
   running(): ExecutionRecord[] {
     return [...this.executions.values()].map((e) => e.record).filter((r) => r.status === 'RUNNING');
   }

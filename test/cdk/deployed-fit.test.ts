@@ -177,6 +177,7 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     ['s3:PutObject', (a) => a.object.failed, 'report.json of a lost job'],
     ...tagInbox,
     putEvents,
+    ['states:ListExecutions', (a) => a.stateMachine, 'the running executions, 1,000 a page (stepFunctionsLiveness.listRunning)'],
     ['states:DescribeExecution', (a) => a.execution, 'liveness of the execution recorded by Register Job / Acquire Slot'],
   ],
 };
@@ -293,6 +294,10 @@ describe('executions: what is recorded is what the reconciler may describe', () 
     expect(isAllowed(statements, 'states:DescribeExecution', arns.execution)).toBe(true);
     // ...and nothing of another state machine.
     expect(isAllowed(statements, 'states:DescribeExecution', arns.execution.replace(arns.stateMachineName, 'Other'))).toBe(false);
+    // The listing it starts from is of this state machine only.
+    expect(config.stateMachineArn).toBe(arns.stateMachine);
+    expect(isAllowed(statements, 'states:ListExecutions', arns.stateMachine)).toBe(true);
+    expect(isAllowed(statements, 'states:ListExecutions', arns.stateMachine.replace(arns.stateMachineName, 'Other'))).toBe(false);
   });
 
   it('the state machine may run its Distributed Map: start itself, describe/stop its executions, redrive map runs', () => {

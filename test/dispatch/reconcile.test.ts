@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetObjectTaggingCommand, PutObjectCommand, PutObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
-import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, ExecutionDoesNotExist, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { executionArnFor, reconcile, stepFunctionsLiveness } from '../../functions/handlers/reconcile.ts';
 import type { LocalEventRecord } from '../../functions/events/publisher.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
@@ -152,6 +152,69 @@ describe('reconcile', () => {
   });
 });
 
+describe('reconcile with a backlog', () => {
+  beforeEach(() => {
+    s3.reset();
+    s3.on(PutObjectCommand).resolves({});
+    s3.on(GetObjectTaggingCommand).resolves({ TagSet: [] });
+    s3.on(PutObjectTaggingCommand).resolves({});
+  });
+
+  it('asks one by one only about the jobs missing from the list of running executions', async () => {
+    // Prepare: 40 jobs in flight, two of whose executions have gone
+    const { ctx } = await setup();
+    const ids = Array.from({ length: 40 }, (_, i) => `job-${String(i).padStart(2, '0')}`);
+    for (const id of ids) await addJob(ctx, id, 'IN_PROGRESS', arn(id));
+    const gone = new Set(['job-07', 'job-31']);
+    const asked: string[] = [];
+    // Act
+    const summary = await reconcile(ctx, {
+      listRunning: async () => new Set(ids.filter((id) => !gone.has(id)).map(arn)),
+      isAlive: async (executionArn) => {
+        asked.push(executionArn);
+        return false;
+      },
+    });
+    // Assess
+    expect(asked.sort()).toEqual([arn('job-07'), arn('job-31')]);
+    expect(summary).toMatchObject({ checked: 40, lost: expect.arrayContaining(['job-07', 'job-31']), executionChecks: 2, listedRunning: 38, deferred: 0 });
+    expect(summary.lost).toHaveLength(2);
+  });
+
+  it('spends at most maxExecutionChecks DescribeExecution calls a run and leaves the rest, untouched, for the next run', async () => {
+    // Prepare: five jobs whose executions are gone, each holding a slot
+    const { ctx } = await setup();
+    const ids = ['d1', 'd2', 'd3', 'd4', 'd5'];
+    for (const id of ids) {
+      await addJob(ctx, id, 'IN_PROGRESS', arn(id));
+      await ctx.slots.acquire(`${id}#0`, arn(id));
+    }
+    let asked = 0;
+    const liveness = {
+      isAlive: async () => {
+        asked++;
+        return false;
+      },
+    };
+    // Act
+    const first = await reconcile(ctx, liveness, { maxExecutionChecks: 2 });
+    const askedInFirst = asked;
+    const heldAfterFirst = (await ctx.slots.holders()).map((h) => h.holder).sort();
+    const second = await reconcile(ctx, liveness, { maxExecutionChecks: 2 });
+    const third = await reconcile(ctx, liveness, { maxExecutionChecks: 2 });
+    // Assess
+    expect(askedInFirst).toBe(2);
+    expect(first).toMatchObject({ executionChecks: 2, deferred: 3, errors: [] });
+    expect(first.lost).toHaveLength(2);
+    // Slots of executions nobody asked about stay held: only the lost jobs' slots were freed.
+    expect(heldAfterFirst).toEqual(ids.filter((id) => !first.lost.includes(id)).map((id) => `${id}#0`).sort());
+    expect(second).toMatchObject({ executionChecks: 2, deferred: 1 });
+    expect(third).toMatchObject({ executionChecks: 1, deferred: 0 });
+    expect([...first.lost, ...second.lost, ...third.lost].sort()).toEqual(ids);
+    expect(await ctx.slots.holders()).toEqual([]);
+  });
+});
+
 describe('stepFunctionsLiveness', () => {
   beforeEach(() => sfn.reset());
   const ctx = { sfn: () => new SFNClient({ region: 'eu-west-1' }) };
@@ -162,7 +225,7 @@ describe('stepFunctionsLiveness', () => {
     sfn.on(DescribeExecutionCommand, { executionArn: arn('b') }).resolves({ status: 'PENDING_REDRIVE' });
     sfn.on(DescribeExecutionCommand, { executionArn: arn('c') }).resolves({ status: 'ABORTED' });
     sfn.on(DescribeExecutionCommand, { executionArn: arn('d') }).rejects(new ExecutionDoesNotExist({ message: 'no', $metadata: {} }));
-    const alive = stepFunctionsLiveness(ctx);
+    const alive = stepFunctionsLiveness(ctx).isAlive;
     // Act
     const results = await Promise.all(['a', 'b', 'c', 'd'].map((n) => alive(arn(n))));
     // Assess
@@ -173,8 +236,28 @@ describe('stepFunctionsLiveness', () => {
     // Prepare
     sfn.on(DescribeExecutionCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     // Act
-    const attempt = stepFunctionsLiveness(ctx)(arn('x'));
+    const attempt = stepFunctionsLiveness(ctx).isAlive(arn('x'));
     // Assess
     await expect(attempt).rejects.toThrow('denied');
+  });
+
+  it('lists running executions a page of 1,000 at a time, filtered to RUNNING, on the state machine', async () => {
+    // Prepare: two pages
+    sfn.on(ListExecutionsCommand, { nextToken: undefined }).resolves({ executions: [{ executionArn: arn('a') } as never, { executionArn: arn('b') } as never], nextToken: 'page-2' });
+    sfn.on(ListExecutionsCommand, { nextToken: 'page-2' }).resolves({ executions: [{ executionArn: arn('c') } as never] });
+    const liveness = stepFunctionsLiveness(ctx, STATE_MACHINE_ARN);
+    // Act
+    const running = await liveness.listRunning?.();
+    // Assess
+    expect([...(running ?? [])]).toEqual([arn('a'), arn('b'), arn('c')]);
+    const requests = sfn.commandCalls(ListExecutionsCommand).map((call) => call.args[0].input);
+    expect(requests).toEqual([
+      expect.objectContaining({ stateMachineArn: STATE_MACHINE_ARN, statusFilter: 'RUNNING', maxResults: 1000 }),
+      expect.objectContaining({ stateMachineArn: STATE_MACHINE_ARN, statusFilter: 'RUNNING', maxResults: 1000, nextToken: 'page-2' }),
+    ]);
+  });
+
+  it('has no listing without the state machine ARN', () => {
+    expect(stepFunctionsLiveness(ctx).listRunning).toBeUndefined();
   });
 });
