@@ -23,6 +23,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/core/model.ts';
 import type { Ledger } from '../functions/ledger/ledger.ts';
 import type { PollPolicy } from '../functions/polling/poll-policy.ts';
+import { localPollPolicy } from './poll-policy.ts';
 import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 // Only light modules above and here; the rest (the SDK, the engine, the handlers, the simulator)
 // comes from ./bridge-modules.ts once the JVM and s3rver are starting.
@@ -49,11 +50,7 @@ export const SIMULATED_CREDIT_BUDGET = 10_000;
 /** How long s3rver and DynamoDB Local may take to answer (their exit is noticed at once). */
 const SERVICE_START_TIMEOUT_MS = 180_000;
 
-/** Poll quickly locally: the simulator finishes in seconds, not minutes. */
-// nearEndSeconds 1: locally a processing takes seconds and a poll is a loopback request, so the
-// estimator's poll comes 1 s after the earliest possible end (the default, min(12, maxSeconds) = 3 s,
-// left every slot busy 1.35 s past the processing's end, median, in bench/admission.ts).
-export const LOCAL_POLL_POLICY: PollPolicy = { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600, nearEndSeconds: 1 };
+export { LOCAL_POLL_POLICY, localPollPolicy } from './poll-policy.ts';
 
 export interface MapflowTarget {
   /** Base URL, e.g. https://api.mapflow.ai/rest or a remote simulator's /rest URL. */
@@ -315,7 +312,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       const loaded = await timed('state machine definition', () =>
         loadLocalDefinition(
           {
-            pollPolicy: { ...LOCAL_POLL_POLICY, ...options.pollPolicy },
+            pollPolicy: localPollPolicy(options),
             ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
           },
           process.env,
@@ -385,7 +382,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       MAPFLOW_EMAIL: mapflow.email || undefined,
       MAPFLOW_SECRET_ARN: undefined,
       ROUTES: options.mapflow ? options.routes : withSimulatedBudget(options.routes),
-      POLL_POLICY: JSON.stringify({ ...LOCAL_POLL_POLICY, ...options.pollPolicy }),
+      POLL_POLICY: JSON.stringify(localPollPolicy(options)),
       MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
       // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
       POWERTOOLS_METRICS_DISABLED: 'true',

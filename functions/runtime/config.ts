@@ -232,6 +232,13 @@ function readInteger(
   return parsed;
 }
 
+/** What is wrong with a POLL_POLICY value (JSON), in the words loadConfig would use; empty when nothing is. */
+export function pollPolicyProblems(value: string): string[] {
+  const problems: string[] = [];
+  readPollPolicy(value, problems);
+  return problems;
+}
+
 function readPollPolicy(value: string | undefined, problems: string[]): PollPolicy {
   const policy: PollPolicy = { ...DEFAULTS.pollPolicy };
   if (value === undefined) return policy;

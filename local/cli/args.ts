@@ -7,6 +7,10 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { validDynamoDbEndpoint } from '../dynamodb/endpoint.ts';
+import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { pollPolicyProblems } from '../../functions/runtime/config.ts';
+import { localPollPolicy } from '../poll-policy.ts';
+import type { MapflowTarget } from '../bridge.ts';
 
 /** A wrong command line: the command prints the message and exits 2. */
 export class UsageError extends Error {
@@ -70,4 +74,26 @@ export function dynamodbEndpointOption(text: string | undefined): string | undef
   } catch (error) {
     throw new UsageError(`--dynamodb-endpoint: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * --poll-policy: a JSON object of POLL_POLICY keys laid over the bridge's own
+ * policy (quick against the simulator, the production default against
+ * --mapflow-url), checked as the handlers check POLL_POLICY on AWS.
+ */
+export function pollPolicyOption(text: string | undefined, mapflow: MapflowTarget | undefined): Partial<PollPolicy> | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--poll-policy must be a JSON object such as '{"initialSeconds":15,"maxSeconds":60}', not '${text}'`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--poll-policy must be a JSON object such as '{"initialSeconds":15,"maxSeconds":60}', not '${text}'`);
+  }
+  const overrides = parsed as Partial<PollPolicy>;
+  const problems = pollPolicyProblems(JSON.stringify(localPollPolicy({ ...(mapflow ? { mapflow } : {}), pollPolicy: overrides })));
+  if (problems.length > 0) throw new UsageError(`--poll-policy: ${problems.join(' ').replaceAll('POLL_POLICY', 'the policy')}`);
+  return overrides;
 }

@@ -16,7 +16,8 @@ import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTar
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { clock, costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
-import { dynamodbEndpointOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { dynamodbEndpointOption, pollPolicyOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
 
 export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
 
@@ -31,6 +32,9 @@ Options:
   --token <token>             its token (required with --mapflow-url)
   --email <email>             its account e-mail (for Basic authentication)
   --routes <file>             routes JSON (default: the built-in routes)
+  --poll-policy <json>        how often processings are polled, keys as POLL_POLICY on AWS (e.g.
+                              '{"initialSeconds":5,"maxSeconds":30}'); default quick against the
+                              simulator, the production policy (15 s rising to 60 s) with --mapflow-url
   --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
                               Docker) instead of starting DynamoDB Local; Java is then not needed
   --timeout <seconds>         give up waiting after this long (default 900)
@@ -75,6 +79,8 @@ interface RunOptions {
   routes?: string;
   /** --dynamodb-endpoint: the ledger's DynamoDB, not started here. */
   dynamodbEndpoint?: string;
+  /** --poll-policy: keys laid over the bridge's poll policy. */
+  pollPolicy?: Partial<PollPolicy>;
   timeoutMs: number;
   verbose: boolean;
   keepState?: boolean;
@@ -121,6 +127,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
       token: { type: 'string' },
       email: { type: 'string' },
       routes: { type: 'string' },
+      'poll-policy': { type: 'string' },
       'dynamodb-endpoint': { type: 'string' },
       timeout: { type: 'string' },
       verbose: { type: 'boolean', default: false },
@@ -174,8 +181,10 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
   }
 
   const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
+  const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
   return {
     files,
+    ...(pollPolicy ? { pollPolicy } : {}),
     ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     json: values.json ?? false,
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
@@ -219,6 +228,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       simulator: { processingSeconds: options.processingSeconds ?? 5 },
       ...(options.routes !== undefined ? { routes: options.routes } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
+      ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
       dropFolder: false,
       reconcileIntervalMs: 0,

@@ -25,7 +25,8 @@ import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from
 import type { LocalEvent } from '../events/file.ts';
 import { DEFAULT_STABLE_MS } from '../s3/drop-folder.ts';
 import { StateDirLockedError } from '../state-lock.ts';
-import { dynamodbEndpointOption, integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { dynamodbEndpointOption, pollPolicyOption, integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
@@ -55,6 +56,9 @@ Options:
   --token <token>             its token (required with --mapflow-url)
   --email <email>             its account e-mail
   --routes <file>             routes JSON (default: the built-in routes)
+  --poll-policy <json>        how often processings are polled, keys as POLL_POLICY on AWS (e.g.
+                              '{"initialSeconds":5,"maxSeconds":30}'); default quick against the
+                              simulator, the production policy (15 s rising to 60 s) with --mapflow-url
   --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
                               Docker) instead of starting DynamoDB Local; Java is then not needed
   --s3-port <port>            port of the local S3 (default ${DEFAULT_S3_PORT}; when it is taken,
@@ -78,6 +82,8 @@ interface StartOptions {
   routes?: string;
   /** --dynamodb-endpoint: the ledger's DynamoDB, not started here. */
   dynamodbEndpoint?: string;
+  /** --poll-policy: keys laid over the bridge's poll policy. */
+  pollPolicy?: Partial<PollPolicy>;
   /** Set by --s3-port: that port or fail. */
   s3Port?: number;
   dropStableMs: number;
@@ -118,6 +124,7 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
       token: { type: 'string' },
       email: { type: 'string' },
       routes: { type: 'string' },
+      'poll-policy': { type: 'string' },
       'dynamodb-endpoint': { type: 'string' },
       's3-port': { type: 'string' },
       'drop-stable-seconds': { type: 'string' },
@@ -152,7 +159,9 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
     }
   }
   const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
+  const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
   return {
+    ...(pollPolicy ? { pollPolicy } : {}),
     stateDir: path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR),
     ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
@@ -185,6 +194,7 @@ async function serve(options: StartOptions): Promise<number> {
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
+      ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       // --s3-port: that port or nothing; by default the usual port, or a free one when it is taken.
       s3Port: options.s3Port ?? DEFAULT_S3_PORT,
       s3PortFallback: options.s3Port === undefined,

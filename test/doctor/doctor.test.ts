@@ -13,6 +13,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_POLL_POLICY } from '../../functions/polling/poll-policy.ts';
 import { runDoctorCommand, type DoctorAwsClients } from '../../local/cli/doctor.ts';
 import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
@@ -58,6 +59,11 @@ describe('doctor --local', () => {
   afterAll(async () => {
     await bridge?.close();
   }, START_TIMEOUT);
+
+  it('polls a Mapflow given by URL at the production pace, not the simulator\'s', () => {
+    // Assess: what the bridge gave its handlers (and its definition) to poll with
+    expect(JSON.parse(process.env.POLL_POLICY ?? '{}')).toEqual(DEFAULT_POLL_POLICY);
+  });
 
   it('passes every check with the token the bridge uses, one line per check', async () => {
     // Act

@@ -57,6 +57,8 @@ describe('local run against a simulator started with --real-shapes (credit-bille
       ({ stdout, stderr: runErr } = await run(process.execPath, [
         CLI, 'local', 'run', '--json', '--out', path.join(dir, 'out'), '--routes', routes,
         '--mapflow-url', url, '--token', TOKEN, '--email', EMAIL,
+        // A simulator given by URL is polled at the production pace (15 s first) unless told otherwise.
+        '--poll-policy', '{"initialSeconds":1,"maxSeconds":3,"nearEndSeconds":1,"maxJobSeconds":3600}',
         path.join(ROOT, 'samples/aoi/bern-quarters.geojson'), path.join(ROOT, 'samples/rasters/cogeo.tif'),
       ], { cwd: ROOT, timeout: 200_000, maxBuffer: 20 * 1024 * 1024 }));
     } catch (error) {
