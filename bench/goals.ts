@@ -8,7 +8,7 @@
 import { runAdmissionBench } from './admission.ts';
 import { BUNDLES_BEFORE_REF, bundleTable, measureBundles, NON_MAPFLOW_LIMIT_BYTES, BUNDLE_LIMIT_BYTES } from './bundles.ts';
 import { capacityModel } from './capacity.ts';
-import { POLLING_SEEDS, pollingGoals, runPollingSuites } from './polling.ts';
+import { oracleFigures, POLLING_SEEDS, pollingGoals, runPollingSuites } from './polling.ts';
 import { formatTimelines, measureStartup, STARTUP_BEFORE_REF } from './startup.ts';
 
 export interface GoalsOptions {
@@ -224,6 +224,19 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
       target: '<= 0.50, p95 <= 15 s',
       met: g.met,
     });
+  }
+  // Why 2 and 10 minutes stay open: what pollers that know more than Mapflow tells would need (bench/polling.ts oracleFigures).
+  for (const minutes of [2, 10]) {
+    for (const o of oracleFigures(minutes, 200, POLLING_SEEDS[0])) {
+      rows.push({
+        goal: `5 bound, ${minutes} min: ${o.oracle}`,
+        bridge: `p95 ${o.delayP95.toFixed(0)} s`,
+        baseline: 'fixed 30 s',
+        ratio: o.pollsVs30.toFixed(2),
+        target: o.oracle === 'oracle: progress' ? 'above 0.50: no policy can' : 'a known duration could',
+        met: undefined,
+      });
+    }
   }
 
   const capacity = [1_000, 10_000, 100_000].map(capacityModel);

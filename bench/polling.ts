@@ -236,6 +236,130 @@ export function endSpread(minutes: number, at: number, runs = 2_000, seed = 3): 
   return { early: errors[Math.floor(errors.length * 0.05)] as number, late: errors[Math.floor(errors.length * 0.95)] as number };
 }
 
+/**
+ * Bounds for the short durations: two pollers that know more than any policy
+ * can, run on the suite's processings. If even they need more than half of a
+ * fixed 30 s poller's polls for a p95 detection delay of 15 s, no policy that
+ * sees only what Mapflow reports can meet goal 5 at that duration.
+ *
+ * - "oracle: progress": knows when the progress began (no clock skew, no
+ *   AWAITING guesswork) and the model's own distribution of the time left
+ *   for each tenth of the percent (measured on 2,000 other processings of
+ *   the same model). After every look it waits until the end has chance
+ *   `epsilon` of having come more than 15 s before its next look. Of a
+ *   family of `epsilon`s it keeps the one with the fewest polls whose p95
+ *   meets 15 s.
+ * - "oracle: duration": knows the processing's nominal duration (so its end
+ *   within ±15 %) but not the end itself: after the look at Create it looks
+ *   15 s after the earliest end and every 15 s after that. A duration learned
+ *   from past processings could at best do this well.
+ */
+export const ORACLE_EPSILONS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2] as const;
+const DETECTION_GOAL_SECONDS = 15;
+
+/** Per tenth of percent, the `epsilon` quantile of (true time left / steady-pace forecast), from the model. */
+export function remainingRatioQuantiles(epsilon: number): number[] {
+  return remainingRatios().map((sorted) => sorted[Math.floor(sorted.length * epsilon)] ?? 0);
+}
+
+let ratioSample: number[][] | undefined;
+/** (true time left / steady-pace forecast) per tenth of percent, sorted, on 2,000 processings of the model (measured once). */
+function remainingRatios(runs = 2_000, seed = 31): number[][] {
+  if (ratioSample) return ratioSample;
+  const random = rng(seed);
+  const ratios: number[][] = Array.from({ length: 10 }, () => []);
+  for (let i = 0; i < runs; i++) {
+    const processing = simulateProcessing(600 * (0.85 + 0.3 * random()), random);
+    const start = processing.awaitingSeconds;
+    // The model is scale-free (segments are fractions of the run): one duration stands for all.
+    for (let t = start + 1; t < processing.durationSeconds; t += processing.durationSeconds / 97) {
+      const percent = processing.percentAt(t);
+      if (percent < 1) continue;
+      const forecast = steadyForecast(percent, t - start);
+      (ratios[Math.min(9, Math.floor(percent / 10))] as number[]).push((processing.durationSeconds - t) / forecast);
+    }
+  }
+  ratioSample = ratios.map((list) => list.sort((a, b) => a - b));
+  return ratioSample;
+}
+
+/** Seconds left at the pace so far (the true percent lies in [p, p + 1)). */
+function steadyForecast(percent: number, runningSeconds: number): number {
+  return Math.max(0, 100 - percent - 0.5) / ((percent + 0.5) / runningSeconds);
+}
+
+/** One processing polled by the progress oracle: polls and detection delay. */
+function runProgressOracle(processing: SimulatedProcessing, quantiles: number[]): { polls: number; delaySeconds: number } {
+  const start = processing.awaitingSeconds;
+  let t = 0;
+  let polls = 0;
+  for (;;) {
+    polls++;
+    if (t >= processing.durationSeconds) return { polls, delaySeconds: t - processing.durationSeconds };
+    const percent = processing.percentAt(t);
+    if (t < start || percent < 1) {
+      // Not running yet: it knows the start, so its next look is when the first percent shows.
+      let next = Math.max(t + 1, start + 1);
+      while (processing.percentAt(next) < 1 && next < processing.durationSeconds) next += 1;
+      t = next;
+      continue;
+    }
+    const soonest = (quantiles[Math.min(9, Math.floor(percent / 10))] ?? 0) * steadyForecast(percent, t - start);
+    t += Math.max(1, soonest + DETECTION_GOAL_SECONDS);
+  }
+}
+
+/** One processing polled by the duration oracle. */
+function runDurationOracle(processing: SimulatedProcessing, nominalSeconds: number): { polls: number; delaySeconds: number } {
+  let t = 0;
+  let polls = 1; // the look at Create
+  if (t >= processing.durationSeconds) return { polls, delaySeconds: 0 };
+  t = 0.85 * nominalSeconds + DETECTION_GOAL_SECONDS;
+  for (;;) {
+    polls++;
+    if (t >= processing.durationSeconds) return { polls, delaySeconds: t - processing.durationSeconds };
+    t += DETECTION_GOAL_SECONDS;
+  }
+}
+
+export interface OracleFigure {
+  minutes: number;
+  oracle: 'oracle: progress' | 'oracle: duration';
+  pollsMean: number;
+  delayP95: number;
+  /** The oracle's polls as a share of fixed 30 s on the same processings. */
+  pollsVs30: number;
+  /** The progress oracle's chosen epsilon. */
+  epsilon?: number;
+}
+
+/** The two oracles on the suite's processings of `minutes` (same seed, same processings as runPollingSuite). */
+export function oracleFigures(minutes: number, runs = 200, seed = 12): OracleFigure[] {
+  const processings = (() => {
+    const random = rng(seed + minutes);
+    return Array.from({ length: runs }, () => simulateProcessing(minutes * 60 * (0.85 + 0.3 * random()), random));
+  })();
+  const fixed30 = (() => {
+    const jitter = rng(seed * 7 + minutes);
+    return processings.reduce((sum, p) => sum + runPoller((POLLERS['fixed 30 s'] as () => Poller)(), p, jitter).polls, 0) / runs;
+  })();
+  const summarise = (outcomes: { polls: number; delaySeconds: number }[]) => {
+    const delays = outcomes.map((o) => o.delaySeconds).sort((a, b) => a - b);
+    const pollsMean = outcomes.reduce((sum, o) => sum + o.polls, 0) / runs;
+    return { pollsMean, delayP95: delays[Math.min(runs - 1, Math.floor(runs * 0.95))] as number, pollsVs30: pollsMean / fixed30 };
+  };
+  const candidates = ORACLE_EPSILONS.map((epsilon) => {
+    const quantiles = remainingRatioQuantiles(epsilon);
+    return { epsilon, ...summarise(processings.map((p) => runProgressOracle(p, quantiles))) };
+  });
+  const meeting = candidates.filter((c) => c.delayP95 <= DETECTION_GOAL_SECONDS);
+  const best = (meeting.length > 0 ? meeting : candidates).reduce((a, b) => (b.pollsMean < a.pollsMean ? b : a));
+  return [
+    { minutes, oracle: 'oracle: progress', ...best },
+    { minutes, oracle: 'oracle: duration', ...summarise(processings.map((p) => runDurationOracle(p, minutes * 60))) },
+  ];
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const option = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) || fallback : fallback);
   const runs = option('--runs', 200);
@@ -252,6 +376,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   }
   for (const g of pollingGoals(figures)) {
     console.log(`${g.minutes} min: policy polls ${(g.pollsVs30 * 100).toFixed(0)} % of fixed 30 s, p95 ${g.p95.toFixed(0)} s (worst of ${g.seeds} seed${g.seeds > 1 ? 's' : ''}): ${g.met ? 'goal met' : 'goal NOT met'}`);
+  }
+  for (const minutes of [2, 10]) {
+    for (const o of oracleFigures(minutes, runs, shown)) {
+      console.log(`${minutes} min: ${o.oracle} polls ${(o.pollsVs30 * 100).toFixed(0)} % of fixed 30 s, p95 ${o.delayP95.toFixed(0)} s${o.epsilon !== undefined ? ` (epsilon ${o.epsilon})` : ''}`);
+    }
   }
   for (const minutes of [2, 10]) {
     const spread = [0.5, 0.75, 0.9].map((at) => ({ at, ...endSpread(minutes, at) }));
