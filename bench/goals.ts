@@ -8,6 +8,7 @@
 import { runAdmissionBench } from './admission.ts';
 import { BUNDLES_BEFORE_REF, bundleTable, measureBundles, NON_MAPFLOW_LIMIT_BYTES, BUNDLE_LIMIT_BYTES } from './bundles.ts';
 import { capacityModel } from './capacity.ts';
+import type { PairedRatio } from './paired.ts';
 import { oracleFigures, POLLING_SEEDS, pollingGoals, runPollingSuites } from './polling.ts';
 import { formatTimelines, measureStartup, STARTUP_BEFORE_REF } from './startup.ts';
 
@@ -30,6 +31,8 @@ export interface UploadGoal {
   bridgeCpuMs: number;
   rawCpuMs: number;
   wallRatio: number;
+  /** The wall ratio over the alternating pairs, with its 95 % interval and verdict. */
+  wallPairs?: PairedRatio;
   cpuRatio: number;
   /** VmHWM of the bridge's upload process. */
   osPeakRssBytes?: number;
@@ -191,6 +194,18 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
         target: '<= 1.10',
         met: u.wallRatio <= 1.1,
       },
+      ...(u.wallPairs && u.wallPairs.pairs >= 2
+        ? [
+            {
+              goal: `4 upload wall, ${u.wallPairs.pairs} pairs`,
+              bridge: `95 % ${u.wallPairs.low.toFixed(2)}-${u.wallPairs.high.toFixed(2)}`,
+              baseline: 'raw pipe, same pair',
+              ratio: u.wallPairs.ratio.toFixed(2),
+              target: '<= 1.10, interval',
+              met: u.wallPairs.verdict === 'undecided' ? undefined : u.wallPairs.verdict === 'met',
+            },
+          ]
+        : []),
       {
         goal: `4 upload from S3, CPU (${size})`,
         bridge: `${(u.bridgeCpuMs / 1000 / gib).toFixed(2)} s/GiB`,
