@@ -19,8 +19,8 @@
  *   runtime's, whose files Node resolves one by one, and is the version the
  *   code was tested with). `externalAwsSdk` leaves `@aws-sdk/*` to the
  *   runtime's SDK v3 instead: smaller bundles, a version you do not choose;
- * - three source rewrites that let esbuild tree-shake the SDK
- *   (awsSdkTreeShaking below), 55-75 KiB off every bundle. esbuild takes plugins only through
+ * - four source rewrites that let esbuild tree-shake the SDK
+ *   (awsSdkTreeShaking below), 55-80 KiB off every bundle. esbuild takes plugins only through
  *   its JavaScript API, so the construct bundles through lib/bundle-handler.ts
  *   rather than NodejsFunction's esbuild command line.
  */
@@ -123,6 +123,44 @@ export function clientPackageIdentity(source: string): string {
   return JSON.stringify({ name, version });
 }
 
+/** The SDK's endpoint cache (DynamoDB's endpoint discovery), which imports mnemonist's LRU cache. */
+const SDK_ENDPOINT_CACHE_FILE = /[\\/]@aws-sdk[\\/]endpoint-cache[\\/]dist-es[\\/]EndpointCache\.js$/;
+const MNEMONIST_LRU_IMPORT = 'import LRUCache from "mnemonist/lru-cache";';
+
+/**
+ * The LRU cache the SDK's EndpointCache uses, on a Map (insertion order is
+ * recency): the five methods it calls, with mnemonist's meaning (get and set
+ * make a key the most recent, peek does not, the least recent goes beyond the
+ * capacity). Every DynamoDB client builds one for endpoint discovery, which
+ * DynamoDB does not need and the bridge leaves off; mnemonist and obliterator
+ * are about 7 KiB of each bundle with DynamoDB.
+ */
+export const MAP_LRU_CACHE = `class LRUCache {
+  constructor(capacity) { this.capacity = capacity; this.items = new Map(); }
+  has(key) { return this.items.has(key); }
+  peek(key) { return this.items.get(key); }
+  get(key) {
+    if (!this.items.has(key)) return undefined;
+    const value = this.items.get(key);
+    this.items.delete(key);
+    this.items.set(key, value);
+    return value;
+  }
+  set(key, value) {
+    this.items.delete(key);
+    this.items.set(key, value);
+    if (this.items.size > this.capacity) this.items.delete(this.items.keys().next().value);
+    return this;
+  }
+  clear() { this.items.clear(); }
+}`;
+
+/** Puts MAP_LRU_CACHE in place of the EndpointCache's import of mnemonist. */
+export function withMapLruCache(source: string): string {
+  if (!source.includes(MNEMONIST_LRU_IMPORT)) return source;
+  return source.replace(MNEMONIST_LRU_IMPORT, MAP_LRU_CACHE);
+}
+
 /** The esbuild plugin applying these rewrites to the SDK's files as esbuild loads them. */
 export function awsSdkTreeShaking(): EsbuildPlugin {
   const rewrite = (transform: (source: string) => string, loader: 'js' | 'json' = 'js') => async (args: { path: string }) => {
@@ -136,6 +174,7 @@ export function awsSdkTreeShaking(): EsbuildPlugin {
       build.onLoad({ filter: SDK_SCHEMA_FILE }, rewrite(literalSchemaKeys));
       build.onLoad({ filter: SMITHY_HTTP_PROTOCOL_FILE }, rewrite(withoutEventStreams));
       build.onLoad({ filter: SDK_CLIENT_PACKAGE_JSON }, rewrite(clientPackageIdentity, 'json'));
+      build.onLoad({ filter: SDK_ENDPOINT_CACHE_FILE }, rewrite(withMapLruCache));
     },
   };
 }

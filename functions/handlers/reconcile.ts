@@ -139,9 +139,9 @@ export async function reconcile(
   const freed = await ctx.slots.reclaim(aliveOrUnknown);
   summary.reclaimedSlots = freed.map((slot) => slot.holder);
   for (const slot of freed) ctx.logger.warn('slot reclaimed from an execution that is gone', { ...slot });
-  // Admission's safety net: re-send hand-overs that failed half way, drop waiters whose execution is gone.
+  // Admission's safety net: re-send hand-overs that failed half way, drop waiters whose execution is gone, put the count of waiters right.
   const queue = await ctx.slots.repairQueue(aliveOrUnknown);
-  if (queue.rewoken.length + queue.dropped.length > 0) ctx.logger.warn('slot queue repaired', { ...queue });
+  if (queue.rewoken.length + queue.dropped.length > 0 || queue.recounted) ctx.logger.warn('slot queue repaired', { ...queue });
   ctx.logger.info('reconcile finished', { ...summary });
   recordBacklog(backlog, ctx.config.routes.routes.map((route) => route.name));
   return summary;

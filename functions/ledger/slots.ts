@@ -116,6 +116,8 @@ type Place = (SlotWaiter | (SlotReservation & { since: string })) & { queued: bo
 export type WakeWaiter = (waiter: SlotWaiter) => Promise<'sent' | 'gone'>;
 
 const WAITER_ROW_PREFIX = '#wait#';
+/** Quiet time on `#slots` before its count of waiters is checked against the queue (a GSI lags its table by well under a second). */
+export const RECOUNT_QUIET_MS = 5 * 60_000;
 
 /** Row id of a place in the queue (and of its task token). */
 export function waiterRowId(holder: string): string {
@@ -466,7 +468,10 @@ export class ConcurrencySlots {
    * that failed half way) and gives up the places of waiters whose execution is
    * gone; then pumps. The reconciler's safety net.
    */
-  async repairQueue(isExecutionAlive: (executionArn: string) => Promise<boolean>, olderThanMs = 10_000): Promise<{ rewoken: string[]; dropped: string[] }> {
+  async repairQueue(
+    isExecutionAlive: (executionArn: string) => Promise<boolean>,
+    olderThanMs = 10_000,
+  ): Promise<{ rewoken: string[]; dropped: string[]; recounted?: { from: number; to: number } }> {
     const row = await this.read();
     const rewoken: string[] = [];
     const dropped: string[] = [];
@@ -485,8 +490,42 @@ export class ConcurrencySlots {
       await this.leave(holder);
       dropped.push(holder);
     }
+    const recounted = await this.recountWaiting();
     await this.pump();
-    return { rewoken, dropped };
+    return { rewoken, dropped, ...(recounted && { recounted }) };
+  }
+
+  /**
+   * Puts `waiting` right when it no longer matches the queue (a place row
+   * deleted by hand, or an item restored from a backup). Too high, it sends
+   * every new part through the queue and makes each pump look for a waiter
+   * that is not there; too low, it lets a new part take a free slot ahead of
+   * the queue. Only after RECOUNT_QUIET_MS without any admission write to
+   * `#slots` (every join, grant and leave writes it), so the index has long
+   * shown every place; and only if `#slots` is still unchanged when written.
+   */
+  private async recountWaiting(): Promise<{ from: number; to: number } | undefined> {
+    const row = await this.read();
+    if (!row?.updatedAt || this.clock().getTime() - Date.parse(row.updatedAt) < RECOUNT_QUIET_MS) return undefined;
+    let queued = 0;
+    for (const { holder } of await this.queuedPlaces()) if ((await this.readPlace(holder))?.queued) queued++;
+    const counted = row.waiting ?? 0;
+    if (queued === counted) return undefined;
+    try {
+      await this.write(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { jobId: SLOTS_ROW_ID },
+          UpdateExpression: 'SET waiting = :queued, updatedAt = :now',
+          ConditionExpression: 'updatedAt = :seen AND (waiting = :counted OR attribute_not_exists(waiting))',
+          ExpressionAttributeValues: { ':queued': queued, ':now': this.clock().toISOString(), ':seen': row.updatedAt, ':counted': counted },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined; // admission moved meanwhile: the next run looks again
+      throw error;
+    }
+    return { from: counted, to: queued };
   }
 
   /** Wakes a holder's parked token, if one is parked, and deletes it once delivered (or gone). */

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SLOTS_ROW_ID } from '../../functions/ledger/schema.ts';
 import { interceptedDoc, useDynamoDbLocal } from '../support/dynamodb.ts';
 
@@ -311,5 +311,88 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
     expect(woken).toEqual(['job-1#0', 'job-2#0']);
     expect(await slots.holders()).toEqual([]);
     expect(Item?.waiting).toBe(0);
+  });
+});
+
+describe('admission: the count of waiters is put right when it drifts from the queue', () => {
+  const waitingOf = async (table: string) =>
+    (await ddb.doc.send(new GetCommand({ TableName: table, Key: { jobId: SLOTS_ROW_ID }, ConsistentRead: true }))).Item?.waiting as number;
+
+  it('recounts after five quiet minutes: a place deleted by hand no longer sends newcomers through the queue', async () => {
+    // Prepare: one slot, taken; two waiters; then one place row deleted by hand (what docs/operations.md warns against)
+    let now = Date.parse('2026-11-26T10:00:00.000Z');
+    const { wake, woken } = recordingWaker();
+    const { slots, table } = await freshSlots(1, wake, () => new Date(now));
+    await slots.acquire('first#0', arn('first'));
+    for (const i of [1, 2]) expect(await slots.enqueue(waiter(i))).toBe('waiting');
+    await ddb.doc.send(new DeleteCommand({ TableName: table, Key: { jobId: waiterRowId('job-2#0') } }));
+
+    // Act: the reconciler's repair a minute later (too soon), then six minutes later
+    now += 60_000;
+    const soon = await slots.repairQueue(async () => true);
+    const countAfterSoon = await waitingOf(table);
+    now += 5 * 60_000;
+    const later = await slots.repairQueue(async () => true);
+    const countAfterLater = await waitingOf(table);
+    await slots.release('first#0');
+    await slots.release('job-1#0');
+    const newcomer = await slots.acquire('late#0', arn('late'));
+
+    // Assess
+    expect(soon.recounted).toBeUndefined();
+    expect(countAfterSoon).toBe(2);
+    expect(later.recounted).toEqual({ from: 2, to: 1 });
+    expect(countAfterLater).toBe(1);
+    expect(woken).toEqual(['job-1#0']);
+    // The queue is empty and counted so: the fast path is open again.
+    expect(newcomer.acquired).toBe(true);
+    expect(await waitingOf(table)).toBe(0);
+  });
+
+  it('raises a count that is too low, so a newcomer cannot take a free slot ahead of a waiter', async () => {
+    // Prepare: one slot, taken; a waiter queued; then the count set to 0 by hand (an item restored from an old backup)
+    let now = Date.parse('2026-11-26T10:00:00.000Z');
+    const { wake } = recordingWaker();
+    const { slots, table } = await freshSlots(1, wake, () => new Date(now));
+    await slots.acquire('first#0', arn('first'));
+    expect(await slots.enqueue(waiter(1))).toBe('waiting');
+    await ddb.doc.send(new UpdateCommand({ TableName: table, Key: { jobId: SLOTS_ROW_ID }, UpdateExpression: 'SET waiting = :zero', ExpressionAttributeValues: { ':zero': 0 } }));
+
+    // Act
+    now += 6 * 60_000;
+    const repaired = await slots.repairQueue(async () => true);
+
+    // Assess
+    expect(repaired.recounted).toEqual({ from: 0, to: 1 });
+    expect(await waitingOf(table)).toBe(1);
+  });
+
+  it('leaves the count alone when admission wrote #slots between the recount\'s read and its write', async () => {
+    // Prepare: a drifted count, and a join that lands just before the recount writes
+    let now = Date.parse('2026-11-26T10:00:00.000Z');
+    const { wake } = recordingWaker();
+    const table = await ddb.createLedgerTable();
+    let slots!: ConcurrencySlots;
+    let joined = false;
+    const doc = interceptedDoc(ddb.doc, async (command, pass) => {
+      if (!joined && String(command.input.UpdateExpression ?? '').startsWith('SET waiting = :queued')) {
+        joined = true;
+        await slots.enqueue(waiter(3));
+      }
+      return pass();
+    });
+    slots = new ConcurrencySlots(doc, table, 1, () => new Date(now), wake);
+    await slots.acquire('first#0', arn('first'));
+    for (const i of [1, 2]) await slots.enqueue(waiter(i));
+    await ddb.doc.send(new DeleteCommand({ TableName: table, Key: { jobId: waiterRowId('job-2#0') } }));
+
+    // Act
+    now += 6 * 60_000;
+    const repaired = await slots.repairQueue(async () => true);
+
+    // Assess: the join counted itself (2 + 1); the recount, refused, changed nothing
+    expect(joined).toBe(true);
+    expect(repaired.recounted).toBeUndefined();
+    expect(await waitingOf(table)).toBe(3);
   });
 });

@@ -26,7 +26,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../bench/bundles.ts';
-import { NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, withoutEventStreams } from '../../lib/bundling.ts';
+import { MAP_LRU_CACHE, NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, withMapLruCache, withoutEventStreams } from '../../lib/bundling.ts';
+import { createRequire } from 'node:module';
 import { testTmp } from '../support/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -73,7 +74,8 @@ describe('lean Lambda bundles', () => {
         undici: has('node_modules/undici/'),
         credentialChain: has('@aws-sdk/credential-provider-node/') || has('@aws-sdk/nested-clients/'),
         leanCredentials: has('functions/runtime/lambda-credentials.ts'),
-      }).toEqual({ name, undici: false, credentialChain: false, leanCredentials: true });
+        mnemonist: has('node_modules/mnemonist/'),
+      }).toEqual({ name, undici: false, credentialChain: false, leanCredentials: true, mnemonist: false });
       expect({
         name,
         mapflowClient: has('functions/mapflow/client.ts'),
@@ -130,6 +132,34 @@ describe('lean Lambda bundles', () => {
       name: '@aws-sdk/client-s3',
       version: '3.1.0',
     });
+  });
+
+  it('gives the SDK\'s endpoint cache an LRU cache on a Map that answers as mnemonist\'s does', async () => {
+    // Prepare: the same operations on both caches (capacity 3)
+    const MapLru = new Function(`${MAP_LRU_CACHE}; return LRUCache;`)() as new (capacity: number) => {
+      get(k: string): unknown; set(k: string, v: unknown): unknown; has(k: string): boolean; peek(k: string): unknown; clear(): void;
+    };
+    const ours = new MapLru(3);
+    // mnemonist is what the SDK's EndpointCache imports (a dependency of @aws-sdk/endpoint-cache).
+    const MnemonistLruCache = createRequire(path.join(ROOT, 'node_modules/@aws-sdk/endpoint-cache/package.json'))('mnemonist/lru-cache') as typeof MapLru;
+    const theirs = new MnemonistLruCache(3);
+    const steps: [string, string, number?][] = [
+      ['set', 'a', 1], ['set', 'b', 2], ['set', 'c', 3], ['get', 'a'], ['set', 'd', 4], ['has', 'b'], ['peek', 'c'],
+      ['set', 'e', 5], ['has', 'c'], ['get', 'a'], ['set', 'a', 6], ['set', 'f', 7], ['get', 'd'], ['get', 'a'], ['clear', ''], ['has', 'a'],
+    ];
+    // Act
+    const run = (cache: { get(k: string): unknown; set(k: string, v: number): unknown; has(k: string): boolean; peek(k: string): unknown; clear(): void }) =>
+      steps.map(([op, key, value]) => {
+        if (op === 'set') return (cache.set(key, value as number), null);
+        if (op === 'clear') return (cache.clear(), null);
+        return (cache as unknown as Record<string, (k: string) => unknown>)[op]?.call(cache, key) ?? null;
+      });
+    // Assess
+    expect(run(ours)).toEqual(run(theirs));
+    const source = await readFile(path.join(ROOT, 'node_modules/@aws-sdk/endpoint-cache/dist-es/EndpointCache.js'), 'utf8');
+    expect(withMapLruCache(source)).not.toContain('mnemonist');
+    expect(withMapLruCache(source)).toContain('class LRUCache');
+    expect(withMapLruCache('const x = 1;')).toBe('const x = 1;');
   });
 
   it('may leave event streams out: among the SDK clients bundled, only S3 SelectObjectContent streams events, and no handler calls it', async () => {
@@ -195,6 +225,45 @@ describe('lean Lambda bundles', () => {
       expect(unshaken).toContain('PutBucketLifecycleConfigurationRequest');
       expect(bundled).not.toContain('PutBucketLifecycleConfigurationRequest');
       expect(bundled.length).toBeLessThan(unshaken.length - 40 * KIB);
+    } finally {
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('builds and uses a DynamoDB client with the Map-based endpoint cache in a real bundle', async () => {
+    // Prepare: a bundle that sends one GetItem to a server on 127.0.0.1 answering like DynamoDB, and uses the endpoint cache
+    const dir = await mkdtemp(path.join(testTmp(), 'bundle-ddb-'));
+    const targets: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      targets.push(req.headers['x-amz-target'] as string | undefined);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ Item: { jobId: { S: 'j-1' } } })));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const contents =
+      "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';\n" +
+      "import { EndpointCache } from '@aws-sdk/endpoint-cache';\n" +
+      'const ddb = new DynamoDBClient({ region: "eu-central-1", endpoint: process.env.PROBE_ENDPOINT, maxAttempts: 1 });\n' +
+      'const { Item } = await ddb.send(new GetItemCommand({ TableName: "ledger", Key: { jobId: { S: "j-1" } } }));\n' +
+      'const cache = new EndpointCache(2);\n' +
+      'cache.set("a", [{ Address: "a.example", CachePeriodInMinutes: 1 }]); cache.set("b", [{ Address: "b.example", CachePeriodInMinutes: 1 }]);\n' +
+      'cache.getEndpoint("a"); cache.set("c", [{ Address: "c.example", CachePeriodInMinutes: 1 }]);\n' +
+      'console.log(JSON.stringify({ item: Item, a: cache.getEndpoint("a"), b: cache.getEndpoint("b") ?? null, c: cache.getEndpoint("c") }));\n';
+    try {
+      const outfile = path.join(dir, 'probe.mjs');
+      const built = await build({ ...lambdaEsbuildOptions(), stdin: { contents, resolveDir: ROOT, loader: 'ts' }, outfile, metafile: true, logLevel: 'silent' });
+      // Act
+      const { stdout } = await promisify(execFile)(process.execPath, [outfile], {
+        env: { PATH: process.env.PATH ?? '', PROBE_ENDPOINT: endpoint, AWS_ACCESS_KEY_ID: 'AKIDBUNDLETEST', AWS_SECRET_ACCESS_KEY: 'secret' },
+        timeout: 60_000,
+      });
+      // Assess: the call went through; the least recently used endpoint (b) was evicted
+      expect(JSON.parse(stdout.trim())).toEqual({ item: { jobId: { S: 'j-1' } }, a: 'a.example', b: null, c: 'c.example' });
+      expect(targets).toEqual(['DynamoDB_20120810.GetItem']);
+      expect(Object.keys(built.metafile?.inputs ?? {}).some((input) => input.includes('node_modules/mnemonist/'))).toBe(false);
     } finally {
       server.close();
       await rm(dir, { recursive: true, force: true });
