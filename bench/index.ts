@@ -13,7 +13,7 @@
  * Options: see BENCH_USAGE below.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,13 +166,33 @@ async function benchFaultSuite(jobs: number, seed: number): Promise<number> {
   return f.duplicateProcessings === 0 && f.lostJobs === 0 ? 0 : 1;
 }
 
+/**
+ * Disk the data paths fill, bytes: the synthetic file, its copy in the local
+ * S3, and every upload kept by the receiver (two per run, the buffered one
+ * and a margin for the multipart framing).
+ */
+export function dataPathDiskBytes(sizeMb: number, uploadRuns: number): number {
+  return sizeMb * MB * (2 * uploadRuns + 4);
+}
+
 export async function benchDataPaths(sizeMb: number, keep: boolean | undefined, uploadRuns: number): Promise<number> {
+  // Refuse up front rather than fail after minutes: the receiver keeps every upload.
+  const needed = dataPathDiskBytes(sizeMb, uploadRuns);
+  const disk = await statfs(tmpdir());
+  const free = disk.bavail * disk.bsize;
+  if (needed > free) {
+    console.error(
+      `bench: ${uploadRuns} upload runs of ${sizeMb} MiB need about ${(needed / 1024 ** 3).toFixed(1)} GiB under ${tmpdir()}, ` +
+        `which has ${(free / 1024 ** 3).toFixed(1)} GiB free: use fewer --upload-runs, a smaller --size-mb, or TMPDIR on a larger disk.`,
+    );
+    return 2;
+  }
   const dir = await mkdtemp(join(tmpdir(), 'mapflow-bench-'));
   const token = 'bench-token';
   const email = 'bench@example.com';
   // The receiver (the simulator) and the local S3 (s3rver) run in processes of their own:
-  // their work never counts in the measured client.
-  const sim = await startReceiver(join(dir, 'sim'), token, email);
+  // their work never counts in the measured client. Its storage limit fits every upload of the run.
+  const sim = await startReceiver(join(dir, 'sim'), token, email, needed);
   const s3rver = await startLocalS3({ directory: join(dir, 's3'), buckets: [BENCH_BUCKET] }).catch(async (error: unknown) => {
     await sim.close();
     throw error;
@@ -282,8 +302,8 @@ function uploadFigures(bridge: ScenarioResult, raw: ScenarioResult, bytes: numbe
 }
 
 /** bench/receiver.ts in its own process; `close` ends it. */
-async function startReceiver(dataDir: string, token: string, email: string): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bench/receiver.ts'), dataDir, token, email], {
+async function startReceiver(dataDir: string, token: string, email: string, storageBytes: number): Promise<{ url: string; close(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bench/receiver.ts'), dataDir, token, email, String(storageBytes)], {
     cwd: PROJECT_ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
