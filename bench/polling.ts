@@ -311,10 +311,8 @@ function runProgressOracle(processing: SimulatedProcessing, quantiles: number[])
 
 /** One processing polled by the duration oracle. */
 function runDurationOracle(processing: SimulatedProcessing, nominalSeconds: number): { polls: number; delaySeconds: number } {
-  let t = 0;
-  let polls = 1; // the look at Create
-  if (t >= processing.durationSeconds) return { polls, delaySeconds: 0 };
-  t = 0.85 * nominalSeconds + DETECTION_GOAL_SECONDS;
+  let polls = 1; // the look at Create (a processing always runs longer than that)
+  let t = 0.85 * nominalSeconds + DETECTION_GOAL_SECONDS;
   for (;;) {
     polls++;
     if (t >= processing.durationSeconds) return { polls, delaySeconds: t - processing.durationSeconds };

@@ -483,14 +483,19 @@ export class ConcurrencySlots {
       if (outcome === 'gone') await this.removeHolders([holder]);
       rewoken.push(holder);
     }
+    // The same walk counts the queue for recountWaiting.
+    const walkedAt = this.clock().getTime();
+    let queued = 0;
     for (const { holder } of await this.queuedPlaces()) {
       // A parked token or a reservation: both name the execution.
       const place = await this.readPlace(holder);
-      if (!place?.queued || (await isExecutionAlive(place.executionArn))) continue;
+      if (!place?.queued) continue;
+      queued++;
+      if (await isExecutionAlive(place.executionArn)) continue;
       await this.leave(holder);
       dropped.push(holder);
     }
-    const recounted = await this.recountWaiting();
+    const recounted = await this.recountWaiting(queued, walkedAt);
     await this.pump();
     return { rewoken, dropped, ...(recounted && { recounted }) };
   }
@@ -500,15 +505,15 @@ export class ConcurrencySlots {
    * deleted by hand, or an item restored from a backup). Too high, it sends
    * every new part through the queue and makes each pump look for a waiter
    * that is not there; too low, it lets a new part take a free slot ahead of
-   * the queue. Only after RECOUNT_QUIET_MS without any admission write to
-   * `#slots` (every join, grant and leave writes it), so the index has long
-   * shown every place; and only if `#slots` is still unchanged when written.
+   * the queue. `queued` is what a walk of the queue begun at `walkedAt`
+   * counted; it is believed only if `#slots` had no admission write (every
+   * join, grant and leave writes it) from RECOUNT_QUIET_MS before the walk
+   * until now, so the index showed every place and none came or went during
+   * the walk; and it is written only if `#slots` is still unchanged.
    */
-  private async recountWaiting(): Promise<{ from: number; to: number } | undefined> {
+  private async recountWaiting(queued: number, walkedAt: number): Promise<{ from: number; to: number } | undefined> {
     const row = await this.read();
-    if (!row?.updatedAt || this.clock().getTime() - Date.parse(row.updatedAt) < RECOUNT_QUIET_MS) return undefined;
-    let queued = 0;
-    for (const { holder } of await this.queuedPlaces()) if ((await this.readPlace(holder))?.queued) queued++;
+    if (!row?.updatedAt || Date.parse(row.updatedAt) > walkedAt - RECOUNT_QUIET_MS) return undefined;
     const counted = row.waiting ?? 0;
     if (queued === counted) return undefined;
     try {
