@@ -4,3 +4,6 @@ import { acquireSlot } from '../jobs/steps/acquire-slot.ts';
 import { defaultStepContext } from '../jobs/steps/runtime.ts';
 
 export const handler = async (event: PartState): Promise<SlotResult> => acquireSlot(event, defaultStepContext());
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'acquire-slot';

@@ -274,3 +274,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function compact(ref: ObjectCreatedRef): ObjectCreatedRef {
   return Object.fromEntries(Object.entries(ref).filter(([, value]) => value !== undefined)) as unknown as ObjectCreatedRef;
 }
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'dispatch';

@@ -6,3 +6,6 @@ import { defaultStepContext } from '../jobs/steps/runtime.ts';
 import '../runtime/with-s3.ts';
 
 export const handler = async (event: WorkflowState): Promise<FinishResult> => failJob(event, defaultStepContext());
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'fail-job';

@@ -7,3 +7,6 @@ import { defaultStepContext } from '../jobs/steps/runtime.ts';
 import '../runtime/with-sfn.ts';
 
 export const handler = async (event: PartState): Promise<JobPart> => finishPart(event, defaultStepContext());
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'finish-part';

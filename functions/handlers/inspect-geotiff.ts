@@ -7,3 +7,6 @@ import '../runtime/with-s3.ts';
 import '../runtime/with-mapflow.ts';
 
 export const handler = async (event: WorkflowState): Promise<InspectResult> => inspectGeotiff(event, defaultStepContext());
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'inspect-geotiff';

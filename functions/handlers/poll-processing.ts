@@ -8,3 +8,6 @@ import '../runtime/with-mapflow.ts';
 import '../runtime/with-sfn.ts';
 
 export const handler = async (event: PartState): Promise<PollResult> => pollProcessing(event, defaultStepContext());
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'poll-processing';

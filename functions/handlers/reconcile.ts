@@ -249,3 +249,6 @@ export const handler = async (): Promise<ReconcileSummary> => {
   const ctx = bridgeContext();
   return reconcile(ctx, stepFunctionsLiveness(ctx, ctx.config.stateMachineArn));
 };
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'reconcile';

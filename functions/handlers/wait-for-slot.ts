@@ -5,3 +5,6 @@ import { defaultStepContext } from '../jobs/steps/runtime.ts';
 import '../runtime/with-sfn.ts';
 
 export const handler = async (event: SlotWaitInput): Promise<SlotWaitOutcome> => waitForSlot(event, defaultStepContext());
+
+/** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
+export const BRIDGE_HANDLER = 'wait-for-slot';
