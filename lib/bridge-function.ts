@@ -135,15 +135,18 @@ export class BridgeFunction extends Construct {
 function handlerCode(entry: string, options: { externalAwsSdk: boolean; sourceMaps: boolean }): lambda.Code {
   return lambda.Code.fromAsset(path.dirname(entry), {
     assetHashType: AssetHashType.OUTPUT,
-    // CDK caches staged assets by source folder and the bundling options as
-    // JSON; a tryBundle closure does not serialize, so without this every
-    // handler of functions/handlers/ would share the first one's bundle.
-    // The entry (relative, so the hash does not depend on the checkout's
-    // place) and the options make each handler's cache key its own.
-    extraHash: JSON.stringify({ entry: path.relative(PROJECT_ROOT, entry).split(path.sep).join('/'), ...options }),
     bundling: {
       // Never used: the local bundling below always bundles or throws.
       image: LAMBDA_RUNTIME.bundlingImage,
+      // CDK caches staged assets by source folder and the bundling options as
+      // JSON; the tryBundle closure does not serialize, so without these every
+      // handler of functions/handlers/ would share the first one's bundle. The
+      // entry (relative, so the key does not depend on the checkout's place)
+      // and the options make each handler's cache key its own.
+      environment: {
+        BRIDGE_HANDLER_ENTRY: path.relative(PROJECT_ROOT, entry).split(path.sep).join('/'),
+        BRIDGE_BUNDLE_OPTIONS: JSON.stringify(options),
+      },
       local: {
         tryBundle(outputDir: string): boolean {
           bundleHandlerSync(entry, outputDir, options);
