@@ -122,26 +122,43 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
 function isAlive(holder: LockHolder, file: string): boolean {
   // Our own pid: live only if this process holds it (else a previous run with the same pid died).
   if (holder.pid === process.pid) return heldHere.has(file);
+  return isProcessAlive(holder.pid, holder.processStart);
+}
+
+/**
+ * Whether the process `pid` still runs (and is the one that started at
+ * `processStart`, when given). A zombie (state Z: exited, not yet reaped by its
+ * parent, which an init that never reaps leaves for ever) or a dying process
+ * (X) answers kill 0 like a live one, but holds nothing: it is dead.
+ */
+export function isProcessAlive(pid: number, processStart?: string): boolean {
   try {
-    process.kill(holder.pid, 0);
+    process.kill(pid, 0);
   } catch (error) {
     // EPERM: it runs, as another user.
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const stat = procStat(pid);
+  if (stat?.state === 'Z' || stat?.state === 'X' || stat?.state === 'x') return false;
   // Same pid, another process (the holder died and the pid was reused)?
-  const now = processStartOf(holder.pid).processStart;
-  return !(holder.processStart && now && now !== holder.processStart);
+  const now = stat?.start;
+  return !(processStart && now && now !== processStart);
 }
 
 /** Linux: the start time of a process (clock ticks since boot); nothing elsewhere. */
 function processStartOf(pid: number): { processStart?: string } {
+  const start = procStat(pid)?.start;
+  return start ? { processStart: start } : {};
+}
+
+/** Linux: fields 3 (state) and 22 (start time) of /proc/<pid>/stat; undefined elsewhere or when gone. */
+function procStat(pid: number): { state?: string; start?: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const start = fields[19];
-    return start ? { processStart: start } : {};
+    return { ...(fields[0] ? { state: fields[0] } : {}), ...(fields[19] ? { start: fields[19] } : {}) };
   } catch {
-    return {};
+    return undefined;
   }
 }

@@ -2,7 +2,9 @@
  * One bridge per state folder (the lock), and a local S3 port that stays the
  * same across restarts unless another program holds it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
@@ -10,7 +12,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startS3OnPort } from '../../local/bridge.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { LocalS3StartError } from '../../local/s3/server.ts';
-import { LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../../local/state-lock.ts';
+import { isProcessAlive, LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../../local/state-lock.ts';
 import { testTmp } from '../support/temp.ts';
 
 const dirs: string[] = [];
@@ -98,6 +100,54 @@ describe('state folder lock', () => {
       await taken.release();
     } finally {
       sleeper.kill();
+    }
+  });
+});
+
+describe('a holder that is a zombie (killed, not yet reaped)', () => {
+  /**
+   * A zombie: `sh` starts a short child in the background and then becomes
+   * `sleep` (exec), which never waits for it, so the child stays in state Z
+   * as under an init that never reaps. Resolves once /proc shows it so.
+   */
+  async function zombie(): Promise<{ pid: number; processStart: string; parent: ChildProcess }> {
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const [line] = (await once(createInterface({ input: parent.stdout! }), 'line')) as [string];
+    const pid = Number(line);
+    for (;;) {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') return { pid, processStart: fields[19] as string, parent };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  it.runIf(process.platform === 'linux')('is dead: the lock is taken over, lockHolder names nobody and its temporary folder is swept', { timeout: 30_000 }, async () => {
+    // Prepare: a state folder and a temporary one locked by a zombie, with its true start time (no pid reuse)
+    const { pid, processStart, parent } = await zombie();
+    try {
+      const dir = await tempDir();
+      const parentDir = await tempDir();
+      const lock = `${JSON.stringify({ pid, since: '2026-11-26T10:00:00.000Z', command: 'mapflow-bridge start', processStart })}\n`;
+      await writeFile(path.join(dir, LOCK_FILE), lock);
+      await mkdir(path.join(parentDir, 'mapflow-bridge-Zombie'));
+      await writeFile(path.join(parentDir, 'mapflow-bridge-Zombie', LOCK_FILE), lock);
+      expect(() => process.kill(pid, 0)).not.toThrow(); // kill 0 alone takes it for alive
+
+      // Act
+      const holder = await lockHolder(dir);
+      const taken = await lockStateDir(dir, 'test');
+      const swept = await sweepAbandonedStateDirs(parentDir, 'mapflow-bridge-');
+
+      // Assess
+      expect(holder).toBeUndefined();
+      expect(JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid, command: 'test' });
+      expect(swept).toEqual([path.join(parentDir, 'mapflow-bridge-Zombie')]);
+      expect(isProcessAlive(pid, processStart)).toBe(false);
+      expect(isProcessAlive(parent.pid as number)).toBe(true);
+      await taken.release();
+    } finally {
+      parent.kill();
     }
   });
 });
