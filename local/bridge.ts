@@ -122,6 +122,11 @@ export interface LocalBridgeOptions {
    * true with a stateDir. Every task is safe to run again.
    */
   resumeUnfinished?: boolean;
+  /**
+   * New inputs wait for this before their executions start (a bridge that
+   * started degraded holds them until Mapflow answers; see cli/preflight.ts).
+   */
+  dispatchAfter?: Promise<unknown>;
 }
 
 /** One phase of a start, in ms since this process started (performance.now()). */
@@ -406,7 +411,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const contextStartMs = performance.now();
     const context = bridgeContext(process.env);
     phases.push({ name: 'dispatch context', startMs: contextStartMs, endMs: performance.now() });
-    let dispatching: Promise<void> = Promise.resolve();
+    let dispatching: Promise<void> = (options.dispatchAfter ?? Promise.resolve()).then(() => undefined, () => undefined);
     let pendingDispatches = 0;
     const dispatch = (record: S3NotificationRecord): void => {
       if (!record.eventName.startsWith('ObjectCreated:')) return;

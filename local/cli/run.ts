@@ -110,7 +110,7 @@ export async function runLocalCommand(args: string[]): Promise<number> {
     console.log(LOCAL_RUN_USAGE);
     return rest.includes('--help') || rest.includes('-h') ? 0 : 2;
   }
-  if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow))) return 1;
+  if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow)).usable) return 1;
   return runFiles(options);
 }
 

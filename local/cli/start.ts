@@ -30,7 +30,7 @@ import { dynamodbEndpointOption, pollPolicyOption, integerOption, parseCommandLi
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
-import { checkMapflow, preflight } from './preflight.ts';
+import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
 
 const SAMPLES_MARKER = 'samples-dropped';
 const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
@@ -107,8 +107,10 @@ export async function runStartCommand(args: string[]): Promise<number> {
     console.log(START_USAGE);
     return 0;
   }
-  if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow))) return 1;
-  return serve(options);
+  if (!preflight({ java: !options.dynamodbEndpoint })) return 1;
+  const mapflow = await checkMapflow(options.mapflow);
+  if (!mapflow.usable) return 1;
+  return serve(options, mapflow.degraded);
 }
 
 async function parseStartArguments(args: string[]): Promise<StartOptions | undefined> {
@@ -177,7 +179,7 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
   };
 }
 
-async function serve(options: StartOptions): Promise<number> {
+async function serve(options: StartOptions, degraded?: string): Promise<number> {
   if (!options.verbose) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   // The handlers' logs (--verbose) write straight to stdout: live redraws would garble them.
   const out = createLiveOutput(options.verbose ? { live: false } : {});
@@ -185,6 +187,8 @@ async function serve(options: StartOptions): Promise<number> {
   say(`Starting mapflow-bridge locally (state in ${options.stateDir}) ...`);
 
   const progress = new JobProgress(out, options.outDir);
+  // Started degraded (Mapflow answered only faults): new jobs wait until it answers again.
+  const held = holdWhileDegraded(options.mapflow, degraded, say);
   let bridge: LocalBridge;
   try {
     bridge = await startLocalBridge({
@@ -201,8 +205,10 @@ async function serve(options: StartOptions): Promise<number> {
       dropStableMs: options.dropStableMs,
       log: (message) => say(message),
       onEvent: (event) => progress.onEvent(event),
+      ...(held ? { dispatchAfter: held.answered } : {}),
     });
   } catch (error) {
+    held?.stop();
     out.stop();
     if (error instanceof StateDirLockedError) {
       console.error(`mapflow-bridge start: ${error.message}`);
@@ -231,6 +237,7 @@ async function serve(options: StartOptions): Promise<number> {
       `                buildings/ runs the Buildings model on GeoTIFFs; a leading inbox/ folder is not doubled;`,
       `                a file goes up once unchanged for ${options.dropStableMs / 1000} s and closed by the program writing it`,
       `  Mapflow       ${options.mapflow ? options.mapflow.url : `simulator at ${bridge.endpoints.mapflow}`}`,
+      ...(held?.pending() ? [`  DEGRADED      ${degraded}: new jobs wait until it answers`] : []),
       `  results       copied to ${options.outDir}${path.sep}`,
       `  events        ${bridge.eventsFile}`,
       ...(operators.consoleUrl ? [`  console       ${operators.consoleUrl}   (jobs, results on a map; this machine only)`] : []),
@@ -253,6 +260,7 @@ async function serve(options: StartOptions): Promise<number> {
       }
       stoppingSince = Date.now();
       progress.stop();
+      held?.stop();
       say(`${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
       // endpoints.json goes before the state folder is unlocked: once it is, another start may write its own.
       removeOwnEndpoints(endpointsFile)
@@ -274,6 +282,22 @@ async function serve(options: StartOptions): Promise<number> {
     process.on('SIGINT', () => stop('Ctrl-C'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** While degraded: asks Mapflow until it answers; `answered` resolves then (or on stop). */
+function holdWhileDegraded(
+  target: MapflowTarget | undefined,
+  degraded: string | undefined,
+  say: (message: string) => void,
+): { answered: Promise<void>; pending: () => boolean; stop: () => void } | undefined {
+  if (!target || !degraded) return undefined;
+  const abort = new AbortController();
+  let pending = true;
+  const answered = waitForMapflow(target, abort.signal).then(() => {
+    pending = false;
+    if (!abort.signal.aborted) say('Mapflow answers again: the jobs held since the start go ahead.');
+  });
+  return { answered, pending: () => pending, stop: () => abort.abort() };
 }
 
 /** Removes endpoints.json when it is this process's (never another bridge's). */
