@@ -324,7 +324,8 @@ export class MapflowBridge extends Construct {
     );
 
     // ---- Reconciler on a schedule
-    this.reconcileFunction = makeFunction('reconcile', stateMachineEnvironment);
+    // INBOX_BUCKET: the inbox sweep lists it for objects whose notification never came.
+    this.reconcileFunction = makeFunction('reconcile', { ...stateMachineEnvironment, INBOX_BUCKET: this.bucket.bucketName });
     grantFunctionCapabilities('reconcile', this.reconcileFunction, workflowTargets);
     this.reconcileRule = new events.Rule(this, 'ReconcileSchedule', {
       description: 'mapflow-bridge: settle jobs whose execution ended without a final status',

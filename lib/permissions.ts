@@ -80,8 +80,9 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   'release-job-slots': ['ledger:read', 'ledger:write', 'workflow:respond'],
   // HeadObject fills in etag/size when a notification lacks them, and tells which of two keys exists (404 needs inbox:list).
   dispatch: ['workflow:start', 'inbox:read', 'inbox:list'],
-  // Settles lost jobs: ledger, failure report, input tag, event.
-  reconcile: [...JOB_TASK, 'workflow:describe', 'workflow:respond', 'failed:write', 'inbox:tag'],
+  // Settles lost jobs: ledger, failure report, input tag, event. The inbox sweep lists the inbox (bounded per run),
+  // reads the tags of an object without a row (inbox:tag) and starts its execution as dispatch would.
+  reconcile: [...JOB_TASK, 'workflow:describe', 'workflow:respond', 'workflow:start', 'failed:write', 'inbox:tag', 'inbox:list'],
 };
 
 /** The resources capabilities point at. */

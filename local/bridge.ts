@@ -441,6 +441,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     };
     onRecord = dispatch;
     notifications.splice(0).forEach(dispatch);
+    // Inbox objects whose notification died with a killed bridge (local/inbox-sweep.ts).
+    await timed('inbox sweep', async () => (await import('./inbox-sweep.ts')).sweepInboxOnStart(context, bucket, dispatch, log));
     stops.push({ name: 'the dispatcher', stop: () => dispatching });
 
     // Events, followed live for the caller.

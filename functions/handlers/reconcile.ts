@@ -22,6 +22,8 @@ import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
 import '../runtime/with-s3.ts';
 import '../runtime/with-sfn.ts';
 import { tagObject, writeJson } from '../storage/s3.ts';
+import { sweepInbox } from '../jobs/inbox-sweep.ts';
+import { dispatchObjectCreated, stepFunctionsStarter } from './dispatch.ts';
 
 export type IsExecutionAlive = (executionArn: string) => Promise<boolean>;
 
@@ -245,10 +247,40 @@ function memoise<T>(fn: (executionArn: string) => Promise<T>): (executionArn: st
   };
 }
 
-export const handler = async (): Promise<ReconcileSummary> => {
+/**
+ * How old an inbox object without a ledger row must be before the sweep
+ * dispatches it: its own notification (EventBridge -> SQS -> dispatch) has had
+ * its chance by then. Either way the job id makes them one job.
+ */
+export const INBOX_SWEEP_MIN_AGE_SECONDS = 5 * 60;
+
+export interface ScheduledReconcileSummary extends ReconcileSummary {
+  /** The inbox sweep (INBOX_BUCKET set): objects looked at, dispatched, and whether the run reached the end of the inbox. */
+  inboxSweep?: { listed: number; dispatched: string[]; processedWithoutRow: number; tooYoung: number; complete: boolean; error?: string };
+}
+
+export const handler = async (): Promise<ScheduledReconcileSummary> => {
   const ctx = bridgeContext();
-  return reconcile(ctx, stepFunctionsLiveness(ctx, ctx.config.stateMachineArn));
+  const summary: ScheduledReconcileSummary = await reconcile(ctx, stepFunctionsLiveness(ctx, ctx.config.stateMachineArn));
+  const bucket = process.env.INBOX_BUCKET;
+  if (bucket) summary.inboxSweep = await sweepInboxOnSchedule(ctx, bucket);
+  return summary;
 };
+
+/** Dispatches inbox objects that have no ledger row (a lost or never-delivered notification), bounded per run. */
+async function sweepInboxOnSchedule(ctx: BridgeContext, bucket: string): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
+  try {
+    const start = stepFunctionsStarter(ctx);
+    const sweep = await sweepInbox(ctx, bucket, (objects) => dispatchObjectCreated(ctx, objects, start), { minAgeSeconds: INBOX_SWEEP_MIN_AGE_SECONDS });
+    const dispatched = sweep.dispatched.map((object) => object.key);
+    if (dispatched.length > 0) ctx.logger.warn('inbox objects without a job dispatched (their notification never came)', { dispatched });
+    return { listed: sweep.listed, dispatched, processedWithoutRow: sweep.processedWithoutRow, tooYoung: sweep.tooYoung, complete: sweep.complete };
+  } catch (error) {
+    // The settling above is done; the sweep is tried again on the next run.
+    ctx.logger.error('inbox sweep failed; will retry on the next run', { error });
+    return { listed: 0, dispatched: [], processedWithoutRow: 0, tooYoung: 0, complete: false, error: (error as Error)?.message ?? String(error) };
+  }
+}
 
 /** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */
 export const BRIDGE_HANDLER = 'reconcile';

@@ -10,9 +10,10 @@ import { actionsOf, logicalIdOf, resourcesOf, statementsOfFunction, statementsWi
 describe('dispatch permissions', () => {
   const synth = synthBridge();
 
-  it('grants s3:ListBucket on the bucket with an s3:prefix condition on the inbox', () => {
+  // The reconciler's inbox sweep lists the inbox too (objects whose notification never came), and only it.
+  it.each(['dispatch', 'reconcile'] as const)('grants %s s3:ListBucket on the bucket with an s3:prefix condition on the inbox', (name) => {
     // Act
-    const lists = statementsWith(statementsOfFunction(synth, 'dispatch'), 's3:ListBucket');
+    const lists = statementsWith(statementsOfFunction(synth, name), 's3:ListBucket');
     // Assess
     const bucketArn = { 'Fn::GetAtt': [logicalIdOf(synth.stack, synth.bridge.bucket), 'Arn'] };
     expect(lists).toHaveLength(1);
@@ -24,7 +25,7 @@ describe('dispatch permissions', () => {
   it('grants no other function s3:ListBucket on the inbox', () => {
     // Act
     const others = Object.keys(synth.bridge.functions)
-      .filter((name) => name !== 'dispatch')
+      .filter((name) => name !== 'dispatch' && name !== 'reconcile')
       .flatMap((name) => statementsWith(statementsOfFunction(synth, name as never), 's3:ListBucket'))
       .filter((s) => JSON.stringify(s.Condition ?? {}).includes('inbox/'));
     // Assess
