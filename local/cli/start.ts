@@ -29,6 +29,7 @@ import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
 import { dynamodbEndpointOption, pollPolicyOption, integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
+import { levelOutputFolder } from './output-level.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
 
@@ -245,6 +246,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     ].join('\n'),
   );
 
+  await levelOutputs(bridge, options.outDir, say);
   if (options.samples) await dropSamplesOnce(bridge, options.stateDir, say);
   say('Waiting for files. Press Ctrl-C to stop.');
 
@@ -298,6 +300,20 @@ function holdWhileDegraded(
     if (!abort.signal.aborted) say('Mapflow answers again: the jobs held since the start go ahead.');
   });
   return { answered, pending: () => pending, stop: () => abort.abort() };
+}
+
+/** Copies the outputs of jobs that ended while no bridge could copy them (output-level.ts). */
+async function levelOutputs(bridge: LocalBridge, outDir: string, say: (message: string) => void): Promise<void> {
+  try {
+    const level = await levelOutputFolder(bridge, outDir);
+    if (level.copied.length > 0) {
+      say(`${level.copied.length} job(s) ended while no bridge copied their outputs; copied now:`);
+      for (const { row, files } of level.copied) say(`  ${inputName(row)}  ${row.status}: ${files.map((file) => path.relative(process.cwd(), file) || file).join(', ')}`);
+    }
+    for (const failure of level.failed) say(`cannot copy the outputs of job ${failure.jobId}: ${failure.message} (tried again on the next start)`);
+  } catch (error) {
+    say(`cannot bring ${outDir} level with the ledger: ${(error as Error).message} (tried again on the next start)`);
+  }
 }
 
 /** Removes endpoints.json when it is this process's (never another bridge's). */
