@@ -142,7 +142,8 @@ async function parseStartArguments(args: string[]): Promise<StartOptions | undef
   if (values.help) return undefined;
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const processingSeconds = positiveOption(values['processing-seconds'] ?? '20', '--processing-seconds');
-  const s3Port = values['s3-port'] === undefined ? undefined : integerOption(values['s3-port'], '--s3-port', 1, 65_535);
+  // 0: a free port, every start another (tests and chaos runs, which must not take the fixed default).
+  const s3Port = values['s3-port'] === undefined ? undefined : integerOption(values['s3-port'], '--s3-port', 0, 65_535);
   const dropStableMs = values['drop-stable-seconds'] === undefined ? DEFAULT_STABLE_MS : positiveOption(values['drop-stable-seconds'], '--drop-stable-seconds') * 1000;
   let mapflow: MapflowTarget | undefined;
   if (values['mapflow-url']) {

@@ -1,0 +1,397 @@
+/**
+ * The chaos run (issue 24): `mapflow-bridge start` as a user runs it, killed
+ * with SIGKILL (its whole process group: the bridge and its s3rver) again and
+ * again at instants a seeded schedule picks, and started again on the same
+ * state folder, against an outside Mapflow simulator that fails 20 % of the
+ * requests, loses 10 % of the create answers and fails some processings once
+ * (so "restart a processing once" runs under kills too).
+ *
+ * A kill is driven by something the run observes, never by a timer: the n-th
+ * line of a kind in the bridge's output (start-up begins, the banner, an
+ * upload to the inbox, a job event) or a file appearing in the state folder
+ * (the lock: start-up half-way). The schedule is printed, so a failing seed
+ * can be run again.
+ *
+ * Audit, from three sides: the ledger (every input exactly one job, final),
+ * Mapflow's own listing (no job part with two processings), the bucket and
+ * the output folder (every SUCCEEDED job's objects in both), and the events
+ * (one final event per job).
+ *
+ * Run it:  npx tsx bench/chaos.ts --jobs 24 --kills 7 --seed 1
+ *          npx tsx bench/chaos.ts --jobs 24 --kills 0 --seed 1     (the same run without kills)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { watch } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
+import { scanJobs } from '../local/cli/export.ts';
+import { outputPath } from '../local/cli/outputs.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb/index.ts';
+import { readEvents } from '../local/events/file.ts';
+import { localS3Client, LOCAL_S3_CREDENTIALS } from '../local/s3/client.ts';
+import { startSimulator } from '../local/simulator/index.ts';
+import { LOCAL_BUCKET, LOCAL_LEDGER_TABLE } from '../local/bridge.ts';
+import { auditMapflow, finalEventsOf, squareAoiText } from './fault-suite.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+
+/** What a kill waits for: the n-th occurrence, in one run, of a line or a file. */
+export type KillKind = 'starting' | 'locked' | 'banner' | 'uploaded' | 'received' | 'submitted' | 'restarted' | 'succeeded';
+export interface KillPoint {
+  kind: KillKind;
+  nth: number;
+}
+const LINES: Record<Exclude<KillKind, 'locked'>, RegExp> = {
+  starting: /Starting mapflow-bridge locally/,
+  banner: /S3 endpoint /,
+  uploaded: /uploaded inbox\//,
+  received: /Job Received/,
+  submitted: /Processing Submitted/,
+  restarted: /Processing Restarted/,
+  succeeded: /Job Succeeded/,
+};
+/** Each of these is in every schedule of four kills or more: start-up, between upload and dispatch, a restart, an end. */
+const MUST: KillKind[] = ['starting', 'uploaded', 'restarted', 'succeeded'];
+const ANY: KillKind[] = ['starting', 'locked', 'banner', 'uploaded', 'received', 'submitted', 'restarted', 'succeeded'];
+
+export interface ChaosOptions {
+  /** Inputs (small GeoJSONs), dropped in `batches` into the drop folder. */
+  jobs: number;
+  batches?: number;
+  /** Kills in the schedule (0: the same run without kills, the baseline). */
+  kills: number;
+  seed: number;
+  faultRate?: number;
+  dropAfterCommit?: number;
+  /** Every n-th input's processing fails once with a transient code (restarted once). Default 4. */
+  failOnceEvery?: number;
+  /** A DynamoDB to keep the ledger in (tests: the run's shared one); default one started here, in memory. */
+  dynamodbEndpoint?: string;
+  /** Table name there (default the bridge's). */
+  log?: (line: string) => void;
+  /** Bound on the whole run. Default 5 minutes. */
+  timeoutMs?: number;
+}
+
+export interface ChaosFigures {
+  jobs: number;
+  seed: number;
+  schedule: KillPoint[];
+  /** Kills made (a kill point that never came, because all was done, is not counted). */
+  kills: number;
+  starts: number;
+  finalStates: Record<string, number>;
+  /** Inputs with no job, or more than one. */
+  inputsWithoutExactlyOneJob: string[];
+  unfinishedJobs: string[];
+  duplicateProcessings: number;
+  processings: number;
+  restartedJobs: number;
+  /** Jobs without exactly one final event agreeing with the ledger. */
+  finalEventProblems: string[];
+  /** SUCCEEDED jobs whose results are missing in S3 or in the output folder. */
+  missingInS3: string[];
+  missingInOutputFolder: string[];
+  /** Lines the last start printed about output copies it had to make (point 4). */
+  outputsCopiedAtStart: number;
+  inputsSweptAtStart: number;
+  wallMs: number;
+}
+
+/** A small deterministic generator (mulberry32): the schedule is the seed's. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The seeded kill schedule: the MUST kinds (in a seeded order) and then any kind, each at its 1st to 3rd occurrence. */
+export function chaosSchedule(kills: number, seed: number): KillPoint[] {
+  const next = random(seed);
+  const must = [...MUST].sort(() => next() - 0.5);
+  const kinds = Array.from({ length: kills }, (_, i) => (i < must.length ? must[i]! : ANY[Math.floor(next() * ANY.length)]!));
+  // Start-up kinds at their first occurrence (there is one per start); the others at the 1st to 3rd.
+  return kinds.map((kind) => ({ kind, nth: ['starting', 'locked', 'banner'].includes(kind) ? 1 : 1 + Math.floor(next() * 3) }));
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
+  const log = options.log ?? (() => undefined);
+  const started = Date.now();
+  const deadline = started + (options.timeoutMs ?? 300_000);
+  const batches = Math.max(1, options.batches ?? 4);
+  const failOnceEvery = options.failOnceEvery ?? 4;
+  const schedule = chaosSchedule(options.kills, options.seed);
+  log(`chaos: ${options.jobs} inputs in ${batches} batches, seed ${options.seed}, kill schedule: ${schedule.map((k) => `${k.kind}#${k.nth}`).join(', ') || 'none'}`);
+
+  const work = await mkdtemp(path.join(tmpdir(), 'mapflow-chaos-'));
+  const stateDir = path.join(work, 'state');
+  const outDir = path.join(work, 'out');
+  const dropDir = path.join(stateDir, 'drop');
+  await mkdir(dropDir, { recursive: true });
+  const token = `chaos-${randomBytes(12).toString('hex')}`;
+  const email = 'chaos@mapflow-bridge.invalid';
+  const simulatorDir = path.join(work, 'simulator');
+  const simulator = await startSimulator({
+    token,
+    email,
+    seed: options.seed,
+    faultRate: options.faultRate ?? 0.2,
+    dropAfterCommit: options.dropAfterCommit ?? 0.1,
+    processingSeconds: 1,
+    dataDir: simulatorDir,
+  });
+  let dynamodb: DynamoDbLocal | undefined;
+  let child: ChildProcess | undefined;
+  try {
+    if (!options.dynamodbEndpoint) dynamodb = await startDynamoDbLocal({ inMemory: true, startTimeoutMs: 180_000 });
+    const dynamodbEndpoint = options.dynamodbEndpoint ?? dynamodb!.endpoint;
+
+    // Inputs: small AOIs; every failOnceEvery-th fails its first processing with a transient code.
+    const inputs: string[] = [];
+    const batchFiles: { name: string; text: string }[][] = Array.from({ length: batches }, () => []);
+    for (let i = 0; i < options.jobs; i++) {
+      const name = `chaos-${String(i).padStart(3, '0')}.geojson`;
+      const aoi = JSON.parse(squareAoiText(name, 6 + (i % 10) * 0.05, 46 + Math.floor(i / 10) * 0.05)) as Record<string, unknown>;
+      if (failOnceEvery > 0 && i % failOnceEvery === failOnceEvery - 1) aoi.mapflow = { meta: { simulate: 'fail-once:dataloader.TileNotReadable' } };
+      batchFiles[Math.floor((i * batches) / options.jobs)]!.push({ name, text: JSON.stringify(aoi) });
+      inputs.push(`inbox/${name}`);
+    }
+    const droppedKeys: string[] = [];
+    const dropBatch = async (b: number) => {
+      for (const file of batchFiles[b] ?? []) {
+        await writeFile(path.join(dropDir, file.name), file.text);
+        droppedKeys.push(`inbox/${file.name}`);
+      }
+    };
+
+    const args = [
+      CLI, 'start', '--state-dir', stateDir, '--out', outDir,
+      '--mapflow-url', simulator.url, '--token', token, '--email', email,
+      '--dynamodb-endpoint', dynamodbEndpoint, '--s3-port', '0',
+      '--poll-policy', '{"initialSeconds":1,"maxSeconds":3,"maxJobSeconds":3600,"nearEndSeconds":1}',
+      '--drop-stable-seconds', '0.2', '--no-samples', '--no-console',
+    ];
+    let starts = 0;
+    let kills = 0;
+    let lastOutput: string[] = [];
+    const allOutput: string[] = [];
+    /** One start; resolves with its output once `until` says stop (then SIGKILL or SIGTERM) or it exits. */
+    const run = async (until: (line: string, file: string | undefined, stop: () => void) => boolean, signal: 'SIGKILL' | 'SIGTERM'): Promise<{ killed: boolean; output: string[] }> => {
+      starts++;
+      const output: string[] = [];
+      const proc = spawn(process.execPath, args, {
+        cwd: work,
+        detached: true, // its own process group: the kill takes s3rver with it
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'ERROR', NO_COLOR: '1' },
+      });
+      child = proc;
+      const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+      let killed = false;
+      const stop = () => {
+        if (killed || proc.exitCode !== null) return;
+        killed = true;
+        try {
+          process.kill(-(proc.pid as number), signal);
+        } catch {
+          // already gone
+        }
+      };
+      const onLine = (line: string) => {
+        output.push(line);
+        allOutput.push(line);
+        if (until(line, undefined, stop)) stop();
+      };
+      createInterface({ input: proc.stdout! }).on('line', onLine);
+      createInterface({ input: proc.stderr! }).on('line', onLine);
+      const watcher = watch(stateDir, (_, file) => {
+        if (file && until('', file, stop)) stop();
+      });
+      const timer = setTimeout(stop, Math.max(1, deadline - Date.now()));
+      try {
+        await exited;
+      } finally {
+        clearTimeout(timer);
+        watcher.close();
+        child = undefined;
+      }
+      lastOutput = output;
+      if (!killed && signal === 'SIGKILL') log(`chaos: start ${starts} exited by itself: ${output.slice(-5).join(' | ')}`);
+      return { killed, output };
+    };
+
+    // Whether every input has a final event (read from the events file: the bridge's own record).
+    const eventsFile = path.join(stateDir, 'events.jsonl');
+    const allFinal = async (keys: string[] = inputs) => {
+      const events = await readEvents(eventsFile).catch(() => []);
+      const done = new Set(events.filter((e) => ['Job Succeeded', 'Job Failed', 'Job Rejected'].includes(e.detailType)).map((e) => e.detail.input.key));
+      return keys.every((key) => done.has(key));
+    };
+
+    let dropped = 0;
+    for (const [index, point] of schedule.entries()) {
+      if (Date.now() > deadline) throw new Error('chaos: the run took longer than its bound');
+      if (dropped < batches && index % Math.max(1, Math.floor(schedule.length / batches)) === 0) await dropBatch(dropped++);
+      if (await allFinal()) break;
+      let seen = 0;
+      const pattern = point.kind === 'locked' ? undefined : LINES[point.kind];
+      let done = false;
+      const result = await run((line, file, stop) => {
+        if (done) return true;
+        const hit = point.kind === 'locked' ? file === 'bridge.lock' : line !== '' && pattern!.test(line);
+        if (hit && ++seen >= point.nth) done = true;
+        // A kill point that cannot come any more (all dropped so far is done): kill now.
+        if (!done && /Job (Succeeded|Failed|Rejected)|Waiting for files/.test(line)) void allFinal(droppedKeys).then((all) => all && stop());
+        return done;
+      }, 'SIGKILL');
+      if (result.killed) {
+        kills++;
+        log(`chaos: kill ${kills} at ${seen >= point.nth ? `${point.kind}#${point.nth}` : `idle (${point.kind}#${point.nth} did not come)`} (start ${starts}, ${Math.round((Date.now() - started) / 1000)} s)`);
+      }
+    }
+    while (dropped < batches) await dropBatch(dropped++);
+
+    // The last run: no kill, until every input is final; then one more start brings the output folder level.
+    await run((line, _file, stop) => {
+      if (/Job (Succeeded|Failed|Rejected)|Waiting for files/.test(line)) void allFinal().then((all) => all && stop());
+      return false;
+    }, 'SIGTERM');
+    if (!(await allFinal())) throw new Error(`chaos: not every input ended; last output:\n${lastOutput.slice(-20).join('\n')}`);
+    let endpoints: { s3: string } | undefined;
+    let audit: Omit<ChaosFigures, 'jobs' | 'seed' | 'schedule' | 'kills' | 'starts' | 'wallMs'> | undefined;
+    let auditError: unknown;
+    await run((line, _file, stop) => {
+      if (/Waiting for files/.test(line) && !audit) {
+        void (async () => {
+          endpoints = JSON.parse(await readFile(path.join(stateDir, 'endpoints.json'), 'utf8')) as { s3: string };
+          audit = await auditRun(endpoints.s3, dynamodbEndpoint, inputs, outDir, eventsFile);
+        })().catch((error: unknown) => (auditError = error)).finally(stop);
+      }
+      return false;
+    }, 'SIGTERM');
+    if (auditError) throw auditError;
+    if (!audit) throw new Error(`chaos: the last start did not come up; output:\n${lastOutput.slice(-20).join('\n')}`);
+    const mapflow = await auditMapflow(simulator.url, token, email, simulatorDir);
+    const wallMs = Date.now() - started;
+    // Point 4 and point 1 at work: what the starts had to copy or dispatch (from their lines).
+    const countOf = (pattern: RegExp) => allOutput.reduce((sum, line) => sum + Number(pattern.exec(line)?.[1] ?? 0), 0);
+    const outputsCopiedAtStart = countOf(/(\d+) job\(s\) ended while no bridge copied/);
+    const inputsSweptAtStart = countOf(/(\d+) file\(s\) in the inbox had no job yet/);
+    return {
+      jobs: options.jobs,
+      seed: options.seed,
+      schedule,
+      kills,
+      starts,
+      ...audit,
+      outputsCopiedAtStart,
+      inputsSweptAtStart,
+      duplicateProcessings: mapflow.duplicateProcessings,
+      processings: mapflow.processings,
+      wallMs,
+    };
+  } finally {
+    if (child?.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await simulator.close();
+    await dynamodb?.close();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The ledger, the bucket, the output folder and the events of a finished run. */
+async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: string[], outDir: string, eventsFile: string) {
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }));
+  const s3 = localS3Client(s3Endpoint);
+  try {
+    const rows: LedgerRow[] = [];
+    for await (const row of scanJobs(doc, LOCAL_LEDGER_TABLE)) rows.push(row);
+    const byKey = new Map<string, LedgerRow[]>();
+    for (const row of rows) byKey.set(row.input.key, [...(byKey.get(row.input.key) ?? []), row]);
+    const events = await readEvents(eventsFile);
+    const finalStates: Record<string, number> = {};
+    const missingInS3: string[] = [];
+    const missingInOutputFolder: string[] = [];
+    const finalEventProblems: string[] = [];
+    for (const row of rows) {
+      finalStates[row.status] = (finalStates[row.status] ?? 0) + 1;
+      const finals = finalEventsOf(events, row.jobId);
+      if (finals.length !== 1 || finals[0]!.detail.status !== row.status) finalEventProblems.push(`${row.input.key}: ${finals.length} final events (${finals.map((e) => e.detail.status).join(', ')}), ledger ${row.status}`);
+      if (row.status !== 'SUCCEEDED') continue;
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: LOCAL_BUCKET, Prefix: row.resultPrefix }));
+      const keys = (page.Contents ?? []).map((object) => ({ key: object.Key!, size: object.Size ?? 0 }));
+      if (!keys.some((object) => object.key.endsWith('/result.geojson'))) missingInS3.push(row.input.key);
+      for (const object of keys) {
+        const size = await stat(outputPath(outDir, row, object.key)).then((info) => info.size, () => undefined);
+        if (size !== object.size) {
+          missingInOutputFolder.push(`${row.input.key}: ${object.key}`);
+          break;
+        }
+      }
+    }
+    return {
+      finalStates,
+      inputsWithoutExactlyOneJob: inputs.filter((key) => (byKey.get(key) ?? []).length !== 1),
+      unfinishedJobs: rows.filter((row) => !isFinalStatus(row.status)).map((row) => row.input.key),
+      restartedJobs: rows.filter((row) => (row.parts ?? []).some((part) => (part.attempts ?? 1) > 1)).length,
+      finalEventProblems,
+      missingInS3,
+      missingInOutputFolder,
+      outputsCopiedAtStart: 0,
+      inputsSweptAtStart: 0,
+      duplicateProcessings: 0,
+      processings: 0,
+    };
+  } finally {
+    doc.destroy();
+    s3.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      jobs: { type: 'string', default: '24' },
+      kills: { type: 'string', default: '7' },
+      seed: { type: 'string', default: '1' },
+      batches: { type: 'string', default: '4' },
+    },
+  });
+  const figures = await runChaos({
+    jobs: Number(values.jobs),
+    kills: Number(values.kills),
+    seed: Number(values.seed),
+    batches: Number(values.batches),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+  const broken = figures.inputsWithoutExactlyOneJob.length + figures.unfinishedJobs.length + figures.duplicateProcessings + figures.missingInS3.length + figures.missingInOutputFolder.length;
+  process.exitCode = broken > 0 ? 1 : 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`chaos run failed: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
