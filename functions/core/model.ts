@@ -133,6 +133,8 @@ export interface JobPart {
   percentCompleted?: number;
   cost?: number;
   attempts?: number; // 1, or 2 after a restart
+  /** When Restart Processing asked Mapflow to restart (recorded before the request: a killed bridge's resumed execution still knows). */
+  restartRequestedAt?: string;
   resultKey?: string;
   error?: JobError;
 }

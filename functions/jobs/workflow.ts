@@ -167,6 +167,11 @@ export interface PollResult {
   percentCompleted: number;
   /** Restarts made so far. */
   restarts: number;
+  /**
+   * RESTART of a restart the ledger records but whose effect Mapflow does not
+   * show (the bridge was killed between recording it and asking): the same restart, asked again.
+   */
+  resendRestart?: boolean;
   cost?: number;
   messages?: { code: string; parameters?: Record<string, string> }[];
   /** Percent at the previous poll. */

@@ -33,8 +33,18 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
 
   const previous = state.poll;
   const polls = (previous?.polls ?? 0) + 1;
-  const restarts = Math.max(state.restart?.restarts ?? 0, previous?.restarts ?? 0);
+  let restarts = Math.max(state.restart?.restarts ?? 0, previous?.restarts ?? 0);
   const status = String(processing.status);
+  // A restart the ledger records counts even when this execution's state lost it (resumed after a kill -9):
+  // a processing is restarted once. Read only when it failed, so polling costs no ledger read.
+  let recordedRestartAt: string | undefined;
+  if (FAILED_STATUSES.has(status) && !state.restart) {
+    const part = (await ctx.ledger.get(job.jobId))?.parts?.find((p) => p.index === state.part.index);
+    if (part?.restartRequestedAt) {
+      restarts = Math.max(restarts, (part.attempts ?? 2) - 1);
+      recordedRestartAt = part.restartRequestedAt;
+    }
+  }
   const percent = processing.percentCompleted ?? previous?.percentCompleted ?? 0;
   const messages = FAILED_STATUSES.has(status) ? await failureMessages(client, processing) : [];
   const policy = ctx.config.pollPolicy;
@@ -43,8 +53,14 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
   let outcome: PollOutcome;
   let waitSeconds = 0;
   let estimate: PollEstimate | undefined;
+  let resendRestart = false;
   if (status === 'OK' && !awaitsRework(processing)) {
     outcome = 'OK';
+  } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, recordedRestartAt)) {
+    // The recorded restart may never have reached Mapflow (killed in between): ask for the same restart again.
+    outcome = 'RESTART';
+    resendRestart = true;
+    waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
   } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, polls, undefined, ctx.now())) {
     // Still the failure the restart answered (Mapflow has not picked the restart up yet).
     outcome = 'WAIT';
@@ -106,6 +122,7 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     status,
     percentCompleted: percent,
     restarts,
+    ...(resendRestart && { resendRestart }),
     ...(typeof processing.cost === 'number' && { cost: processing.cost }),
     ...(messages.length > 0 && { messages }),
     ...(previous?.percentCompleted !== undefined && { previousPercent: previous.percentCompleted }),
