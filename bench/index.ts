@@ -23,6 +23,7 @@ import { MapflowClient } from '../functions/mapflow/index.ts';
 import { localS3Client } from '../local/s3/client.ts';
 import { startLocalS3 } from '../local/s3/server.ts';
 import { runFaultSuite } from './fault-suite.ts';
+import { runChaos } from './chaos.ts';
 import { runGoalsBench, type UploadGoal } from './goals.ts';
 import { runHostileBench } from './hostile.ts';
 import { pairedRatio, type PairedRatio } from './paired.ts';
@@ -40,6 +41,7 @@ Options:
   --upload-runs <n>  runs of the raw pipe and of the bridge's upload, alternating; the median
                      of each is shown (default 3, 1 from 512 MiB up)
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
+  --chaos-jobs <n>   jobs of the chaos run, killed -9 7 times, and of the same run without kills (default 24; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
   --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000,
                      which then runs 200 too and prints the throughput ratio)
@@ -94,6 +96,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         'upload-runs': { type: 'string' },
         keep: { type: 'boolean', default: false },
         'fault-jobs': { type: 'string', default: '40' },
+        'chaos-jobs': { type: 'string', default: '24' },
         seed: { type: 'string', default: '42' },
         // Issue 12's goals (bench/goals.ts).
         jobs: { type: 'string', default: '200' },
@@ -148,8 +151,28 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   const inputChecks = await runHostileBench();
   if (inputChecks !== 0) return inputChecks;
   const faults = faultJobs === 0 ? 0 : await benchFaultSuite(faultJobs, seed);
+  // Issue 24: the same jobs with the bridge killed -9 at seeded instants, against the same run without kills.
+  const chaos = values['chaos-jobs'] === '0' ? 0 : await benchChaos(Number(values['chaos-jobs']), seed);
   const goalsOutcome = values['skip-goals'] ? 0 : await runGoalsBench({ ...goals, ...(lastUpload ? { upload: lastUpload } : {}) });
-  return faults !== 0 ? faults : goalsOutcome;
+  return faults !== 0 ? faults : chaos !== 0 ? chaos : goalsOutcome;
+}
+
+/** `npm start` killed -9 (process group) 7 times at seeded instants vs. the same run without kills: outcome and wall time. */
+async function benchChaos(jobs: number, seed: number): Promise<number> {
+  console.log(`\nchaos: ${jobs} jobs through npm start, 20 % faults, 10 % lost creates, every 4th processing failing once; killed -9 7 times vs. not at all, seed ${seed}`);
+  const calm = await runChaos({ jobs, kills: 0, seed });
+  const chaos = await runChaos({ jobs, kills: 7, seed, log: (line) => console.log(`  ${line}`) });
+  const broken = (f: typeof chaos) =>
+    f.inputsWithoutExactlyOneJob.length + f.unfinishedJobs.length + f.duplicateProcessings + f.missingInS3.length + f.missingInOutputFolder.length + f.finalEventProblems.length;
+  for (const [name, f] of [['without kills', calm], ['with kills', chaos]] as const) {
+    const states = Object.entries(f.finalStates).map(([status, n]) => `${n} ${status}`).join(', ');
+    console.log(
+      `  ${name.padEnd(14)} ${states}; ${f.starts} starts, ${f.kills} kills; processings ${f.processings}, duplicates ${f.duplicateProcessings}; ` +
+        `restarted once ${f.restartedJobs}; problems ${broken(f)}; wall ${(f.wallMs / 1000).toFixed(1)} s`,
+    );
+  }
+  console.log(`  wall time with kills / without: ${(chaos.wallMs / calm.wallMs).toFixed(2)}x`);
+  return broken(calm) + broken(chaos) === 0 ? 0 : 1;
 }
 
 /** Jobs through the local bridge with 20 % of requests failing and 10 % of create answers lost. */
