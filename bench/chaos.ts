@@ -246,8 +246,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     let dropped = 0;
     for (const [index, point] of schedule.entries()) {
       if (Date.now() > deadline) throw new Error('chaos: the run took longer than its bound');
-      if (dropped < batches && index % Math.max(1, Math.floor(schedule.length / batches)) === 0) await dropBatch(dropped++);
-      if (await allFinal()) break;
+      // The batches spread over the schedule; a kill whose point does not come once all is done falls at idle.
+      while (dropped < batches && dropped * schedule.length <= index * batches) await dropBatch(dropped++);
       let seen = 0;
       const pattern = point.kind === 'locked' ? undefined : LINES[point.kind];
       let done = false;
