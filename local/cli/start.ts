@@ -63,7 +63,7 @@ Options:
   --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
                               Docker) instead of starting DynamoDB Local; Java is then not needed
   --s3-port <port>            port of the local S3 (default ${DEFAULT_S3_PORT}; when it is taken,
-                              a free one is used and the banner says which)
+                              a free one is used and the banner says which; 0: a free one)
   --drop-stable-seconds <n>   upload a dropped file once it has not changed for this long
                               and no program holds it open (default ${DEFAULT_STABLE_MS / 1000})
   --no-samples                do not drop the bundled samples on the first run

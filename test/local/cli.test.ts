@@ -120,7 +120,7 @@ describe('local command helpers', () => {
     expect(errors).toEqual([
       "mapflow-bridge start: unknown option --bogus. Run 'mapflow-bridge start --help' for the options.",
       "mapflow-bridge start: --s3-port needs a value. Run 'mapflow-bridge start --help' for the options.",
-      "mapflow-bridge start: --s3-port must be a whole number from 1 to 65535, not 'ninety'. Run 'mapflow-bridge start --help' for the options.",
+      "mapflow-bridge start: --s3-port must be a whole number from 0 to 65535, not 'ninety'. Run 'mapflow-bridge start --help' for the options.",
       "mapflow-bridge local run: unknown option --bogus. Run 'mapflow-bridge local run --help' for the options.",
       "mapflow-bridge local run: --json takes no value. Run 'mapflow-bridge local run --help' for the options.",
       "mapflow-bridge jobs: unknown option --bogus. Run 'mapflow-bridge jobs --help' for the options.",
