@@ -4,6 +4,7 @@
  * reads the same in a terminal, a CI log or a file.
  */
 import type { JobError, LedgerRow } from '../../functions/core/model.ts';
+import { jobCost } from '../../functions/core/credits.ts';
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));
@@ -24,13 +25,15 @@ export function inputName(row: Pick<LedgerRow, 'input'>): string {
   return row.input.key.replace(/^inbox\//, '');
 }
 
-/**
- * Credits a job cost: what Mapflow charged, 0 for a rejected job (rejection
- * happens before anything is created), else the estimate while it runs.
- */
+/** Credits a job cost: what Mapflow charged when known (functions/core/credits.ts), else the estimate. */
 export function costOf(row: LedgerRow): number | undefined {
-  if (row.actualCost !== undefined) return row.actualCost;
-  return row.status === 'REJECTED' ? 0 : row.estimatedCost;
+  return jobCost(row)?.credits;
+}
+
+/** The job's cost as a cell: "45 credits", or "1117 credits (est.)" when nothing charged is known yet. */
+export function formatJobCost(row: LedgerRow): string {
+  const cost = jobCost(row);
+  return cost ? `${formatCost(cost.credits)}${cost.kind === 'estimate' ? ' (est.)' : ''}` : '';
 }
 
 /** Columns padded to the widest cell. */

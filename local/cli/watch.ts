@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinalStatus, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
-import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
+import { costOf, formatCost, formatJobCost, formatError, inputName, progressBar } from './format.ts';
 
 export interface WatchOptions {
   intervalMs: number;
@@ -64,9 +64,9 @@ function report(row: LedgerRow, before: Seen | undefined, options: WatchOptions)
   }
   const time = new Date(row.updatedAt).toISOString().slice(11, 19);
   if (statusChanged) {
-    const extras = [formatCost(costOf(row)), formatError(row.error)].filter(Boolean);
+    const extras = [formatJobCost(row), formatError(row.error)].filter(Boolean);
     options.say(`${time}  ${inputName(row)}  ${row.status}${extras.length ? `  (${extras.join(', ')})` : ''}`);
   } else {
-    options.say(`          ${inputName(row)}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted ?? 0)}  ${formatCost(costOf(row))}`);
+    options.say(`          ${inputName(row)}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted ?? 0)}  ${formatJobCost(row)}`);
   }
 }

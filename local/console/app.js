@@ -168,7 +168,9 @@ async function refreshJob(jobId) {
     ['input', `s3://${job.input.bucket}/${job.input.key} (${job.input.size} bytes)`],
     ['kind / route', `${job.kind} / ${job.routeName}`],
     ['area', job.areaSqKm !== undefined ? `${job.areaSqKm} km²` : undefined],
-    ['cost', job.actualCost !== undefined ? `${job.actualCost} credits` : job.estimatedCost !== undefined ? `${job.estimatedCost} credits (estimate)` : undefined],
+    // The server's figure: charged credits whenever known, the estimate only before (functions/core/credits.ts).
+    ['cost', job.cost ? `${job.cost.credits} credits ${job.cost.kind === 'estimate' ? '(estimate)' : 'charged'}` : undefined],
+    ['estimate', job.cost && job.cost.kind === 'charged' && job.estimatedCost !== undefined ? `${job.estimatedCost} credits` : undefined],
     ['Mapflow project', job.projectId],
     ['Mapflow mosaic', job.mosaicId],
     ['Mapflow image', job.imageId],

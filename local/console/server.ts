@@ -16,6 +16,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { JOB_STATUSES, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
+import { jobCost } from '../../functions/core/credits.ts';
 import { FeatureScanner, quicklookKeyBeside, readAoi } from '../../functions/quicklook/index.ts';
 import { openObjectStream } from '../../functions/storage/s3.ts';
 
@@ -123,7 +124,7 @@ async function handle(url: URL, response: ServerResponse, options: ConsoleOption
   if (!row) return json(response, { error: 'no such job' }, 404);
   switch (match[2]) {
     case undefined:
-      return json(response, { ...row, quicklooks: quicklookKeys(row) });
+      return json(response, { ...row, quicklooks: quicklookKeys(row), cost: jobCost(row) });
     case 'aoi':
       return json(response, await aoiOf(row, options));
     case 'results':
@@ -155,8 +156,9 @@ function summary(row: LedgerRow) {
     kind: row.kind,
     status: row.status,
     route: row.routeName,
-    cost: row.actualCost ?? (row.status === 'REJECTED' ? 0 : row.estimatedCost),
-    costIsEstimate: row.actualCost === undefined && row.status !== 'REJECTED',
+    // Charged credits whenever known (a cancelled or failed job keeps what its parts cost); the estimate only before.
+    cost: jobCost(row)?.credits,
+    costIsEstimate: jobCost(row)?.kind === 'estimate',
     percentCompleted: row.status === 'SUCCEEDED' ? 100 : row.percentCompleted,
     durationSeconds: Math.max(0, Math.round((end - Date.parse(row.createdAt)) / 1000)),
     createdAt: row.createdAt,

@@ -11,6 +11,7 @@ import { writeFailureQuicklook } from '../../quicklook/index.ts';
 import { recordJobOutcome } from '../../runtime/metrics.ts';
 import { tagObject, writeJson } from '../../storage/s3.ts';
 import { publishRow } from './common.ts';
+import { partsCharge } from '../../core/credits.ts';
 import type { StepContext } from './context.ts';
 
 export type FinalStatus = FinishResult['status'];
@@ -62,10 +63,12 @@ export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<Fi
   }
 
   if (row) {
+    // Credits already charged stay counted whatever the end (a FAILED or REJECTED job may have spent some).
+    const actualCost = f.actualCost ?? partsCharge(f.parts ?? row.parts);
     const patch: Partial<LedgerRow> = {
       ...(f.error && { error: f.error }),
       ...(f.parts && { parts: f.parts }),
-      ...(f.actualCost !== undefined && { actualCost: f.actualCost }),
+      ...(actualCost !== undefined && { actualCost }),
       ...(f.resultPrefix && { resultPrefix: f.resultPrefix }),
       ...(reportKey && { reportKey }),
       ...(f.status === 'SUCCEEDED' && { percentCompleted: 100 }),

@@ -1,0 +1,140 @@
+/**
+ * Issue 26, "operators' truth": the figures an operator reads (credits,
+ * progress, outputs) never mislead. Against a real ledger (the run's DynamoDB
+ * Local) with Mapflow faked where a call would reach it.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { JobPart, LedgerRow } from '../../functions/core/model.ts';
+import { Ledger } from '../../functions/ledger/ledger.ts';
+import { runCostsCommand } from '../../local/cli/costs.ts';
+import { runJobsCommand } from '../../local/cli/jobs.ts';
+import { cancelJob, type OperatorBackend } from '../../local/cli/operations.ts';
+import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
+import { startConsoleServer } from '../../local/console/server.ts';
+import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { testTmp } from '../support/temp.ts';
+
+const dynamodb = useDynamoDbLocal();
+let ledger: Ledger;
+let stateDir: string;
+
+beforeAll(async () => {
+  const table = await dynamodb.createLedgerTable();
+  ledger = new Ledger(dynamodb.doc, table);
+  stateDir = await mkdtemp(path.join(testTmp(), 'mfb-truth-'));
+  // What a running `start` writes: the CLI reads the ledger through it.
+  await writeFile(path.join(stateDir, ENDPOINTS_FILE), JSON.stringify({ dynamodb: dynamodb.endpoint, ledgerTable: table }));
+}, 120_000);
+afterAll(async () => {
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+/** Runs a CLI command in process and captures what it prints. */
+async function cli(run: (args: string[]) => Promise<number>, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${a.join(' ')}\n`));
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  });
+  try {
+    return { code: await run([...args, '--state-dir', stateDir]), out: out.join(''), err: err.join('') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    write.mockRestore();
+  }
+}
+
+/** A split job of `total` parts in flight: `done` parts finished OK (results stored), one more running. */
+async function splitJobInFlight(jobId: string, done: number, total = 97): Promise<void> {
+  await ledger.register({ jobId, input: { bucket: 'b', key: `inbox/${jobId}.geojson`, etag: 'e', size: 1 }, kind: 'geojson', routeName: 'default' });
+  await ledger.transition(jobId, 'IN_PROGRESS', { estimatedCost: 1117, partCount: total });
+  for (let index = 0; index < done; index++) {
+    await ledger.upsertPart(jobId, { index, name: `f${index}`, processingId: `${jobId}-p${index}`, status: 'OK', percentCompleted: 100, cost: 5, resultKey: `results/${jobId}/f${index}/result.geojson` });
+  }
+  await ledger.upsertPart(jobId, { index: done, name: `f${done}`, processingId: `${jobId}-p${done}`, status: 'IN_PROGRESS', percentCompleted: 40, cost: 5 });
+}
+
+function fakeBackend(): OperatorBackend & { deleted: string[] } {
+  const deleted: string[] = [];
+  return {
+    deleted,
+    ledger,
+    releaseSlots: async () => {},
+    publish: async () => {},
+    startExecution: async () => ({}),
+    stopExecution: async () => true,
+    mapflow: async () => ({ deleteProcessing: async (id: string) => void deleted.push(id) }),
+    resultPrefixOf: (key) => `results/${key.replace(/^inbox\//, '')}/`,
+    now: () => new Date(),
+  };
+}
+
+describe('1. credits charged are counted whatever the end', () => {
+  it('a cancel keeps finished parts (processings and results) and records what they were charged', async () => {
+    // Prepare: 9 of 97 parts finished at 5 credits each, a tenth running (charged at its start)
+    await splitJobInFlight('split-cancel', 9);
+    const backend = fakeBackend();
+    // Act
+    const outcome = await cancelJob(backend, 'split-cancel', { reason: 'wrong area' });
+    // Assess: only the running processing is deleted; the charge is on the row
+    expect(outcome.processingsDeleted).toEqual(['split-cancel-p9']);
+    expect(outcome.processingsKept).toHaveLength(9);
+    expect(backend.deleted).toEqual(['split-cancel-p9']);
+    expect(outcome.creditsCharged).toBe(50);
+    const row = (await ledger.get('split-cancel')) as LedgerRow;
+    expect(row).toMatchObject({ status: 'CANCELLED', actualCost: 50, resultPrefix: 'results/split-cancel.geojson/' });
+  });
+
+  it('--delete-finished deletes the finished processings too', async () => {
+    await splitJobInFlight('split-delete', 2, 5);
+    const backend = fakeBackend();
+    const outcome = await cancelJob(backend, 'split-delete', { deleteFinished: true });
+    expect(outcome.processingsKept).toEqual([]);
+    expect(backend.deleted.sort()).toEqual(['split-delete-p0', 'split-delete-p1', 'split-delete-p2']);
+    expect((await ledger.get('split-delete'))?.actualCost).toBe(15);
+  });
+
+  it('jobs list/show, costs and the console show the charge, never the estimate, for a job cancelled part-way', async () => {
+    // Prepare: a job cancelled part-way whose row has no actualCost (as the old cancel left it)
+    await splitJobInFlight('old-cancel', 9);
+    await ledger.transition('old-cancel', 'CANCELLED', { error: { code: 'CANCELLED', message: 'x' } });
+    // Act
+    const list = await cli(runJobsCommand, ['list']);
+    const show = await cli(runJobsCommand, ['show', 'old-cancel']);
+    const costs = await cli(runCostsCommand, ['--json']);
+    const console_ = await startConsoleServer({ ledger, description: 'test' });
+    const jobs = (await (await fetch(`${console_.url}api/jobs`)).json()) as { jobs: { jobId: string; cost: number; costIsEstimate: boolean }[] };
+    await console_.close();
+    // Assess
+    expect(list.out).toMatch(/old-cancel\s.*CANCELLED\s.*50 credits(?! \(est)/);
+    expect(show.out).toMatch(/cost\s+charged 50 credits.*estimated 1117 credits/);
+    expect(show.out).toContain('part 0      f0: OK old-cancel-p0 5 credits');
+    const report = JSON.parse(costs.out) as { total: { credits: number; cancelled: number; jobs: number; succeeded: number; failed: number; rejected: number; inFlight: number } };
+    // split-cancel 50 + split-delete 15 + old-cancel 50
+    expect(report.total.credits).toBe(115);
+    expect(report.total.cancelled).toBe(3);
+    const t = report.total;
+    expect(t.succeeded + t.failed + t.rejected + t.cancelled + t.inFlight).toBe(t.jobs);
+    expect(jobs.jobs.find((j) => j.jobId === 'old-cancel')).toMatchObject({ cost: 50, costIsEstimate: false });
+  });
+
+  it('a job REJECTED or FAILED after a spend counts what its parts were charged', async () => {
+    const parts: JobPart[] = [{ index: 0, name: 'a', processingId: 'p-a', status: 'FAILED', cost: 7 }];
+    for (const [jobId, status] of [['spent-rejected', 'REJECTED'], ['spent-failed', 'FAILED']] as const) {
+      await ledger.register({ jobId, input: { bucket: 'b', key: `inbox/${jobId}.geojson`, etag: 'e', size: 1 }, kind: 'geojson', routeName: 'default', estimatedCost: 99, parts });
+      await ledger.transition(jobId, status, {});
+    }
+    const costs = await cli(runCostsCommand, ['--json']);
+    const report = JSON.parse(costs.out) as { total: { credits: number; rejected: number } };
+    expect(report.total.credits).toBe(115 + 14);
+    expect(report.total.rejected).toBe(1);
+    const shown = await cli(runJobsCommand, ['show', 'spent-rejected']);
+    expect(shown.out).toMatch(/cost\s+charged 7 credits/);
+  });
+});
