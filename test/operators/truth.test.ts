@@ -3,7 +3,9 @@
  * progress, outputs) never mislead. Against a real ledger (the run's DynamoDB
  * Local) with Mapflow faked where a call would reach it.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JobPart, LedgerRow } from '../../functions/core/model.ts';
@@ -12,6 +14,7 @@ import { runCostsCommand } from '../../local/cli/costs.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { cancelJob, type OperatorBackend } from '../../local/cli/operations.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
+import { copyJobOutputs, OutputConflict } from '../../local/cli/outputs.ts';
 import { startConsoleServer } from '../../local/console/server.ts';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
@@ -136,5 +139,72 @@ describe('1. credits charged are counted whatever the end', () => {
     expect(report.total.rejected).toBe(1);
     const shown = await cli(runJobsCommand, ['show', 'spent-rejected']);
     expect(shown.out).toMatch(/cost\s+charged 7 credits/);
+  });
+});
+
+/** A bucket in memory, answering the two calls copyJobOutputs makes. */
+function fakeS3(objects: Record<string, string>): S3Client {
+  return {
+    send: async (command: { constructor: { name: string }; input: { Prefix?: string; Key?: string } }) => {
+      if (command.constructor.name === 'ListObjectsV2Command') {
+        return { Contents: Object.keys(objects).filter((k) => k.startsWith(command.input.Prefix ?? '')).map((Key) => ({ Key })) };
+      }
+      const body = objects[command.input.Key ?? ''];
+      if (body === undefined) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
+      return { Body: Readable.from([Buffer.from(body)]) };
+    },
+  } as unknown as S3Client;
+}
+
+function finalRow(jobId: string, createdAt: string): LedgerRow {
+  return {
+    jobId,
+    input: { bucket: 'b', key: 'inbox/bern-quarters.geojson', etag: 'e', size: 1 },
+    kind: 'geojson',
+    routeName: 'default',
+    status: 'SUCCEEDED',
+    statusHistory: [],
+    resultPrefix: 'results/bern-quarters.geojson/',
+    createdAt,
+    updatedAt: createdAt,
+    entity: 'JOB',
+  };
+}
+
+describe('2. outputs of different jobs never overwrite each other', () => {
+  const key = 'results/bern-quarters.geojson/bern/job.json';
+
+  it('a job of npm start and a local run of the same file land in folders of their own', async () => {
+    // Prepare: two jobs (two ledgers) of the same input path
+    const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
+    // Act
+    const started = await copyJobOutputs(fakeS3({ [key]: '{"from":"start"}' }), 'b', finalRow('bern-quarters-aaa', '2026-11-26T09:00:00.000Z'), out);
+    const ran = await copyJobOutputs(fakeS3({ [key]: '{"from":"run"}' }), 'b', finalRow('bern-quarters-bbb', '2026-11-26T10:00:00.000Z'), out, { persistent: false });
+    // Assess
+    expect(started.results).toEqual([path.join(out, 'bern-quarters-aaa', 'results', 'bern-quarters.geojson', 'bern', 'job.json')]);
+    expect(ran.results[0]).not.toBe(started.results[0]);
+    expect(await readFile(started.results[0] as string, 'utf8')).toBe('{"from":"start"}');
+    expect(await readFile(ran.results[0] as string, 'utf8')).toBe('{"from":"run"}');
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('the same job id from another ledger is refused, naming --overwrite, unless asked', async () => {
+    // Prepare: npm start's copy of job X (its row still points there)
+    const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
+    const [shown] = (await copyJobOutputs(fakeS3({ [key]: 'start' }), 'b', finalRow('same-id', '2026-11-26T09:00:00.000Z'), out)).results;
+    // Act: a local run of the same bytes (same id, another ledger)
+    const refused = copyJobOutputs(fakeS3({ [key]: 'run' }), 'b', finalRow('same-id', '2026-11-26T10:00:00.000Z'), out, { persistent: false });
+    // Assess
+    await expect(refused).rejects.toBeInstanceOf(OutputConflict);
+    await expect(refused).rejects.toThrow(/--overwrite/);
+    expect(await readFile(shown as string, 'utf8')).toBe('start');
+    // The same run again (a copy of missing results at start-up) is not a conflict.
+    await copyJobOutputs(fakeS3({ [key]: 'start' }), 'b', finalRow('same-id', '2026-11-26T09:00:00.000Z'), out);
+    // A local run's copy may be replaced by the next local run; --overwrite replaces npm start's.
+    await copyJobOutputs(fakeS3({ [key]: 'run' }), 'b', finalRow('same-id', '2026-11-26T10:00:00.000Z'), out, { persistent: false, overwrite: true });
+    expect(await readFile(shown as string, 'utf8')).toBe('run');
+    await copyJobOutputs(fakeS3({ [key]: 'run 2' }), 'b', finalRow('same-id', '2026-11-26T11:00:00.000Z'), out, { persistent: false });
+    expect(await readFile(shown as string, 'utf8')).toBe('run 2');
+    await rm(out, { recursive: true, force: true });
   });
 });
