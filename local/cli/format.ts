@@ -5,6 +5,7 @@
  */
 import type { JobError, LedgerRow } from '../../functions/core/model.ts';
 import { jobCost } from '../../functions/core/credits.ts';
+import { partsDone } from '../../functions/core/progress.ts';
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));
@@ -34,6 +35,18 @@ export function costOf(row: LedgerRow): number | undefined {
 export function formatJobCost(row: LedgerRow): string {
   const cost = jobCost(row);
   return cost ? `${formatCost(cost.credits)}${cost.kind === 'estimate' ? ' (est.)' : ''}` : '';
+}
+
+/**
+ * What a job's percent is, said with it: the job's (every planned part, those
+ * not started at 0 %), and for a split job how many parts are done:
+ * "57% of job, 9 of 97 parts done".
+ */
+export function describeProgress(row: Pick<LedgerRow, 'percentCompleted' | 'parts' | 'partCount' | 'status'>): string {
+  if (row.percentCompleted === undefined) return '';
+  const percent = row.status === 'SUCCEEDED' ? 100 : row.percentCompleted;
+  const { done, planned } = partsDone(row);
+  return `${percent}% of job${planned > 1 ? `, ${done} of ${planned} parts done` : ''}`;
 }
 
 /** Columns padded to the widest cell. */

@@ -19,7 +19,7 @@ import { Ledger } from '../../functions/ledger/ledger.ts';
 import { LOCAL_LEDGER_TABLE } from '../bridge.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../dynamodb/index.ts';
 import { LOCAL_S3_CREDENTIALS } from '../s3/client.ts';
-import { costOf, formatCost, formatJobCost, formatError, inputName, progressBar, table } from './format.ts';
+import { describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
 import { lockHolder } from '../state-lock.ts';
@@ -337,13 +337,13 @@ export async function runningEndpoints(stateDir: string): Promise<{ dynamodb: st
 export function formatList(rows: LedgerRow[]): string {
   if (rows.length === 0) return 'No jobs.';
   return table([
-    ['JOB ID', 'FILE', 'KIND', 'STATUS', 'PROGRESS', 'COST', 'UPDATED'],
+    ['JOB ID', 'FILE', 'KIND', 'STATUS', 'PROGRESS (JOB)', 'COST', 'UPDATED'],
     ...rows.map((row) => [
       row.jobId,
       inputName(row),
       row.kind,
       row.status,
-      row.percentCompleted !== undefined ? `${row.percentCompleted}%` : '',
+      describeProgress(row).replace(' of job', ''),
       formatJobCost(row),
       row.updatedAt,
     ]),
@@ -355,7 +355,7 @@ export function formatJob(row: LedgerRow): string {
     `job         ${row.jobId}`,
     `input       s3://${row.input.bucket}/${row.input.key} (${row.input.size} bytes, etag ${row.input.etag})`,
     `kind        ${row.kind}, route ${row.routeName}`,
-    `status      ${row.status}${row.percentCompleted !== undefined ? `  ${progressBar(row.percentCompleted)}` : ''}`,
+    `status      ${row.status}${row.percentCompleted !== undefined ? `  ${progressBar(row.status === 'SUCCEEDED' ? 100 : row.percentCompleted)}  ${describeProgress(row).replace(/^\d+% /, '')}` : ''}`,
   ];
   if (row.projectId) lines.push(`project     ${row.projectId}`);
   if (row.mosaicId) lines.push(`mosaic      ${row.mosaicId}${row.imageId ? `, image ${row.imageId}` : ''}`);
@@ -377,7 +377,7 @@ export function formatJob(row: LedgerRow): string {
   if (row.retriedBy) lines.push(`retried as  ${row.retriedBy}`);
   for (const part of row.parts ?? []) {
     lines.push(
-      `part ${part.index}      ${part.name}: ${part.status ?? ''} ${part.processingId ?? ''} ${formatCost(part.cost)} ${part.error ? formatError(part.error) : ''}`.trimEnd(),
+      `part ${part.index}      ${part.name}: ${part.status ?? ''}${part.percentCompleted !== undefined && part.status !== 'OK' ? ` ${part.percentCompleted}% of part` : ''} ${part.processingId ?? ''} ${formatCost(part.cost)} ${part.error ? formatError(part.error) : ''}`.trimEnd(),
     );
   }
   lines.push('history');

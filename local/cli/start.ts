@@ -335,8 +335,9 @@ export class JobProgress {
     const name = detail.input.key.replace(/^inbox\//, '');
     const at = new Date(event.time ?? detail.at);
     const extras = [
-      detail.percentCompleted !== undefined && !isFinalStatus(detail.status) ? `${detail.percentCompleted}%` : '',
-      formatCost(detail.actualCost ?? detail.estimatedCost),
+      // The job's percent (a part's own percent is in the event's message): say which it is.
+      detail.percentCompleted !== undefined && !isFinalStatus(detail.status) ? `job ${detail.percentCompleted}%` : '',
+      detail.actualCost !== undefined ? formatCost(detail.actualCost) : detail.estimatedCost !== undefined ? `${formatCost(detail.estimatedCost)} (est.)` : '',
       formatError(detail.error),
     ].filter(Boolean);
     if (isFinalStatus(detail.status)) {
@@ -350,7 +351,7 @@ export class JobProgress {
     } else {
       const job = this.watching.get(detail.jobId) ?? { name, status: detail.status };
       job.status = detail.status;
-      if (detail.percentCompleted !== undefined) job.percent = detail.percentCompleted;
+      job.percent = higher(job.percent, detail.percentCompleted);
       this.watching.set(detail.jobId, job);
       // In a pipe a progress line is printed only while Mapflow processes (as before); live, every job in flight has one.
       if (this.out.live || (isProcessing(job.status) && job.percent !== undefined)) this.show(detail.jobId);
@@ -369,7 +370,7 @@ export class JobProgress {
         if (row.status === job.status && row.percentCompleted === job.percent && cost === job.cost) continue;
         job.status = row.status;
         job.cost = cost;
-        if (row.percentCompleted !== undefined) job.percent = row.percentCompleted;
+        job.percent = higher(job.percent, row.percentCompleted);
         if (this.out.live || (isProcessing(job.status) && job.percent !== undefined)) this.show(jobId);
       }
     } finally {
@@ -398,6 +399,11 @@ export class JobProgress {
       this.out.line(`${inputName(row)}: cannot copy the outputs: ${(error as Error).message}`);
     }
   }
+}
+
+/** The bar never goes back: an event can carry an older percent than the ledger read a moment before. */
+function higher(shown: number | undefined, next: number | undefined): number | undefined {
+  return next === undefined ? shown : shown === undefined ? next : Math.max(shown, next);
 }
 
 function isProcessing(status: JobStatus): boolean {

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinalStatus, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
-import { costOf, formatCost, formatJobCost, formatError, inputName, progressBar } from './format.ts';
+import { costOf, describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar } from './format.ts';
 
 export interface WatchOptions {
   intervalMs: number;
@@ -67,6 +67,6 @@ function report(row: LedgerRow, before: Seen | undefined, options: WatchOptions)
     const extras = [formatJobCost(row), formatError(row.error)].filter(Boolean);
     options.say(`${time}  ${inputName(row)}  ${row.status}${extras.length ? `  (${extras.join(', ')})` : ''}`);
   } else {
-    options.say(`          ${inputName(row)}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted ?? 0)}  ${formatJobCost(row)}`);
+    options.say(`          ${inputName(row)}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted ?? 0)}  ${[describeProgress(row).replace(/^\d+% /, ''), formatJobCost(row)].filter(Boolean).join(', ')}`);
   }
 }

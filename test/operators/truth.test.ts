@@ -10,6 +10,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JobPart, LedgerRow } from '../../functions/core/model.ts';
 import { Ledger } from '../../functions/ledger/ledger.ts';
+import { jobPercent } from '../../functions/core/progress.ts';
+import { pollProcessing } from '../../functions/jobs/steps/poll-processing.ts';
+import type { StepContext } from '../../functions/jobs/steps/context.ts';
+import type { PartState } from '../../functions/jobs/workflow.ts';
+import { DEFAULT_POLL_POLICY } from '../../functions/polling/poll-policy.ts';
+import { describeProgress } from '../../local/cli/format.ts';
 import { runCostsCommand } from '../../local/cli/costs.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { cancelJob, type OperatorBackend } from '../../local/cli/operations.ts';
@@ -206,5 +212,61 @@ describe('2. outputs of different jobs never overwrite each other', () => {
     await copyJobOutputs(fakeS3({ [key]: 'run 2' }), 'b', finalRow('same-id', '2026-11-26T11:00:00.000Z'), out, { persistent: false });
     expect(await readFile(shown as string, 'utf8')).toBe('run 2');
     await rm(out, { recursive: true, force: true });
+  });
+});
+
+describe('3. progress of a split job never goes backwards and says what it is', () => {
+  /** Poll Processing of part `index` of a job, Mapflow answering IN_PROGRESS at `percent`. */
+  async function poll(jobId: string, index: number, percent: number): Promise<{ messages: string[] }> {
+    const published: { messages?: string[] }[] = [];
+    const row = (await ledger.get(jobId)) as LedgerRow;
+    const ctx = {
+      ledger,
+      config: { pollPolicy: DEFAULT_POLL_POLICY },
+      now: () => new Date(),
+      random: () => 0.5,
+      slots: { release: async () => {} },
+      events: { publish: async (_type: string, detail: { messages?: string[] }) => void published.push(detail) },
+      logger: { info() {}, warn() {}, error() {}, debug() {} },
+      mapflow: async () => ({
+        getProcessing: async (id: string) => ({ id, status: 'IN_PROGRESS', percentCompleted: percent }),
+        getProcessingAois: async () => [],
+      }),
+    } as unknown as StepContext;
+    const state = {
+      job: { jobId, input: row.input, kind: row.kind, routeName: row.routeName, createdAt: row.createdAt },
+      part: { index, name: `f${index}` },
+      processing: { processingId: `${jobId}-p${index}`, startedAt: row.createdAt },
+      // Mapflow's status was UNPROCESSED at the last look: this poll sees it start (a Processing Started event).
+      poll: { outcome: 'WAIT', status: 'UNPROCESSED', polls: 1, percentCompleted: 0, restarts: 0, waitSeconds: 1 },
+    } as unknown as PartState;
+    await pollProcessing(state, ctx);
+    return { messages: published.flatMap((d) => d.messages ?? []) };
+  }
+
+  it('counts the parts not started yet as 0 %: 9 of 97 parts done is 9 %, not 94 %', async () => {
+    // Prepare: 9 parts finished, the tenth running; 87 not started
+    await splitJobInFlight('split-progress', 9);
+    // Act: the tenth part is polled at 40 %
+    const { messages } = await poll('split-progress', 9, 40);
+    // Assess
+    const row = (await ledger.get('split-progress')) as LedgerRow;
+    expect(row.percentCompleted).toBe(9);
+    expect(describeProgress(row)).toBe('9% of job, 9 of 97 parts done');
+    // The event's message gives the part's own percent, labelled as the part's.
+    expect(messages.join(' ')).toMatch(/part 10 of 97 'f9' .* at 40% \(part\)/);
+    expect(jobPercent([{ percentCompleted: 100 }, { percentCompleted: 100 }], 97)).toBe(2);
+  });
+
+  it('never lowers the job percent (a restarted part, or parts polled out of order)', async () => {
+    // Prepare: the job was already at 60 %
+    await splitJobInFlight('split-monotonic', 1, 2);
+    await ledger.update('split-monotonic', { percentCompleted: 60 });
+    // Act: a part restarted at 5 % would make the mean lower
+    await poll('split-monotonic', 1, 5);
+    // Assess
+    expect((await ledger.get('split-monotonic'))?.percentCompleted).toBe(60);
+    await poll('split-monotonic', 1, 80);
+    expect((await ledger.get('split-monotonic'))?.percentCompleted).toBe(90);
   });
 });
