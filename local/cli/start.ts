@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
 // First: modules that import these back from start.ts (an import cycle) then find them initialised.
-import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
+import { DEFAULT_STATE_DIR, ENDPOINTS_FILE, writeMapflowAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
@@ -221,6 +221,10 @@ async function serve(options: StartOptions): Promise<number> {
   });
   const endpointsFile = path.join(options.stateDir, ENDPOINTS_FILE);
   await writeFile(endpointsFile, JSON.stringify({ ...bridge.endpoints, bucket: bridge.bucket, ledgerTable: bridge.ledgerTable, pid: process.pid }, null, 2));
+  // doctor --local checks the embedded simulator with its token (random per start) from here; 0600, removed at stop.
+  const accessFile = bridge.simulator && process.env.MAPFLOW_TOKEN
+    ? await writeMapflowAccess(options.stateDir, { url: bridge.endpoints.mapflow, token: process.env.MAPFLOW_TOKEN, email: process.env.MAPFLOW_EMAIL ?? '', pid: process.pid })
+    : undefined;
 
   say(
     [
@@ -256,6 +260,7 @@ async function serve(options: StartOptions): Promise<number> {
       say(`${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
       // endpoints.json goes before the state folder is unlocked: once it is, another start may write its own.
       removeOwnEndpoints(endpointsFile)
+        .then(() => (accessFile ? rm(accessFile, { force: true }) : undefined))
         .then(() => operators.close())
         .then(() => bridge.close())
         .then(
