@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
 // First: modules that import these back from start.ts (an import cycle) then find them initialised.
-import { DEFAULT_STATE_DIR, ENDPOINTS_FILE, writeMapflowAccess } from './state-dir.ts';
+import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, writeMapflowAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
@@ -67,7 +67,8 @@ Options:
                               and no program holds it open (default ${DEFAULT_STABLE_MS / 1000})
   --no-samples                do not drop the bundled samples on the first run
   --console, --no-console     serve the jobs console on 127.0.0.1 (default on; its URL is in the banner)
-  --console-port <port>       its port (default: a free one)
+  --console-port <port>       its port (default ${DEFAULT_CONSOLE_PORT}; when it is taken,
+                              a free one is used and the banner says which)
   --verbose                   show the handlers' logs (and plain lines instead of live progress)
   -h, --help                  show this help
 

@@ -5,6 +5,12 @@
  * leaves them uninitialised: "Cannot access 'DEFAULT_STATE_DIR' before initialization").
  */
 export const DEFAULT_STATE_DIR = '.local';
+/**
+ * The console's port unless --console-port says otherwise: stable, so a
+ * bookmarked console works after a restart (the S3 port is stable for the same
+ * reason). When another program holds it, a free port is used and the banner says so.
+ */
+export const DEFAULT_CONSOLE_PORT = 4569;
 /** Written while `start` runs, so `jobs` can read the running ledger. */
 export const ENDPOINTS_FILE = 'endpoints.json';
 

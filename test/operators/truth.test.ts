@@ -22,6 +22,10 @@ import { cancelJob, type OperatorBackend } from '../../local/cli/operations.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
 import { copyJobOutputs, OutputConflict } from '../../local/cli/outputs.ts';
 import { startConsoleServer } from '../../local/console/server.ts';
+import { startConsoleOnPort } from '../../local/console/command.ts';
+import { DEFAULT_CONSOLE_PORT } from '../../local/cli/state-dir.ts';
+import { START_USAGE } from '../../local/cli/start.ts';
+import { createServer, type Server } from 'node:net';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -268,5 +272,33 @@ describe('3. progress of a split job never goes backwards and says what it is', 
     expect((await ledger.get('split-monotonic'))?.percentCompleted).toBe(60);
     await poll('split-monotonic', 1, 80);
     expect((await ledger.get('split-monotonic'))?.percentCompleted).toBe(90);
+  });
+});
+
+describe('5. the console has a stable address', () => {
+  it('defaults to a fixed port, and falls back to a free one with the S3 message only when not given', async () => {
+    // Prepare: the port held by another program
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    const messages: string[] = [];
+    const start = (port: number) => startConsoleServer({ ledger, description: 'test', port });
+    try {
+      // Act
+      const strict = await startConsoleOnPort(start, taken, false, (m) => messages.push(m)).then(() => undefined, (error: unknown) => error);
+      const fallback = await startConsoleOnPort(start, taken, true, (m) => messages.push(m));
+      const port = Number(new URL(fallback.url).port);
+      const answer = await fetch(`${fallback.url}api/info`);
+      await fallback.close();
+      // Assess
+      expect(DEFAULT_CONSOLE_PORT).toBeGreaterThan(1024);
+      expect(START_USAGE).toContain(`--console-port <port>       its port (default ${DEFAULT_CONSOLE_PORT}`);
+      expect((strict as Error).message).toContain('--console-port');
+      expect(port).not.toBe(taken);
+      expect(answer.status).toBe(200);
+      expect(messages).toEqual([`local bridge: port ${taken} is taken by another program, so the console listens on port ${port} this time (--console-port chooses one).`]);
+    } finally {
+      blocker.close();
+    }
   });
 });
