@@ -28,10 +28,11 @@ import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';
 import { cancelJob, deployedBackend, OperationRefused, readStackOutputs, retryJob, type CancelOutcome, type RetryOutcome } from './operations.ts';
 import { watchJobs } from './watch.ts';
+import { JobNotResolved, resolveJobId } from './resolve.ts';
 import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 
 export const JOBS_USAGE = `Usage: mapflow-bridge jobs list [--status <status>] [--limit <n>] [--json]
-       mapflow-bridge jobs show <jobId> [--json]
+       mapflow-bridge jobs show <jobId | prefix | file name> [--json]
        mapflow-bridge jobs watch [--interval <s>] [--until-idle] [--json]
        mapflow-bridge jobs export [--since <when>] [--format csv|jsonl]
        mapflow-bridge jobs retry <jobId> [--json]
@@ -39,7 +40,8 @@ export const JOBS_USAGE = `Usage: mapflow-bridge jobs list [--status <status>] [
 
 Reads the job ledger: the local one (of npm start, in ./${DEFAULT_STATE_DIR}), or a
 deployed one with --table or --stack. retry and cancel act on the running local
-bridge (npm start), or on a deployed stack with --stack.
+bridge (npm start), or on a deployed stack with --stack. show, retry and cancel
+take a job id, a unique prefix of it, or the file's name (as jobs list shows it).
 
   watch    the live view of npm start: a line per new job or status change, a progress bar as jobs run
   export   every job (created since --since) as CSV or JSON lines on stdout, streamed
@@ -193,7 +195,14 @@ export async function runJobsCommand(args: string[]): Promise<number> {
       }
       return 0;
     }
-    const jobId = positionals[0] as string;
+    let jobId: string;
+    try {
+      jobId = await resolveJobId(source.ledger, positionals[0] as string);
+    } catch (error) {
+      if (!(error instanceof JobNotResolved)) throw error;
+      console.error(`mapflow-bridge jobs show: ${error.message.replace(/^no job '([^']*)'/, `no job '$1' in ${source.description}`)}`);
+      return 1;
+    }
     const row = await source.ledger.get(jobId);
     if (!row) {
       console.error(`mapflow-bridge jobs show: no job '${jobId}' in ${source.description}.`);
@@ -283,6 +292,7 @@ async function runOperation(
     if (options.stack) {
       const backend = deployedBackend(await readStackOutputs(options.stack, options.region), options.region ? { region: options.region } : {});
       try {
+        jobId = await resolveJobId(backend.ledger, jobId);
         outcome =
           action === 'retry'
             ? await retryJob(backend, jobId)
@@ -291,15 +301,26 @@ async function runOperation(
         backend.close();
       }
     } else {
+      // A prefix or a file name: resolved on the running bridge's ledger (none running: the control call says so).
+      const running = await runningEndpoints(options.stateDir);
+      if (running) {
+        const source = localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge');
+        try {
+          jobId = await resolveJobId(source.ledger, jobId);
+        } finally {
+          await source.close();
+        }
+      }
       outcome = await callControl<RetryOutcome | CancelOutcome>(options.stateDir, jobId, action, {
         ...(options.reason ? { reason: options.reason } : {}),
         ...(options.deleteFinished ? { deleteFinished: true } : {}),
       });
     }
   } catch (error) {
-    const code = error instanceof OperationRefused ? error.code : (error as Error).name;
+    const known = error instanceof OperationRefused || error instanceof JobNotResolved;
+    const code = error instanceof OperationRefused ? error.code : error instanceof JobNotResolved ? 'JOB_NOT_FOUND' : (error as Error).name;
     if (options.json) console.log(JSON.stringify({ error: { code, message: (error as Error).message } }, null, 2));
-    console.error(`mapflow-bridge jobs ${action}: ${error instanceof OperationRefused ? error.message : describeReadError(error)}`);
+    console.error(`mapflow-bridge jobs ${action}: ${known ? (error as Error).message : describeReadError(error)}`);
     return 1;
   }
   if (options.json) {

@@ -16,6 +16,13 @@ import type { StepContext } from '../../functions/jobs/steps/context.ts';
 import type { PartState } from '../../functions/jobs/workflow.ts';
 import { DEFAULT_POLL_POLICY } from '../../functions/polling/poll-policy.ts';
 import { describeProgress } from '../../local/cli/format.ts';
+import { finaliseJob } from '../../functions/jobs/steps/finalize.ts';
+import { queuedNote } from '../../functions/jobs/steps/common.ts';
+import { jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
+import { DEFAULT_PREFIXES } from '../../functions/routing/index.ts';
+import { watchJobs } from '../../local/cli/watch.ts';
+import { CONTROL_FILE } from '../../local/cli/control.ts';
+import { createServer as createHttpServer } from 'node:http';
 import { runCostsCommand } from '../../local/cli/costs.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { cancelJob, type OperatorBackend } from '../../local/cli/operations.ts';
@@ -300,5 +307,96 @@ describe('5. the console has a stable address', () => {
     } finally {
       blocker.close();
     }
+  });
+});
+
+describe('7. small frictions', () => {
+  it('jobs show takes a unique prefix of the id or the file name, and says "did you mean" otherwise', async () => {
+    // Prepare: the jobs of the tests above (split-cancel, split-delete, old-cancel, spent-rejected, ...)
+    // Act
+    const byPrefix = await cli(runJobsCommand, ['show', 'old-c']);
+    const byFile = await cli(runJobsCommand, ['show', 'spent-rejected.geojson']);
+    const ambiguous = await cli(runJobsCommand, ['show', 'split-']);
+    const unknown = await cli(runJobsCommand, ['show', 'cancel']);
+    // Assess
+    expect(byPrefix.code).toBe(0);
+    expect(byPrefix.out).toMatch(/^job\s+old-cancel$/m);
+    expect(byFile.out).toMatch(/^job\s+spent-rejected$/m);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.err).toMatch(/'split-' matches \d+ jobs; did you mean split-/);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/no job 'cancel' in .*; did you mean (split-cancel|old-cancel)/);
+  });
+
+  it('jobs retry and cancel resolve a prefix before they ask the running bridge', async () => {
+    // Prepare: a control endpoint that records what it is asked (the running start's, faked)
+    const asked: string[] = [];
+    const server = createHttpServer((request, response) => {
+      asked.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ result: { jobId: 'split-progress', status: 'CANCELLED', executionStopped: true, processingsDeleted: [], processingsKept: [], processingErrors: [] } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await writeFile(path.join(stateDir, CONTROL_FILE), JSON.stringify({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, token: 't' }), { mode: 0o600 });
+    try {
+      // Act
+      const cancelled = await cli(runJobsCommand, ['cancel', 'split-prog']);
+      // Assess
+      expect(cancelled.code, cancelled.err).toBe(0);
+      expect(asked).toEqual(['/jobs/split-progress/cancel']);
+    } finally {
+      server.close();
+      await rm(path.join(stateDir, CONTROL_FILE), { force: true });
+    }
+  });
+
+  it('the FAILED line names the real job id in its jobs retry hint', async () => {
+    // Prepare
+    await ledger.register({ jobId: 'fail-hint', input: { bucket: 'b', key: 'inbox/fail-hint.geojson', etag: 'e', size: 1 }, kind: 'geojson', routeName: 'default' });
+    const { error } = jobErrorFromTaskError({ Error: 'MapflowUnavailable', Cause: JSON.stringify({ errorType: 'MapflowUnavailable', errorMessage: 'down' }) });
+    const ctx = {
+      ledger,
+      config: { prefixes: DEFAULT_PREFIXES },
+      s3: { send: async () => ({}) },
+      events: { publish: async () => {} },
+      logger: { info() {}, warn() {}, error() {}, debug() {} },
+      now: () => new Date(),
+    } as unknown as StepContext;
+    // Act
+    await finaliseJob(ctx, { jobId: 'fail-hint', input: { bucket: 'b', key: 'inbox/fail-hint.geojson', etag: 'e', size: 1 }, status: 'FAILED', error });
+    // Assess
+    const row = (await ledger.get('fail-hint')) as LedgerRow;
+    expect(row.error?.message).toContain('mapflow-bridge jobs retry fail-hint`');
+    expect(row.error?.message).not.toContain('<jobId>');
+  });
+
+  it('a QUEUED line never says "(0 in use)"', () => {
+    expect(queuedNote(0, 3)).not.toMatch(/\b0 in use/);
+    expect(queuedNote(0, 3)).toContain('queued earlier');
+    expect(queuedNote(3, 3)).toBe('waiting for a processing slot (3 of 3 in use)');
+  });
+
+  it('jobs watch prints its opening backlog in time order, with the time on every line', async () => {
+    // Prepare: listRecent's order (newest created first) is not the order things happened in
+    const row = (jobId: string, createdAt: string, updatedAt: string, status: LedgerRow['status'], percentCompleted?: number): LedgerRow => ({
+      ...finalRow(jobId, createdAt),
+      status,
+      updatedAt,
+      ...(percentCompleted !== undefined && { percentCompleted }),
+    });
+    const polls = [
+      [row('b', '2026-11-26T10:00:02Z', '2026-11-26T10:00:03Z', 'IN_PROGRESS', 10), row('a', '2026-11-26T10:00:01Z', '2026-11-26T10:00:09Z', 'FAILED')],
+      [row('b', '2026-11-26T10:00:02Z', '2026-11-26T10:00:12Z', 'IN_PROGRESS', 50), row('a', '2026-11-26T10:00:01Z', '2026-11-26T10:00:09Z', 'FAILED')],
+      [row('b', '2026-11-26T10:00:02Z', '2026-11-26T10:00:15Z', 'SUCCEEDED', 100), row('a', '2026-11-26T10:00:01Z', '2026-11-26T10:00:09Z', 'FAILED')],
+    ];
+    let poll = 0;
+    const lines: string[] = [];
+    // Act
+    await watchJobs({ listRecent: async () => polls[Math.min(poll++, polls.length - 1)] as LedgerRow[] }, { intervalMs: 0, limit: 50, json: false, untilIdle: true, say: (l) => lines.push(l) });
+    // Assess
+    expect(lines[0]).toMatch(/^10:00:03 .*IN_PROGRESS/);
+    expect(lines[1]).toMatch(/^10:00:09 .*FAILED/);
+    expect(lines[2]).toMatch(/^10:00:12 .*\[#+-*\]/);
+    expect(lines.every((l) => /^\d\d:\d\d:\d\d /.test(l))).toBe(true);
   });
 });

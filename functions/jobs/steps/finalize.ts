@@ -34,7 +34,9 @@ export interface Finalisation {
   report?: Record<string, unknown>;
 }
 
-export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<FinishResult> {
+export async function finaliseJob(ctx: StepContext, given: Finalisation): Promise<FinishResult> {
+  // The retry hint names this job, so the FAILED line can be copied as it is.
+  const f: Finalisation = given.error ? { ...given, error: { ...given.error, message: withJobId(given.error.message, given.jobId) } } : given;
   let row = await ctx.ledger.get(f.jobId);
   if (row && isFinalStatus(row.status)) return finishResultOf(row);
   if (!row && f.kind) {
@@ -118,4 +120,9 @@ function finishResultOf(row: LedgerRow): FinishResult {
     ...(row.actualCost !== undefined && { actualCost: row.actualCost }),
     ...(row.error && { error: row.error }),
   };
+}
+
+/** `jobs retry <jobId>` in a message -> `jobs retry <the id>`. */
+export function withJobId(message: string, jobId: string): string {
+  return message.replaceAll('jobs retry <jobId>', `jobs retry ${jobId}`);
 }
