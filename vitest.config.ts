@@ -16,6 +16,7 @@ const ISOLATED = [
   // A local bridge routes GeoJSON and GeoTIFF checks through worker threads for the whole process (local/engine/workers.ts).
   'test/doctor/doctor.test.ts',
   'test/operators/cli.test.ts',
+  'test/operators/truth.test.ts',
   'test/events/e2e-events.test.ts',
   'test/results/flatgeobuf-e2e.test.ts',
   'test/imagery/catalog-e2e.test.ts',

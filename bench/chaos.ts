@@ -342,7 +342,7 @@ async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: st
       const keys = (page.Contents ?? []).map((object) => ({ key: object.Key!, size: object.Size ?? 0 }));
       if (!keys.some((object) => object.key.endsWith('/result.geojson'))) missingInS3.push(row.input.key);
       for (const object of keys) {
-        const size = await stat(outputPath(outDir, row, object.key)).then((info) => info.size, () => undefined);
+        const size = await stat(outputPath(outDir, row.jobId, object.key)).then((info) => info.size, () => undefined);
         if (size !== object.size) {
           missingInOutputFolder.push(`${row.input.key}: ${object.key}`);
           break;

@@ -495,6 +495,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           // A file of another type is a job too: it ends REJECTED UNSUPPORTED_FILE_TYPE, in the events like any other.
         },
         onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
+        onWaiting: (file, why) => log(`waiting for ${path.relative(process.cwd(), file) || file} to ${why === 'open' ? 'be closed by the program writing it' : 'stop changing'}; it goes up once unchanged for ${(options.dropStableMs ?? 3_000) / 1000} s and closed`),
       }));
       stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
     }

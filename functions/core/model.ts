@@ -153,6 +153,8 @@ export interface LedgerRow {
   /** First processing id (GSI `byProcessingId`); all of them are in `parts`. */
   processingId?: string;
   parts?: JobPart[];
+  /** Parts the plan made (a split job has one per feature); `parts` holds only those started. */
+  partCount?: number;
   areaSqKm?: number;
   estimatedCost?: number;
   actualCost?: number;

@@ -172,6 +172,36 @@ export class Ledger {
   }
 
   /**
+   * Raises the job's percentCompleted to `percent`, never lowers it (a
+   * conditional write, so parts polled in parallel cannot write an older,
+   * lower figure over a newer one). Returns the row, changed or not.
+   */
+  async raisePercent(jobId: string, percent: number): Promise<LedgerRow> {
+    const update = new UpdateBuilder();
+    update.set('updatedAt', this.clock().toISOString());
+    const name = update.name('percentCompleted');
+    const value = update.value(percent);
+    update.expressions.push(`${name} = ${value}`);
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { jobId },
+          ...update.build(),
+          ConditionExpression: `attribute_exists(jobId) AND (attribute_not_exists(${name}) OR ${name} < ${value})`,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toRow(Attributes as StoredRow);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw writeFailed('raise the percent of', jobId, error);
+      const current = await this.get(jobId);
+      if (!current) throw new LedgerError('JOB_NOT_FOUND', `Job ${jobId} is not in the ledger; cannot record its percent.`, { cause: error });
+      return current;
+    }
+  }
+
+  /**
    * Writes one part (replacing the part with the same index). The first part
    * with a processing id also sets the row's `processingId` (GSI byProcessingId).
    */

@@ -10,6 +10,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { eventDetailFromRow } from '../../functions/events/publisher.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
+import { resultPrefix } from '../../functions/routing/index.ts';
 import type { LocalBridge } from '../bridge.ts';
 import { cancelJob, OperationRefused, retryJob, type OperatorBackend } from './operations.ts';
 
@@ -32,6 +33,7 @@ export function localBackend(bridge: LocalBridge): OperatorBackend {
       return running;
     },
     mapflow: () => context.mapflow(),
+    resultPrefixOf: (key) => resultPrefix(context.config.prefixes, key),
     now: () => new Date(),
   };
 }
@@ -57,12 +59,15 @@ export async function startControlServer(bridge: LocalBridge, stateDir: string):
     if (request.method !== 'POST' || !match) return reply(404, { error: { code: 'NOT_FOUND', message: 'POST /jobs/<id>/retry or /jobs/<id>/cancel' } });
     void (async () => {
       try {
-        const body = JSON.parse((await readBody(request, 4096)) || '{}') as { reason?: unknown };
+        const body = JSON.parse((await readBody(request, 4096)) || '{}') as { reason?: unknown; deleteFinished?: unknown };
         const [, jobId, action] = match as unknown as [string, string, string];
         const result =
           action === 'retry'
             ? await retryJob(backend, jobId)
-            : await cancelJob(backend, jobId, typeof body.reason === 'string' && body.reason ? body.reason.slice(0, 300) : undefined);
+            : await cancelJob(backend, jobId, {
+                ...(typeof body.reason === 'string' && body.reason ? { reason: body.reason.slice(0, 300) } : {}),
+                deleteFinished: body.deleteFinished === true,
+              });
         reply(200, { result });
       } catch (error) {
         if (error instanceof OperationRefused) reply(error.code === 'JOB_NOT_FOUND' ? 404 : 409, { error: { code: error.code, message: error.message } });

@@ -1,11 +1,16 @@
 /**
  * `mapflow-bridge costs`: credits spent, from the ledger, by day, route or
- * model. Spent = what Mapflow charged (`actualCost`) on jobs that reached
- * Mapflow; jobs still running show their estimate apart; rejected jobs cost 0.
+ * model. Spent = what Mapflow charged, whatever the job's end: a job's
+ * `actualCost`, else the sum of its parts' costs (a job cancelled or failed
+ * part-way keeps what its finished parts cost; functions/core/credits.ts).
+ * Jobs still running show the estimate of what is not charged yet apart;
+ * rejected jobs cost 0. A column per end status (and one for jobs in flight),
+ * so the counts add up to JOBS.
  */
 import { DEFAULT_GEOJSON_MODEL, parseRoutes, type Routes } from '../../functions/routing/index.ts';
 import type { LedgerRow } from '../../functions/core/model.ts';
 import { isFinalStatus } from '../../functions/core/model.ts';
+import { jobCost, round2 } from '../../functions/core/credits.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,9 +26,13 @@ export interface CostLine {
   jobs: number;
   succeeded: number;
   failed: number;
-  /** Credits Mapflow charged. */
+  rejected: number;
+  cancelled: number;
+  /** Jobs not ended yet. */
+  inFlight: number;
+  /** Credits Mapflow charged (jobs of every status). */
   credits: number;
-  /** Estimated credits of jobs still in flight. */
+  /** Estimated credits of jobs in flight with no charge known yet. */
   inFlightEstimate: number;
 }
 
@@ -41,40 +50,57 @@ export function modelOf(row: Pick<LedgerRow, 'routeName' | 'kind'>, routes: Rout
   return route?.model ?? DEFAULT_GEOJSON_MODEL;
 }
 
+const emptyLine = (): Omit<CostLine, 'key'> => ({ jobs: 0, succeeded: 0, failed: 0, rejected: 0, cancelled: 0, inFlight: 0, credits: 0, inFlightEstimate: 0 });
+
 export async function costReport(rows: AsyncIterable<LedgerRow>, by: CostGrouping, options: { since?: string; routes?: string } = {}): Promise<CostReport> {
   const routes = parseRoutes(options.routes);
   const lines = new Map<string, CostLine>();
-  const total: Omit<CostLine, 'key'> = { jobs: 0, succeeded: 0, failed: 0, credits: 0, inFlightEstimate: 0 };
+  const total = emptyLine();
   for await (const row of rows) {
     const key = by === 'day' ? (row.finishedAt ?? row.createdAt).slice(0, 10) : by === 'route' ? row.routeName : modelOf(row, routes);
-    const line = lines.get(key) ?? { key, jobs: 0, succeeded: 0, failed: 0, credits: 0, inFlightEstimate: 0 };
+    const line = lines.get(key) ?? { key, ...emptyLine() };
+    const cost = jobCost(row);
     for (const target of [line, total]) {
       target.jobs++;
       if (row.status === 'SUCCEEDED') target.succeeded++;
-      if (row.status === 'FAILED') target.failed++;
-      if (typeof row.actualCost === 'number' && Number.isFinite(row.actualCost)) target.credits += row.actualCost;
-      else if (!isFinalStatus(row.status) && typeof row.estimatedCost === 'number') target.inFlightEstimate += row.estimatedCost;
+      else if (row.status === 'FAILED') target.failed++;
+      else if (row.status === 'REJECTED') target.rejected++;
+      else if (row.status === 'CANCELLED') target.cancelled++;
+      else target.inFlight++;
+      if (cost?.kind === 'charged') target.credits += cost.credits;
+      else if (cost && !isFinalStatus(row.status)) target.inFlightEstimate += cost.credits;
     }
     lines.set(key, line);
   }
-  const round = (n: number) => Math.round(n * 100) / 100;
   const sorted = [...lines.values()]
-    .map((l) => ({ ...l, credits: round(l.credits), inFlightEstimate: round(l.inFlightEstimate) }))
+    .map((l) => ({ ...l, credits: round2(l.credits), inFlightEstimate: round2(l.inFlightEstimate) }))
     .sort((a, b) => (by === 'day' ? a.key.localeCompare(b.key) : b.credits - a.credits || a.key.localeCompare(b.key)));
-  return { by, ...(options.since ? { since: options.since } : {}), lines: sorted, total: { ...total, credits: round(total.credits), inFlightEstimate: round(total.inFlightEstimate) } };
+  return { by, ...(options.since ? { since: options.since } : {}), lines: sorted, total: { ...total, credits: round2(total.credits), inFlightEstimate: round2(total.inFlightEstimate) } };
 }
 
 export function formatCostReport(report: CostReport): string {
   if (report.total.jobs === 0) return `No jobs${report.since ? ` since ${report.since}` : ''}.`;
-  const header = [report.by.toUpperCase(), 'JOBS', 'SUCCEEDED', 'FAILED', 'CREDITS', 'IN FLIGHT (EST.)'];
-  const cells = (key: string, l: Omit<CostLine, 'key'>) => [key, String(l.jobs), String(l.succeeded), String(l.failed), String(l.credits), l.inFlightEstimate ? String(l.inFlightEstimate) : ''];
+  const header = [report.by.toUpperCase(), 'JOBS', 'SUCCEEDED', 'FAILED', 'REJECTED', 'CANCELLED', 'IN FLIGHT', 'CREDITS CHARGED', 'NOT CHARGED YET (EST.)'];
+  const cells = (key: string, l: Omit<CostLine, 'key'>) => [
+    key,
+    String(l.jobs),
+    String(l.succeeded),
+    String(l.failed),
+    String(l.rejected),
+    String(l.cancelled),
+    String(l.inFlight),
+    String(l.credits),
+    l.inFlightEstimate ? String(l.inFlightEstimate) : '',
+  ];
   return table([header, ...report.lines.map((l) => cells(l.key, l)), cells('total', report.total)]);
 }
 
 export const COSTS_USAGE = `Usage: mapflow-bridge costs [--by day|route|model] [--since <when>] [--json]
 
 Credits spent, from the job ledger: what Mapflow charged, by day (of the job's
-end), route or model; jobs still running show their estimate apart.
+end), route or model, whatever the job's end (a job cancelled or failed part-way
+counts what its parts were charged); jobs still running with no charge known
+show their estimate apart. One column per end status: the counts add up to JOBS.
 
 Options:
   --by <grouping>       day (default), route or model

@@ -3,7 +3,7 @@
  * check, exit 0 only when every check passes.
  *
  *   doctor --stack <name> [--region <r>]   a deployed stack (reads its outputs)
- *   doctor --local [--state-dir .local] --token <token>   the bridge `npm start` runs
+ *   doctor --local [--state-dir .local] [--token <token>]   the bridge `npm start` runs
  *
  * Deployed: the secret exists and holds a token Mapflow accepts
  * (GET /user/status), every route's model and imagery provider are available
@@ -27,6 +27,7 @@ import { resolveModel } from '../../functions/jobs/steps/models.ts';
 import { DEFAULT_GEOJSON_MODEL, DEFAULT_GEOJSON_SOURCE, DEFAULT_ROUTES, parseRoutes, type Route } from '../../functions/routing/index.ts';
 import { parseSecret, type MapflowCredentials } from '../../functions/runtime/mapflow.ts';
 import { LOCAL_S3_CREDENTIALS, localS3Client } from '../s3/client.ts';
+import { readMapflowAccess } from './state-dir.ts';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -54,8 +55,9 @@ Checks that a bridge can run a job, one line per check; exits 0 only when all pa
   --region <region>  the stack's region (default: your AWS configuration's)
   --local            the bridge 'npm start' runs (reads <state-dir>/endpoints.json)
   --state-dir <dir>  default .local
-  --token <token>    the Mapflow token the local bridge uses (default: MAPFLOW_TOKEN); the
-                     embedded simulator's token is never stored, so give it for --mapflow-url setups
+  --token <token>    the Mapflow token the local bridge uses; not needed with the embedded
+                     simulator (its token is read from <state-dir>/mapflow-access.json, mode 0600);
+                     for a bridge started with --mapflow-url, default MAPFLOW_TOKEN
   --email <email>    its account e-mail (default: MAPFLOW_EMAIL)
   --routes <file>    the routes the local bridge runs with (default: the built-in routes)`;
 
@@ -233,8 +235,12 @@ function checkDeadLetters(dlq: QueueAttributes): DoctorCheck {
 
 export interface LocalDoctorOptions {
   stateDir: string;
+  /** --token: wins over everything. */
   token?: string;
   email?: string;
+  /** MAPFLOW_TOKEN / MAPFLOW_EMAIL: used when the state folder holds no simulator token. */
+  envToken?: string;
+  envEmail?: string;
   routesFile?: string;
 }
 
@@ -272,10 +278,19 @@ export async function doctorLocal(options: LocalDoctorOptions): Promise<DoctorCh
       checks.push({ name: 'routes', ok: false, detail: (error as Error).message });
     }
   }
-  if (options.token) {
-    checks.push(...(await checkMapflow({ baseUrl: endpoints.mapflow, credentials: { token: options.token, email: options.email } }, routes)));
+  // --token first; else the embedded simulator's own token that start left for us (0600); else MAPFLOW_TOKEN.
+  const access = await readMapflowAccess(options.stateDir);
+  const own = access && access.url === endpoints.mapflow && access.pid === endpoints.pid ? access : undefined;
+  const token = options.token ?? own?.token ?? options.envToken;
+  const email = options.email ?? (options.token ? undefined : own?.email) ?? options.envEmail;
+  if (token) {
+    checks.push(...(await checkMapflow({ baseUrl: endpoints.mapflow, credentials: { token, email } }, routes)));
   } else {
-    checks.push({ name: 'mapflow token', ok: false, detail: 'no token given: pass --token (or set MAPFLOW_TOKEN) with the token the local bridge uses' });
+    checks.push({
+      name: 'mapflow token',
+      ok: false,
+      detail: `no token given: the bridge runs a Mapflow given with --mapflow-url (${endpoints.mapflow}); pass --token (or set MAPFLOW_TOKEN) with the token it uses`,
+    });
   }
 
   const s3 = localS3Client(endpoints.s3);
@@ -340,8 +355,10 @@ export async function runDoctorCommand(args: string[], io: { out?: (s: string) =
   } else {
     checks = await doctorLocal({
       stateDir: options.stateDir ?? '.local',
-      token: options.token ?? process.env.MAPFLOW_TOKEN,
-      email: options.email ?? process.env.MAPFLOW_EMAIL,
+      ...(options.token ? { token: options.token } : {}),
+      ...(options.email ? { email: options.email } : {}),
+      ...(process.env.MAPFLOW_TOKEN ? { envToken: process.env.MAPFLOW_TOKEN } : {}),
+      ...(process.env.MAPFLOW_EMAIL ? { envEmail: process.env.MAPFLOW_EMAIL } : {}),
       routesFile: options.routes,
     });
   }

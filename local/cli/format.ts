@@ -4,6 +4,8 @@
  * reads the same in a terminal, a CI log or a file.
  */
 import type { JobError, LedgerRow } from '../../functions/core/model.ts';
+import { jobCost } from '../../functions/core/credits.ts';
+import { partsDone } from '../../functions/core/progress.ts';
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));
@@ -24,13 +26,27 @@ export function inputName(row: Pick<LedgerRow, 'input'>): string {
   return row.input.key.replace(/^inbox\//, '');
 }
 
-/**
- * Credits a job cost: what Mapflow charged, 0 for a rejected job (rejection
- * happens before anything is created), else the estimate while it runs.
- */
+/** Credits a job cost: what Mapflow charged when known (functions/core/credits.ts), else the estimate. */
 export function costOf(row: LedgerRow): number | undefined {
-  if (row.actualCost !== undefined) return row.actualCost;
-  return row.status === 'REJECTED' ? 0 : row.estimatedCost;
+  return jobCost(row)?.credits;
+}
+
+/** The job's cost as a cell: "45 credits", or "1117 credits (est.)" when nothing charged is known yet. */
+export function formatJobCost(row: LedgerRow): string {
+  const cost = jobCost(row);
+  return cost ? `${formatCost(cost.credits)}${cost.kind === 'estimate' ? ' (est.)' : ''}` : '';
+}
+
+/**
+ * What a job's percent is, said with it: the job's (every planned part, those
+ * not started at 0 %), and for a split job how many parts are done:
+ * "57% of job, 9 of 97 parts done".
+ */
+export function describeProgress(row: Pick<LedgerRow, 'percentCompleted' | 'parts' | 'partCount' | 'status'>): string {
+  if (row.percentCompleted === undefined) return '';
+  const percent = row.status === 'SUCCEEDED' ? 100 : row.percentCompleted;
+  const { done, planned } = partsDone(row);
+  return `${percent}% of job${planned > 1 ? `, ${done} of ${planned} parts done` : ''}`;
 }
 
 /** Columns padded to the widest cell. */

@@ -13,12 +13,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { JOB_STATUSES, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
+import { isFinalStatus, JOB_STATUSES, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
+import { jobCost, partCharge } from '../../functions/core/credits.ts';
 import { Ledger } from '../../functions/ledger/ledger.ts';
 import { LOCAL_LEDGER_TABLE } from '../bridge.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../dynamodb/index.ts';
 import { LOCAL_S3_CREDENTIALS } from '../s3/client.ts';
-import { costOf, formatCost, formatError, inputName, progressBar, table } from './format.ts';
+import { describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
 import { lockHolder } from '../state-lock.ts';
@@ -27,23 +28,26 @@ import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';
 import { cancelJob, deployedBackend, OperationRefused, readStackOutputs, retryJob, type CancelOutcome, type RetryOutcome } from './operations.ts';
 import { watchJobs } from './watch.ts';
+import { JobNotResolved, resolveJobId } from './resolve.ts';
 import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 
 export const JOBS_USAGE = `Usage: mapflow-bridge jobs list [--status <status>] [--limit <n>] [--json]
-       mapflow-bridge jobs show <jobId> [--json]
+       mapflow-bridge jobs show <jobId | prefix | file name> [--json]
        mapflow-bridge jobs watch [--interval <s>] [--until-idle] [--json]
        mapflow-bridge jobs export [--since <when>] [--format csv|jsonl]
        mapflow-bridge jobs retry <jobId> [--json]
-       mapflow-bridge jobs cancel <jobId> [--reason <text>] [--json]
+       mapflow-bridge jobs cancel <jobId> [--reason <text>] [--delete-finished] [--json]
 
 Reads the job ledger: the local one (of npm start, in ./${DEFAULT_STATE_DIR}), or a
 deployed one with --table or --stack. retry and cancel act on the running local
-bridge (npm start), or on a deployed stack with --stack.
+bridge (npm start), or on a deployed stack with --stack. show, retry and cancel
+take a job id, a unique prefix of it, or the file's name (as jobs list shows it).
 
   watch    the live view of npm start: a line per new job or status change, a progress bar as jobs run
   export   every job (created since --since) as CSV or JSON lines on stdout, streamed
   retry    runs a FAILED (or CANCELLED) job again as a new job <jobId>-r<attempt>, linked both ways
-  cancel   stops a job in flight: execution stopped, Mapflow processing deleted, slot freed, CANCELLED
+  cancel   stops a job in flight: execution stopped, unfinished Mapflow processings deleted, slots freed,
+           CANCELLED; finished parts keep their processings and stored results, credits charged stay counted
 
 Options:
   --status <status>     only jobs with this status (${JOB_STATUSES.join(', ')})
@@ -53,6 +57,7 @@ Options:
   --interval <s>        watch: seconds between polls (default 1 locally, 5 deployed)
   --until-idle          watch: stop once no job is in flight
   --reason <text>       cancel: recorded in the ledger and the event
+  --delete-finished     cancel: also delete the processings of parts that had finished
   --json                print JSON
   --table <name>        read this deployed DynamoDB table (AWS credentials from the environment)
   --stack <name>        a deployed stack: its table, state machine, bus and secret from its outputs
@@ -79,6 +84,7 @@ export async function runJobsCommand(args: string[]): Promise<number> {
         interval: { type: 'string' },
         'until-idle': { type: 'boolean', default: false },
         reason: { type: 'string' },
+        'delete-finished': { type: 'boolean', default: false },
         stack: { type: 'string' },
         table: { type: 'string' },
         region: { type: 'string' },
@@ -140,6 +146,7 @@ export async function runJobsCommand(args: string[]): Promise<number> {
       ...(values.stack ? { stack: values.stack } : {}),
       ...(values.region ? { region: values.region } : {}),
       ...(values.reason ? { reason: values.reason } : {}),
+      deleteFinished: values['delete-finished'] ?? false,
     });
   }
 
@@ -188,7 +195,14 @@ export async function runJobsCommand(args: string[]): Promise<number> {
       }
       return 0;
     }
-    const jobId = positionals[0] as string;
+    let jobId: string;
+    try {
+      jobId = await resolveJobId(source.ledger, positionals[0] as string);
+    } catch (error) {
+      if (!(error instanceof JobNotResolved)) throw error;
+      console.error(`mapflow-bridge jobs show: ${error.message.replace(/^no job '([^']*)'/, `no job '$1' in ${source.description}`)}`);
+      return 1;
+    }
     const row = await source.ledger.get(jobId);
     if (!row) {
       console.error(`mapflow-bridge jobs show: no job '${jobId}' in ${source.description}.`);
@@ -267,7 +281,7 @@ function localSource(endpoint: string, table: string, description: string): Ledg
 async function runOperation(
   action: 'retry' | 'cancel',
   jobId: string,
-  options: { json: boolean; stateDir: string; table?: string; stack?: string; region?: string; reason?: string },
+  options: { json: boolean; stateDir: string; table?: string; stack?: string; region?: string; reason?: string; deleteFinished?: boolean },
 ): Promise<number> {
   if (options.table && !options.stack) {
     console.error(`mapflow-bridge jobs ${action}: a deployed job needs --stack <name> (the state machine, bus and secret come from its outputs), not only --table.`);
@@ -278,17 +292,35 @@ async function runOperation(
     if (options.stack) {
       const backend = deployedBackend(await readStackOutputs(options.stack, options.region), options.region ? { region: options.region } : {});
       try {
-        outcome = action === 'retry' ? await retryJob(backend, jobId) : await cancelJob(backend, jobId, options.reason);
+        jobId = await resolveJobId(backend.ledger, jobId);
+        outcome =
+          action === 'retry'
+            ? await retryJob(backend, jobId)
+            : await cancelJob(backend, jobId, { ...(options.reason ? { reason: options.reason } : {}), deleteFinished: options.deleteFinished ?? false });
       } finally {
         backend.close();
       }
     } else {
-      outcome = await callControl<RetryOutcome | CancelOutcome>(options.stateDir, jobId, action, options.reason ? { reason: options.reason } : {});
+      // A prefix or a file name: resolved on the running bridge's ledger (none running: the control call says so).
+      const running = await runningEndpoints(options.stateDir);
+      if (running) {
+        const source = localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge');
+        try {
+          jobId = await resolveJobId(source.ledger, jobId);
+        } finally {
+          await source.close();
+        }
+      }
+      outcome = await callControl<RetryOutcome | CancelOutcome>(options.stateDir, jobId, action, {
+        ...(options.reason ? { reason: options.reason } : {}),
+        ...(options.deleteFinished ? { deleteFinished: true } : {}),
+      });
     }
   } catch (error) {
-    const code = error instanceof OperationRefused ? error.code : (error as Error).name;
+    const known = error instanceof OperationRefused || error instanceof JobNotResolved;
+    const code = error instanceof OperationRefused ? error.code : error instanceof JobNotResolved ? 'JOB_NOT_FOUND' : (error as Error).name;
     if (options.json) console.log(JSON.stringify({ error: { code, message: (error as Error).message } }, null, 2));
-    console.error(`mapflow-bridge jobs ${action}: ${error instanceof OperationRefused ? error.message : describeReadError(error)}`);
+    console.error(`mapflow-bridge jobs ${action}: ${known ? (error as Error).message : describeReadError(error)}`);
     return 1;
   }
   if (options.json) {
@@ -297,8 +329,11 @@ async function runOperation(
     console.log(`Job ${outcome.retryOf} is running again as ${outcome.jobId} (attempt ${outcome.attempt}).`);
     console.log(`Follow it: mapflow-bridge jobs show ${outcome.jobId}${options.stack ? ` --stack ${options.stack}` : ''}`);
   } else {
+    const kept = outcome.processingsKept ?? [];
     console.log(`Job ${outcome.jobId} CANCELLED: execution ${outcome.executionStopped ? 'stopped' : 'was not running'}, ` +
-      `${outcome.processingsDeleted.length} Mapflow processing(s) deleted${outcome.processingErrors.length ? `, ${outcome.processingErrors.length} could not be` : ''}, slots freed, 'Job Cancelled' published.`);
+      `${outcome.processingsDeleted.length} Mapflow processing(s) deleted${outcome.processingErrors.length ? `, ${outcome.processingErrors.length} could not be` : ''}` +
+      `${kept.length ? `, ${kept.length} finished kept with their results` : ''}, slots freed, 'Job Cancelled' published.`);
+    if (outcome.creditsCharged !== undefined) console.log(`Credits charged: ${outcome.creditsCharged} (counted in the job's cost and in 'costs').`);
     for (const failure of outcome.processingErrors) console.log(`  processing ${failure.processingId}: ${failure.error}`);
   }
   return 0;
@@ -323,14 +358,14 @@ export async function runningEndpoints(stateDir: string): Promise<{ dynamodb: st
 export function formatList(rows: LedgerRow[]): string {
   if (rows.length === 0) return 'No jobs.';
   return table([
-    ['JOB ID', 'FILE', 'KIND', 'STATUS', 'PROGRESS', 'COST', 'UPDATED'],
+    ['JOB ID', 'FILE', 'KIND', 'STATUS', 'PROGRESS (JOB)', 'COST', 'UPDATED'],
     ...rows.map((row) => [
       row.jobId,
       inputName(row),
       row.kind,
       row.status,
-      row.percentCompleted !== undefined ? `${row.percentCompleted}%` : '',
-      formatCost(costOf(row)),
+      describeProgress(row).replace(' of job', ''),
+      formatJobCost(row),
       row.updatedAt,
     ]),
   ]);
@@ -341,14 +376,19 @@ export function formatJob(row: LedgerRow): string {
     `job         ${row.jobId}`,
     `input       s3://${row.input.bucket}/${row.input.key} (${row.input.size} bytes, etag ${row.input.etag})`,
     `kind        ${row.kind}, route ${row.routeName}`,
-    `status      ${row.status}${row.percentCompleted !== undefined ? `  ${progressBar(row.percentCompleted)}` : ''}`,
+    `status      ${row.status}${row.percentCompleted !== undefined ? `  ${progressBar(row.status === 'SUCCEEDED' ? 100 : row.percentCompleted)}  ${describeProgress(row).replace(/^\d+% /, '')}` : ''}`,
   ];
   if (row.projectId) lines.push(`project     ${row.projectId}`);
   if (row.mosaicId) lines.push(`mosaic      ${row.mosaicId}${row.imageId ? `, image ${row.imageId}` : ''}`);
   if (row.processingId) lines.push(`processing  ${row.processingId}`);
   if (row.areaSqKm !== undefined) lines.push(`area        ${row.areaSqKm} km²`);
-  if (row.estimatedCost !== undefined || row.actualCost !== undefined) {
-    lines.push(`cost        estimated ${formatCost(row.estimatedCost) || '-'}, actual ${formatCost(row.actualCost) || '-'}`);
+  const cost = jobCost(row);
+  if (cost || row.estimatedCost !== undefined) {
+    // Charged is a fact (counted whatever the end); the estimate is only the plan.
+    const charged = cost?.kind === 'charged' ? formatCost(cost.credits) : '-';
+    const priced = (row.parts ?? []).filter((p) => partCharge(p) !== undefined).length;
+    const of = row.parts?.length && !(isFinalStatus(row.status) && row.status === 'SUCCEEDED') ? ` (${priced} of ${row.parts.length} part(s) priced${isFinalStatus(row.status) ? '' : ' so far'})` : '';
+    lines.push(`cost        charged ${charged}${cost?.kind === 'charged' ? of : ''}, estimated ${formatCost(row.estimatedCost) || '-'}`);
   }
   if (row.error) lines.push(`error       ${formatError(row.error)}`);
   for (const message of row.messages ?? []) lines.push(`message     ${message}`);
@@ -358,7 +398,7 @@ export function formatJob(row: LedgerRow): string {
   if (row.retriedBy) lines.push(`retried as  ${row.retriedBy}`);
   for (const part of row.parts ?? []) {
     lines.push(
-      `part ${part.index}      ${part.name}: ${part.status ?? ''} ${part.processingId ?? ''} ${formatCost(part.cost)} ${part.error ? formatError(part.error) : ''}`.trimEnd(),
+      `part ${part.index}      ${part.name}: ${part.status ?? ''}${part.percentCompleted !== undefined && part.status !== 'OK' ? ` ${part.percentCompleted}% of part` : ''} ${part.processingId ?? ''} ${formatCost(part.cost)} ${part.error ? formatError(part.error) : ''}`.trimEnd(),
     );
   }
   lines.push('history');

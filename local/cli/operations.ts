@@ -8,7 +8,9 @@
 import { DescribeStacksCommand, CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { StartExecutionCommand, StopExecutionCommand, ExecutionDoesNotExist, ExecutionAlreadyExists } from '@aws-sdk/client-sfn';
 import { eventDetailFromRow } from '../../functions/events/publisher.ts';
-import { EVENT_DETAIL_TYPES, isFinalStatus, type EventDetailType, type ExecutionInput, type LedgerRow } from '../../functions/core/model.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type EventDetailType, type ExecutionInput, type JobPart, type LedgerRow } from '../../functions/core/model.ts';
+import { partsCharge } from '../../functions/core/credits.ts';
+import { resultPrefix } from '../../functions/routing/index.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
 import type { MapflowClient } from '../../functions/mapflow/index.ts';
 import { createBridgeContext } from '../../functions/runtime/context.ts';
@@ -36,6 +38,8 @@ export interface OperatorBackend {
   /** Stops the job's execution; false when it was not running. */
   stopExecution(row: LedgerRow): Promise<boolean>;
   mapflow(): Promise<Pick<MapflowClient, 'deleteProcessing'>>;
+  /** The results folder of an input key (where Store Results wrote its parts). */
+  resultPrefixOf(inputKey: string): string;
   now(): Date;
 }
 
@@ -96,16 +100,35 @@ export interface CancelOutcome {
   executionStopped: boolean;
   /** Mapflow processings deleted (the API has no cancel: DELETE /processings/{id} is how a processing is stopped). */
   processingsDeleted: string[];
+  /** Processings that had finished (OK) and were kept, with their results (all are deleted with `deleteFinished`). */
+  processingsKept: string[];
   /** Processings that could not be deleted, with the reason. */
   processingErrors: { processingId: string; error: string }[];
+  /** Credits Mapflow charged for the job's parts (finished or not); undefined when no part's cost is known. */
+  creditsCharged?: number;
+}
+
+export interface CancelOptions {
+  /** Recorded in the ledger and the event. */
+  reason?: string;
+  /** Also delete the processings that had finished (their results on Mapflow go with them; those already stored stay in the bucket). */
+  deleteFinished?: boolean;
+}
+
+/** A part whose processing finished: Mapflow is done with it and (once stored) its results are in the bucket. */
+function finished(part: JobPart): boolean {
+  return part.status === 'OK' || Boolean(part.resultKey);
 }
 
 /**
  * Cancels a job in flight: records CANCELLED first (so no step can finish it
  * afterwards: a final status is never left), stops the execution, deletes its
- * Mapflow processings, frees its slots and publishes `Job Cancelled`.
+ * unfinished Mapflow processings (finished ones are kept, with their stored
+ * results, unless `deleteFinished`), records the credits already charged,
+ * frees its slots and publishes `Job Cancelled`.
  */
-export async function cancelJob(backend: OperatorBackend, jobId: string, reason = 'cancelled by an operator'): Promise<CancelOutcome> {
+export async function cancelJob(backend: OperatorBackend, jobId: string, options: CancelOptions | string = {}): Promise<CancelOutcome> {
+  const { reason = 'cancelled by an operator', deleteFinished = false } = typeof options === 'string' ? { reason: options } : options;
   const current = await backend.ledger.get(jobId);
   if (!current) throw new OperationRefused('JOB_NOT_FOUND', `no job '${jobId}' in the ledger.`);
   if (isFinalStatus(current.status)) throw new OperationRefused('ALREADY_FINAL', `job ${jobId} has already ended ${current.status}; there is nothing to cancel.`);
@@ -117,17 +140,20 @@ export async function cancelJob(backend: OperatorBackend, jobId: string, reason 
   const executionStopped = await backend.stopExecution(row);
   // Read again: a step that was running when the execution stopped may have recorded a processing.
   const latest = (await backend.ledger.get(jobId)) ?? row;
-  const processingIds = [...new Set([latest.processingId, ...(latest.parts ?? []).map((p) => p.processingId)].filter((id): id is string => Boolean(id)))];
+  const parts = latest.parts ?? [];
+  const kept = new Set(deleteFinished ? [] : parts.filter(finished).map((p) => p.processingId).filter((id): id is string => Boolean(id)));
+  const processingIds = [...new Set([latest.processingId, ...parts.map((p) => p.processingId)].filter((id): id is string => Boolean(id)))];
   const processingsDeleted: string[] = [];
   const processingErrors: CancelOutcome['processingErrors'] = [];
-  if (processingIds.length > 0) {
+  const toDelete = processingIds.filter((id) => !kept.has(id));
+  if (toDelete.length > 0) {
     let client: Pick<MapflowClient, 'deleteProcessing'> | undefined;
     try {
       client = await backend.mapflow();
     } catch (err) {
-      for (const processingId of processingIds) processingErrors.push({ processingId, error: `no Mapflow client: ${(err as Error).message}` });
+      for (const processingId of toDelete) processingErrors.push({ processingId, error: `no Mapflow client: ${(err as Error).message}` });
     }
-    for (const processingId of client ? processingIds : []) {
+    for (const processingId of client ? toDelete : []) {
       try {
         await client!.deleteProcessing(processingId);
         processingsDeleted.push(processingId);
@@ -138,9 +164,25 @@ export async function cancelJob(backend: OperatorBackend, jobId: string, reason 
       }
     }
   }
+  // What was charged stays on the job, and the results of finished parts stay findable from it.
+  const creditsCharged = partsCharge(parts);
+  const stored = parts.some((p) => p.resultKey);
+  const patch: Partial<LedgerRow> = {
+    ...(creditsCharged !== undefined && { actualCost: creditsCharged }),
+    ...(stored && !latest.resultPrefix && { resultPrefix: backend.resultPrefixOf(latest.input.key) }),
+  };
+  const final = Object.keys(patch).length > 0 ? await backend.ledger.update(jobId, patch) : latest;
   await backend.releaseSlots(jobId);
-  await backend.publish(EVENT_DETAIL_TYPES.CANCELLED, latest.status === 'CANCELLED' ? latest : row);
-  return { jobId, status: 'CANCELLED', executionStopped, processingsDeleted, processingErrors };
+  await backend.publish(EVENT_DETAIL_TYPES.CANCELLED, final.status === 'CANCELLED' ? final : row);
+  return {
+    jobId,
+    status: 'CANCELLED',
+    executionStopped,
+    processingsDeleted,
+    processingsKept: processingIds.filter((id) => kept.has(id)),
+    processingErrors,
+    ...(creditsCharged !== undefined && { creditsCharged }),
+  };
 }
 
 /** Names of the stack outputs the deployed commands read (lib/mapflow-bridge-stack.ts). */
@@ -209,6 +251,7 @@ export function deployedBackend(outputs: StackOutputs, options: { region?: strin
       }
     },
     mapflow: () => context.mapflow(),
+    resultPrefixOf: (key) => resultPrefix(context.config.prefixes, key),
     now: () => new Date(),
     close: () => {
       context.sfn().destroy();

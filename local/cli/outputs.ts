@@ -1,14 +1,22 @@
 /**
- * Copies what a job wrote to the bucket onto the local disk, mirroring the
- * bucket layout under an output folder:
+ * Copies what a job wrote to the bucket onto the local disk, a folder per job
+ * (so the outputs of different jobs, of `npm start` and of `local run`, never
+ * overwrite each other), mirroring the bucket layout inside it:
  *
- *   s3://<bucket>/results/<path>/<part>/result.geojson -> <out>/results/<path>/<part>/result.geojson
- *   s3://<bucket>/failed/<path>/report.json           -> <out>/failed/<path>/report.json
+ *   s3://<bucket>/results/<path>/<part>/result.geojson -> <out>/<jobId>/results/<path>/<part>/result.geojson
+ *   s3://<bucket>/failed/<path>/report.json           -> <out>/<jobId>/failed/<path>/report.json
  *
+ * Every local path comes from outputPath (the one place the layout lives).
+ * The same job id can come from two ledgers (the id hashes bucket, key and
+ * content): a job folder records the run it holds (OUTPUT_MARKER). A run
+ * whose row stays in a ledger (`npm start`, the default) is never replaced by
+ * another run of the same id (OutputConflict names the flag that allows it);
+ * a `local run` (its ledger is gone when it exits, nothing points at its
+ * copies) may be replaced by a later run.
  * Objects are streamed to disk, never held in memory.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -27,23 +35,57 @@ export interface JobOutputs {
   report?: string;
 }
 
+/** The file in a job's output folder that says which run of the job the folder holds. */
+export const OUTPUT_MARKER = '.mapflow-job.json';
+
+/** The folder of a job's outputs: `<outDir>/<jobId>`. */
+export function jobOutputDir(outDir: string, jobId: string): string {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(jobId)) throw new Error(`not a job id: ${JSON.stringify(jobId)}`);
+  return path.resolve(outDir, jobId);
+}
+
+/** The local path of one of the job's bucket objects: `<outDir>/<jobId>/<key>`. Never outside the job's folder. */
+export function outputPath(outDir: string, jobId: string, key: string): string {
+  const folder = jobOutputDir(outDir, jobId);
+  const target = path.resolve(folder, ...key.split('/'));
+  // Keys come from the bridge's own layout, but never write outside the job's folder.
+  if (!target.startsWith(folder + path.sep)) throw new Error(`Refusing to write ${key} outside ${folder}`);
+  return target;
+}
+
+/** The job's output folder holds another run of the same job id (another ledger); nothing was written. */
+export class OutputConflict extends Error {
+  constructor(
+    message: string,
+    readonly folder: string,
+  ) {
+    super(message);
+    this.name = 'OutputConflict';
+  }
+}
+
 export interface CopyOptions {
+  /** Replace the outputs of another run of the same job id (`local run --overwrite`). */
+  overwrite?: boolean;
+  /** The job's row stays in a ledger that points at these outputs (default true; false for `local run`). */
+  persistent?: boolean;
   /** Copy only what the output folder lacks (or holds in another size, e.g. cut short by a kill); default false: every object. */
   onlyMissing?: boolean;
 }
 
 export async function copyJobOutputs(s3: S3Client, bucket: string, row: LedgerRow, outDir: string, options: CopyOptions = {}): Promise<JobOutputs> {
+  await claimJobFolder(row, outDir, options);
   const results: string[] = [];
   if (row.resultPrefix) {
     for (const object of await listObjects(s3, bucket, row.resultPrefix)) {
-      const target = outputPath(outDir, row, object.key);
+      const target = outputPath(outDir, row.jobId, object.key);
       if (options.onlyMissing && (await sizeOf(target)) === object.size) continue;
       results.push(await download(s3, bucket, object.key, target));
     }
   }
   let report: string | undefined;
   if (row.reportKey) {
-    const target = outputPath(outDir, row, row.reportKey);
+    const target = outputPath(outDir, row.jobId, row.reportKey);
     if (!options.onlyMissing || (await sizeOf(target)) === undefined) {
       report = await download(s3, bucket, row.reportKey, target).catch((error: unknown) => {
         if ((error as Error).name === 'NoSuchKey') return undefined;
@@ -54,16 +96,28 @@ export async function copyJobOutputs(s3: S3Client, bucket: string, row: LedgerRo
   return { results, ...(report ? { report } : {}) };
 }
 
-/**
- * Where the object `key` of the job `row` is copied under the output folder:
- * the bucket's layout. Every local copy's path comes from here.
- */
-export function outputPath(outDir: string, row: Pick<LedgerRow, 'jobId'>, key: string): string {
-  void row;
-  const target = path.resolve(outDir, ...key.split('/'));
-  // Keys come from the bridge's own layout, but never write outside the output folder.
-  if (!target.startsWith(path.resolve(outDir) + path.sep)) throw new Error(`Refusing to write ${key} outside ${outDir}`);
-  return target;
+/** Writes the folder's marker, or refuses when the folder holds another run of this job id that a ledger still points at. */
+async function claimJobFolder(row: LedgerRow, outDir: string, options: CopyOptions): Promise<void> {
+  const folder = jobOutputDir(outDir, row.jobId);
+  const marker = path.join(folder, OUTPUT_MARKER);
+  const text = await readFile(marker, 'utf8').catch(() => undefined);
+  let held: { createdAt?: string; persistent?: boolean } | undefined;
+  try {
+    held = text ? (JSON.parse(text) as typeof held) : undefined;
+  } catch {
+    held = { persistent: true }; // unreadable: assume the worst
+  }
+  const sameRun = held?.createdAt === row.createdAt;
+  if (held && !sameRun && held.persistent !== false && !options.overwrite) {
+    throw new OutputConflict(
+      `${folder} holds the outputs of another run of job ${row.jobId} (created ${held.createdAt ?? 'at an unknown time'}; this one ${row.createdAt}), ` +
+        'which a ledger still points at; nothing was replaced. Write elsewhere with --out <dir>, or replace them with --overwrite (local run).',
+      folder,
+    );
+  }
+  const persistent = (options.persistent ?? true) || (sameRun && held?.persistent !== false);
+  await mkdir(folder, { recursive: true });
+  await writeFile(marker, `${JSON.stringify({ jobId: row.jobId, createdAt: row.createdAt, input: `s3://${row.input.bucket}/${row.input.key}`, persistent }, null, 2)}\n`);
 }
 
 async function listObjects(s3: S3Client, bucket: string, prefix: string): Promise<{ key: string; size: number }[]> {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
 import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
-import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
+import { copyJobOutputs, DEFAULT_OUTPUT_DIR, OutputConflict } from './outputs.ts';
 import { clock, costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
 import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
@@ -26,7 +26,8 @@ pipeline once, on throw-away state, and prints a summary.
 
 Options:
   --json                      print only a JSON document on stdout (logs go to stderr)
-  --out <dir>                 where result copies are written (default ./${DEFAULT_OUTPUT_DIR})
+  --out <dir>                 where result copies are written, a folder per job id (default ./${DEFAULT_OUTPUT_DIR})
+  --overwrite                 replace a job's folder there that another ledger (npm start) still points at
   --processing-seconds <n>    how long a simulated processing takes (default 5)
   --mapflow-url <url>         use this Mapflow API (real, or a simulator) instead of the embedded simulator
   --token <token>             its token (required with --mapflow-url)
@@ -84,6 +85,8 @@ interface RunOptions {
   timeoutMs: number;
   verbose: boolean;
   keepState?: boolean;
+  /** Replace job folders under outDir that another run (npm start's ledger) still points at. */
+  overwrite?: boolean;
 }
 
 export async function runLocalCommand(args: string[]): Promise<number> {
@@ -132,6 +135,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
       timeout: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'keep-state': { type: 'boolean', default: false },
+      overwrite: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -194,6 +198,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     timeoutMs,
     verbose: values.verbose ?? false,
     keepState: values['keep-state'] ?? false,
+    overwrite: values.overwrite ?? false,
   };
 }
 
@@ -289,7 +294,15 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
     }
     const execution = bridge.engine.describe(job.jobId);
     const stillGoing = timedOut && !(row && isFinalStatus(row.status)) && (!execution || execution.status === 'RUNNING');
-    const outputs = row && isFinalStatus(row.status) ? await copyJobOutputs(bridge.s3, bridge.bucket, row, options.outDir) : { results: [] };
+    let outputs: { results: string[]; report?: string } = { results: [] };
+    if (row && isFinalStatus(row.status)) {
+      // This run's ledger goes when it ends: its copies are not `persistent`, and it never replaces one that is.
+      outputs = await copyJobOutputs(bridge.s3, bridge.bucket, row, options.outDir, { persistent: false, overwrite: options.overwrite ?? false }).catch((error: unknown) => {
+        if (!(error instanceof OutputConflict)) throw error;
+        log(`${path.basename(job.file)}: outputs not copied: ${error.message}`);
+        return { results: [] };
+      });
+    }
     summaries.push(
       summarise(job.file, job.jobId, job.kind, row, outputs, execution?.error, stillGoing ? { waitedSeconds: (Date.now() - started) / 1000 } : undefined),
     );

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
 // First: modules that import these back from start.ts (an import cycle) then find them initialised.
-import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
+import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, writeMapflowAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
@@ -68,7 +68,8 @@ Options:
                               and no program holds it open (default ${DEFAULT_STABLE_MS / 1000})
   --no-samples                do not drop the bundled samples on the first run
   --console, --no-console     serve the jobs console on 127.0.0.1 (default on; its URL is in the banner)
-  --console-port <port>       its port (default: a free one)
+  --console-port <port>       its port (default ${DEFAULT_CONSOLE_PORT}; when it is taken,
+                              a free one is used and the banner says which)
   --verbose                   show the handlers' logs (and plain lines instead of live progress)
   -h, --help                  show this help
 
@@ -229,6 +230,10 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
   });
   const endpointsFile = path.join(options.stateDir, ENDPOINTS_FILE);
   await writeFile(endpointsFile, JSON.stringify({ ...bridge.endpoints, bucket: bridge.bucket, ledgerTable: bridge.ledgerTable, pid: process.pid }, null, 2));
+  // doctor --local checks the embedded simulator with its token (random per start) from here; 0600, removed at stop.
+  const accessFile = bridge.simulator && process.env.MAPFLOW_TOKEN
+    ? await writeMapflowAccess(options.stateDir, { url: bridge.endpoints.mapflow, token: process.env.MAPFLOW_TOKEN, email: process.env.MAPFLOW_EMAIL ?? '', pid: process.pid })
+    : undefined;
 
   say(
     [
@@ -267,6 +272,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       say(`${signal}: stopping (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
       // endpoints.json goes before the state folder is unlocked: once it is, another start may write its own.
       removeOwnEndpoints(endpointsFile)
+        .then(() => (accessFile ? rm(accessFile, { force: true }) : undefined))
         .then(() => operators.close())
         .then(() => bridge.close())
         .then(
@@ -376,8 +382,9 @@ export class JobProgress {
     const name = detail.input.key.replace(/^inbox\//, '');
     const at = new Date(event.time ?? detail.at);
     const extras = [
-      detail.percentCompleted !== undefined && !isFinalStatus(detail.status) ? `${detail.percentCompleted}%` : '',
-      formatCost(detail.actualCost ?? detail.estimatedCost),
+      // The job's percent (a part's own percent is in the event's message): say which it is.
+      detail.percentCompleted !== undefined && !isFinalStatus(detail.status) ? `job ${detail.percentCompleted}%` : '',
+      detail.actualCost !== undefined ? formatCost(detail.actualCost) : detail.estimatedCost !== undefined ? `${formatCost(detail.estimatedCost)} (est.)` : '',
       formatError(detail.error),
     ].filter(Boolean);
     if (isFinalStatus(detail.status)) {
@@ -391,7 +398,7 @@ export class JobProgress {
     } else {
       const job = this.watching.get(detail.jobId) ?? { name, status: detail.status };
       job.status = detail.status;
-      if (detail.percentCompleted !== undefined) job.percent = detail.percentCompleted;
+      job.percent = higher(job.percent, detail.percentCompleted);
       this.watching.set(detail.jobId, job);
       // In a pipe a progress line is printed only while Mapflow processes (as before); live, every job in flight has one.
       if (this.out.live || (isProcessing(job.status) && job.percent !== undefined)) this.show(detail.jobId);
@@ -410,7 +417,7 @@ export class JobProgress {
         if (row.status === job.status && row.percentCompleted === job.percent && cost === job.cost) continue;
         job.status = row.status;
         job.cost = cost;
-        if (row.percentCompleted !== undefined) job.percent = row.percentCompleted;
+        job.percent = higher(job.percent, row.percentCompleted);
         if (this.out.live || (isProcessing(job.status) && job.percent !== undefined)) this.show(jobId);
       }
     } finally {
@@ -439,6 +446,11 @@ export class JobProgress {
       this.out.line(`${inputName(row)}: cannot copy the outputs: ${(error as Error).message}`);
     }
   }
+}
+
+/** The bar never goes back: an event can carry an older percent than the ledger read a moment before. */
+function higher(shown: number | undefined, next: number | undefined): number | undefined {
+  return next === undefined ? shown : shown === undefined ? next : Math.max(shown, next);
 }
 
 function isProcessing(status: JobStatus): boolean {

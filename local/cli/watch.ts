@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinalStatus, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
-import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
+import { costOf, describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar } from './format.ts';
 
 export interface WatchOptions {
   intervalMs: number;
@@ -31,7 +31,8 @@ export async function watchJobs(ledger: Pick<Ledger, 'listRecent'>, options: Wat
   while (!options.signal?.aborted) {
     const rows = await ledger.listRecent({ limit: options.limit });
     polls++;
-    for (const row of [...rows].reverse()) report(row, seen.get(row.jobId), options);
+    // In time order (of the change each line reports), the opening backlog too: the lines carry that time.
+    for (const row of [...rows].sort((a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.createdAt.localeCompare(b.createdAt))) report(row, seen.get(row.jobId), options);
     for (const row of rows) seen.set(row.jobId, { status: row.status, ...(row.percentCompleted !== undefined ? { percent: row.percentCompleted } : {}) });
     if (options.untilIdle && rows.every((row) => isFinalStatus(row.status))) break;
     try {
@@ -64,9 +65,9 @@ function report(row: LedgerRow, before: Seen | undefined, options: WatchOptions)
   }
   const time = new Date(row.updatedAt).toISOString().slice(11, 19);
   if (statusChanged) {
-    const extras = [formatCost(costOf(row)), formatError(row.error)].filter(Boolean);
+    const extras = [formatJobCost(row), formatError(row.error)].filter(Boolean);
     options.say(`${time}  ${inputName(row)}  ${row.status}${extras.length ? `  (${extras.join(', ')})` : ''}`);
   } else {
-    options.say(`          ${inputName(row)}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted ?? 0)}  ${formatCost(costOf(row))}`);
+    options.say(`${time}  ${inputName(row)}  ${row.status.padEnd(11)} ${progressBar(row.percentCompleted ?? 0)}  ${[describeProgress(row).replace(/^\d+% /, ''), formatJobCost(row)].filter(Boolean).join(', ')}`);
   }
 }

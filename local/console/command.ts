@@ -9,6 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { LocalBridge } from '../bridge.ts';
 import { openLedger, runningEndpoints } from '../cli/jobs.ts';
 import { DEFAULT_STATE_DIR } from '../cli/start.ts';
+import { DEFAULT_CONSOLE_PORT } from '../cli/state-dir.ts';
 import { localS3Client } from '../s3/client.ts';
 import { startConsoleServer, type ConsoleServer } from './server.ts';
 
@@ -101,6 +102,28 @@ export async function runConsoleCommand(args: string[]): Promise<number> {
 }
 
 /**
+ * Starts the console on `port`; when that port is taken and `fallback` is set,
+ * on a free port instead, saying so in the words the local S3 uses
+ * (local/bridge.ts startS3OnPort).
+ */
+export async function startConsoleOnPort(
+  start: (port: number) => Promise<ConsoleServer>,
+  port: number,
+  fallback: boolean,
+  log: (message: string) => void,
+): Promise<ConsoleServer> {
+  try {
+    return await start(port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    if (!fallback || port === 0) throw new Error(`port ${port} for the console is taken by another program; give another with --console-port.`, { cause: error });
+    const running = await start(0);
+    log(`local bridge: port ${port} is taken by another program, so the console listens on port ${new URL(running.url).port} this time (--console-port chooses one).`);
+    return running;
+  }
+}
+
+/**
  * What `start` serves beside the bridge: the control endpoint of `jobs retry`
  * and `jobs cancel`, and (unless turned off) the console. Never fails the
  * start: a part that cannot start is reported and left out.
@@ -121,7 +144,13 @@ export async function startOperatorServices(
   }
   if (options.console) {
     try {
-      const server = await startBridgeConsole(bridge, options.consolePort);
+      // --console-port: that port or nothing; by default the usual port, or a free one when it is taken.
+      const server = await startConsoleOnPort(
+        (port) => startBridgeConsole(bridge, port),
+        options.consolePort ?? DEFAULT_CONSOLE_PORT,
+        options.consolePort === undefined,
+        options.log,
+      );
       consoleUrl = server.url;
       closers.push(() => server.close());
     } catch (error) {

@@ -44,6 +44,12 @@ export interface DropFolderOptions {
   checkOpenHandles?: boolean;
   onUploaded?: (upload: { file: string; key: string; etag: string; size: number }) => void;
   onError?: (file: string, error: unknown) => void;
+  /**
+   * Once per file that is still not stable a whole window after it appeared
+   * (a slow copy still writing, or a program holding it open): so the user
+   * knows it was seen and why it has not gone up yet.
+   */
+  onWaiting?: (file: string, why: 'changing' | 'open') => void;
 }
 
 export interface DropFolder {
@@ -62,6 +68,10 @@ interface Seen {
   since: number;
   /** A failed upload is retried only after the file changes or this time passes. */
   retryAfter?: number;
+  /** When the file first appeared (kept across changes). */
+  firstSeen: number;
+  /** onWaiting was called for it. */
+  announced?: boolean;
 }
 
 export async function watchDropFolder(options: DropFolderOptions): Promise<DropFolder> {
@@ -89,7 +99,7 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
     if (after.size !== expected.size || after.mtimeMs !== expected.mtimeMs || after.ino !== expected.ino) {
       // Written to while it streamed: what went up may be partial. Keep the file where it
       // is; once stable again it is uploaded again (a new version, hence a new job).
-      seen.set(relative, { size: after.size, mtimeMs: after.mtimeMs, ino: after.ino, since: Date.now() });
+      seen.set(relative, { size: after.size, mtimeMs: after.mtimeMs, ino: after.ino, since: Date.now(), firstSeen: expected.firstSeen, announced: true });
       throw new Error('the file changed while it was uploaded; it is uploaded again once it stops changing');
     }
     const target = await freeName(path.join(options.uploadedDir, relative));
@@ -97,6 +107,12 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
     await rename(file, target);
     seen.delete(relative);
     options.onUploaded?.({ file: target, key, etag: (result.ETag ?? '').replace(/"/g, ''), size: expected.size });
+  };
+
+  const announce = (relative: string, entry: Seen, now: number, why: 'changing' | 'open'): void => {
+    if (entry.announced || now - entry.firstSeen < stableMs) return;
+    entry.announced = true;
+    options.onWaiting?.(path.join(options.dir, relative), why);
   };
 
   const scanOnce = async (): Promise<void> => {
@@ -109,7 +125,9 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
       const before = seen.get(relative);
       const unchanged = before && before.size === info.size && before.mtimeMs === info.mtimeMs && before.ino === info.ino;
       if (!unchanged) {
-        seen.set(relative, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino, since: now });
+        const next: Seen = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino, since: now, firstSeen: before?.firstSeen ?? now, ...(before?.announced && { announced: true }) };
+        seen.set(relative, next);
+        if (before) announce(relative, next, now, 'changing');
         continue;
       }
       if (now - before.since < stableMs) continue;
@@ -121,6 +139,7 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
       if (open.has(path.join(realDir, relative))) {
         // Still open in some process (a copy writing with pauses): the window starts again.
         before.since = Date.now();
+        announce(relative, before, before.since, 'open');
         continue;
       }
       pending++;

@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { startBridgeConsole } from '../../local/console/command.ts';
 import type { ConsoleServer } from '../../local/console/server.ts';
-import { ROOT, startTestBridge } from '../e2e/helpers.ts';
+import { ROOT, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
+import { localBackend } from '../../local/cli/control.ts';
+import { retryJob } from '../../local/cli/operations.ts';
 
 // The page functions run in the browser; these names are only typed here (no DOM lib in this Node project).
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -65,7 +67,8 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
   /** Pixels of the map's vector canvas that are drawn (not transparent). */
   const drawnPixels = (selector: string) =>
     page.evaluate((sel) => {
-      const canvas = document.querySelector(`${sel} canvas`) as any;
+      // The jobs' canvas (the offline base layer has a canvas of its own, below it).
+      const canvas = document.querySelector(`${sel} .leaflet-overlay-pane canvas`) as any;
       if (!canvas) return 0;
       const { data } = (canvas.getContext('2d') as any).getImageData(0, 0, canvas.width, canvas.height);
       let count = 0;
@@ -150,4 +153,76 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     expect(await call('GET', 'evil.example:80')).toBe(421);
     expect(new URL(server.url).hostname).toBe('127.0.0.1');
   });
+
+  it('at 1366x768 shows every column beside the map, an offline base map, labelled dots and a favicon', async () => {
+    // Prepare: a common laptop screen
+    await page.setViewport({ width: 1366, height: 768 });
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr').length >= 2, { timeout: 60_000 });
+    await page.waitForFunction(() => document.getElementById('overview-map')?.dataset.basemap === 'drawn', { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelectorAll('#overview-map .job-label').length >= 2, { timeout: 30_000 });
+    // Act
+    const shot = await page.screenshot();
+    await writeFile(path.join(OUTPUT, 'jobs-1366x768.png'), shot);
+    const layout = await page.evaluate(() => {
+      const map = document.getElementById('overview-map').getBoundingClientRect();
+      return {
+        width: document.documentElement.clientWidth,
+        mapLeft: map.left,
+        columns: [...document.querySelectorAll('#jobs thead th')].map((th: any) => {
+          const r = th.getBoundingClientRect();
+          return { name: th.textContent, left: r.left, right: r.right, width: r.width };
+        }),
+      };
+    });
+    const labels = await page.$$eval('#overview-map .job-label', (els) => els.map((e: any) => e.textContent));
+    const favicon = await page.evaluate(async () => (await fetch('/favicon.ico')).status);
+    // Assess: every column on screen and left of the map
+    expect(layout.columns.map((c) => c.name)).toEqual(['File', 'Status', 'Route', 'Cost', 'Duration', 'Progress', 'Updated']);
+    for (const column of layout.columns) {
+      expect(column.width, column.name).toBeGreaterThan(0);
+      expect(column.left, column.name).toBeGreaterThanOrEqual(0);
+      expect(column.right, column.name).toBeLessThanOrEqual(Math.min(layout.mapLeft, layout.width));
+    }
+    expect(labels.join(' ')).toContain('bern-quarters.geojson');
+    expect(labels.join(' ')).toContain('cogeo.tif');
+    expect(await page.$$eval('#overview-map .leaflet-pane canvas', (c) => c.length)).toBeGreaterThanOrEqual(2);
+    expect(favicon).toBe(200);
+    // A label opens its job.
+    await page.click(`#overview-map .job-label[data-job-id="${jobIds.geojson}"]`);
+    await page.waitForFunction(() => !document.getElementById('job-view')?.hidden, { timeout: 30_000 });
+  }, 120_000);
+
+  it('shows a retry as the retry of its original, a rejected GeoTIFF\'s footprint, and error text wrapped at words', async () => {
+    // Prepare: a GeoTIFF too coarse for Buildings (REJECTED before any part), and a FAILED job retried once
+    jobIds.coarse = (await bridge.putInbox(path.join(ROOT, 'test', 'fixtures', 'bad-inputs', 'coarse-300m.tif'), 'buildings/coarse-300m.tif')).jobId;
+    const failing = await tempFile('will-fail.geojson', squareAoi({ west: 7.45, mapflow: { meta: { simulate: 'fail:dataloader.TileNotReadable' } } }));
+    jobIds.failed = (await bridge.putInbox(failing, 'will-fail.geojson')).jobId;
+    expect((await bridge.waitForJob(jobIds.coarse, { timeoutMs: 120_000 }))?.status).toBe('REJECTED');
+    expect((await bridge.waitForJob(jobIds.failed, { timeoutMs: 120_000 }))?.status).toBe('FAILED');
+    const retry = await retryJob(localBackend(bridge), jobIds.failed);
+    await bridge.waitForJob(retry.jobId, { timeoutMs: 120_000 });
+    // Act: the list
+    await page.goto(server.url);
+    await page.waitForFunction((id: string) => Boolean(document.querySelector(`#jobs tbody tr[data-job-id="${id}"]`)), { timeout: 60_000 }, retry.jobId);
+    const rows = await page.$$eval('#jobs tbody tr', (trs) => trs.map((tr: any) => ({ id: tr.dataset.jobId, retry: tr.classList.contains('retry'), file: tr.querySelector('td.file').textContent })));
+    // Assess: the retry is marked and right under its original
+    const original = rows.findIndex((r) => r.id === jobIds.failed);
+    expect(rows[original + 1]).toMatchObject({ id: retry.jobId, retry: true, file: expect.stringContaining('retry 2 of will-fail.geojson') });
+    expect(rows[original]?.file).toContain('(retried)');
+    // Act: the rejected GeoTIFF's page
+    await page.goto(`${server.url}#/job/${jobIds.coarse}`);
+    await page.waitForFunction(() => Number(document.getElementById('job-map')?.dataset.aois ?? 0) > 0, { timeout: 60_000 });
+    await page.waitForFunction(() => new Promise((resolve) => requestAnimationFrame(() => resolve(true))));
+    await expect.poll(() => drawnPixels('#job-map'), { timeout: 30_000, interval: 250 }).toBeGreaterThan(100);
+    const wrap = await page.$eval('#job-facts dd.error', (dd: any) => {
+      const style = (globalThis as any).getComputedStyle(dd);
+      return { wordBreak: style.wordBreak, overflowWrap: style.overflowWrap, text: dd.textContent };
+    });
+    await writeFile(path.join(OUTPUT, 'job-rejected-geotiff.png'), await page.screenshot({ fullPage: true }));
+    // Assess
+    expect(wrap.text).toContain('PIXEL_SIZE_TOO_COARSE');
+    expect(wrap.wordBreak).toBe('normal');
+    expect(wrap.overflowWrap).toBe('break-word');
+  }, 300_000);
 });

@@ -185,7 +185,7 @@ describe('Quick start local run examples, run as written', () => {
     } else {
       expect(stdout).toMatch(/(\d+) of \1 job\(s\) succeeded/);
     }
-    expect(globSync('results/**/job.json', { cwd: out }).length).toBeGreaterThan(0);
+    expect(globSync('*/results/**/job.json', { cwd: out }).length).toBeGreaterThan(0);
     expect(existsSync(out)).toBe(true);
   }, 300_000);
 });

@@ -4,7 +4,7 @@
  * "deployed stack" whose AWS answers come from aws-sdk-client-mock (the
  * Mapflow answers still come from the local simulator).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DescribeRuleCommand, EventBridgeClient, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
@@ -15,6 +15,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLL_POLICY } from '../../functions/polling/poll-policy.ts';
 import { runDoctorCommand, type DoctorAwsClients } from '../../local/cli/doctor.ts';
+import { writeMapflowAccess } from '../../local/cli/state-dir.ts';
 import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { testTmp } from '../support/temp.ts';
@@ -98,6 +99,26 @@ describe('doctor --local', () => {
     // Assess
     expect(code).toBe(1);
     expect(lines.find((l) => l.includes('route roads'))).toMatch(/^FAIL .*'No Such Model' is not available/);
+  }, CHECK_TIMEOUT);
+
+  it('passes without flags on the default set-up: the simulator token comes from the state folder (0600), not the shell', async () => {
+    // Prepare: what `start` writes on the embedded simulator, and a shell with no MAPFLOW_TOKEN
+    const file = await writeMapflowAccess(stateDir, { url: bridge.endpoints.mapflow, token: GOOD_TOKEN, email: 'doctor@example.com', pid: process.pid });
+    const saved = process.env.MAPFLOW_TOKEN;
+    delete process.env.MAPFLOW_TOKEN;
+    let result: { code: number; lines: string[] };
+    try {
+      // Act: the README line as written
+      result = await doctor(['--local', '--state-dir', stateDir]);
+    } finally {
+      if (saved !== undefined) process.env.MAPFLOW_TOKEN = saved;
+    }
+    // Assess
+    expect(result.code, result.lines.join('\n')).toBe(0);
+    expect(result.lines.find((l) => l.includes('mapflow token'))).toMatch(/^PASS/);
+    expect(result.lines.join('\n')).not.toContain(GOOD_TOKEN);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    await rm(file);
   }, CHECK_TIMEOUT);
 
   it('says to start the bridge when no bridge runs there, and exits 1', async () => {

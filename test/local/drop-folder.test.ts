@@ -145,4 +145,31 @@ describe('drop folder: only whole files go up', () => {
     expect(dropKey('inbox')).toBe('inbox/inbox');
     expect(dropKey(path.join('buildings', 'inbox', 'x.tif'))).toBe('inbox/buildings/inbox/x.tif');
   });
+
+  it('says once that a dropped file is waiting to become stable, however long it waits', { timeout: 60_000 }, async () => {
+    // Prepare: a copy that holds the file open and writes in bursts
+    const waiting: string[] = [];
+    let said!: () => void;
+    const announced = new Promise<void>((resolve) => (said = resolve));
+    const { folder, nextUpload, dropDir } = await watch('announce', {
+      stableMs: 200,
+      onWaiting: (file, why) => {
+        waiting.push(`${path.basename(file)} ${why}`);
+        said();
+      },
+    });
+    await mkdir(dropDir, { recursive: true });
+    const handle = await open(path.join(dropDir, 'slow.geojson'), 'w');
+    await handle.write('{"type":"FeatureCollection",');
+    // Act: held open past the window, then written again, then closed
+    await announced;
+    await handle.write(`"x":"${CHUNK}",`);
+    await handle.write('"features":[]}');
+    const uploaded = nextUpload();
+    await handle.close();
+    await uploaded;
+    await folder.close();
+    // Assess: one line, saying why
+    expect(waiting).toEqual(['slow.geojson open']);
+  });
 });

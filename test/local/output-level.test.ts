@@ -34,8 +34,8 @@ describe('output folder level with the ledger', () => {
     const rejected = await bridge.waitForJob(bad.jobId);
     expect([succeeded?.status, rejected?.status]).toEqual(['SUCCEEDED', 'REJECTED']);
     const resultKeys = await listKeys(bridge.s3, bridge.bucket, succeeded!.resultPrefix!);
-    const resultFiles = resultKeys.map((key) => outputPath(outDir, succeeded!, key));
-    const reportFile = outputPath(outDir, rejected!, rejected!.reportKey!);
+    const resultFiles = resultKeys.map((key) => outputPath(outDir, succeeded!.jobId, key));
+    const reportFile = outputPath(outDir, rejected!.jobId, rejected!.reportKey!);
 
     // Act 1: the first start after the kill
     const first = await levelOutputFolder(bridge, outDir);

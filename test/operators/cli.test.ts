@@ -146,7 +146,7 @@ describe('jobs cancel (local)', () => {
     const { code, out } = await jobs(['cancel', jobId, '--reason', 'wrong area', '--json']);
     // Assess
     expect(code).toBe(0);
-    expect(JSON.parse(out)).toEqual({ jobId, status: 'CANCELLED', executionStopped: true, processingsDeleted: [processingId], processingErrors: [] });
+    expect(JSON.parse(out)).toMatchObject({ jobId, status: 'CANCELLED', executionStopped: true, processingsDeleted: [processingId], processingsKept: [], processingErrors: [] });
     const row = await bridge.ledger.get(jobId);
     expect(row).toMatchObject({ status: 'CANCELLED', error: { code: 'CANCELLED', message: 'wrong area' } });
     expect(row?.statusHistory.at(-1)?.status).toBe('CANCELLED');
@@ -202,7 +202,7 @@ describe('jobs export, watch and costs (local)', () => {
     expect(report.total.credits).toBeCloseTo(charged, 2);
     expect(report.lines.map((l) => l.key)).toEqual(['default']);
     const byDay = await cli(runCostsCommand, ['--state-dir', stateDir]);
-    expect(byDay.out).toMatch(new RegExp(`^DAY\\s+JOBS\\s+SUCCEEDED\\s+FAILED\\s+CREDITS`));
+    expect(byDay.out).toMatch(new RegExp(`^DAY\\s+JOBS\\s+SUCCEEDED\\s+FAILED\\s+REJECTED\\s+CANCELLED\\s+IN FLIGHT\\s+CREDITS CHARGED`));
     expect(byDay.out).toContain(new Date().toISOString().slice(0, 10));
     const byModel = await cli(runCostsCommand, ['--by', 'model', '--json', '--state-dir', stateDir]);
     expect((JSON.parse(byModel.out) as { lines: { key: string }[] }).lines[0]?.key).toMatch(/Buildings/);

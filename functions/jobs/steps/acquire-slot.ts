@@ -10,7 +10,7 @@ import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, SlotResult } from '../workflow.ts';
 import { nextPollSeconds } from '../../polling/poll-policy.ts';
 import { slotHolder } from '../../ledger/slots.ts';
-import { jobContextOf, publishRow } from './common.ts';
+import { jobContextOf, publishRow, queuedNote } from './common.ts';
 import type { StepContext } from './context.ts';
 
 /** Most attempts to get a slot before the part gives up. */
@@ -40,7 +40,7 @@ export async function acquireSlot(state: PartState, ctx: StepContext): Promise<S
     );
   }
   if (attempts === 1) {
-    const { changed, row } = await ctx.ledger.transition(job.jobId, 'QUEUED', {}, `waiting for a processing slot (${inUse} in use)`);
+    const { changed, row } = await ctx.ledger.transition(job.jobId, 'QUEUED', {}, queuedNote(inUse, ctx.config.maxConcurrentProcessings));
     if (changed) await publishRow(ctx, EVENT_DETAIL_TYPES.QUEUED, row);
   }
   // Slots free up at the pace processings finish: wait like a poll would.

@@ -98,3 +98,14 @@ export function topJob(state: WorkflowState): RegisterResult {
   if (!state.job) throw new BridgeError('STATE_INCOMPLETE', `the state of job ${state.jobId} has no Register Job result at $.job`);
   return { ...state.job, executionArn: state.job.executionArn ?? state.executionArn };
 }
+
+/**
+ * Why a job waits, in words that hold: how many slots are taken ("3 of 3 in
+ * use"), or, when none is, that a slot goes to the jobs queued earlier first
+ * (never "waiting for a slot (0 in use)").
+ */
+export function queuedNote(inUse: number, max: number): string {
+  return inUse > 0
+    ? `waiting for a processing slot (${inUse} of ${max} in use)`
+    : 'waiting for a processing slot (the next free one goes to the jobs queued earlier first)';
+}

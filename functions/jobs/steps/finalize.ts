@@ -11,6 +11,7 @@ import { writeFailureQuicklook } from '../../quicklook/index.ts';
 import { recordJobOutcome } from '../../runtime/metrics.ts';
 import { tagObject, writeJson } from '../../storage/s3.ts';
 import { publishRow } from './common.ts';
+import { partsCharge } from '../../core/credits.ts';
 import type { StepContext } from './context.ts';
 
 export type FinalStatus = FinishResult['status'];
@@ -33,7 +34,9 @@ export interface Finalisation {
   report?: Record<string, unknown>;
 }
 
-export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<FinishResult> {
+export async function finaliseJob(ctx: StepContext, given: Finalisation): Promise<FinishResult> {
+  // The retry hint names this job, so the FAILED line can be copied as it is.
+  const f: Finalisation = given.error ? { ...given, error: { ...given.error, message: withJobId(given.error.message, given.jobId) } } : given;
   let row = await ctx.ledger.get(f.jobId);
   if (row && isFinalStatus(row.status)) return finishResultOf(row);
   if (!row && f.kind) {
@@ -62,10 +65,12 @@ export async function finaliseJob(ctx: StepContext, f: Finalisation): Promise<Fi
   }
 
   if (row) {
+    // Credits already charged stay counted whatever the end (a FAILED or REJECTED job may have spent some).
+    const actualCost = f.actualCost ?? partsCharge(f.parts ?? row.parts);
     const patch: Partial<LedgerRow> = {
       ...(f.error && { error: f.error }),
       ...(f.parts && { parts: f.parts }),
-      ...(f.actualCost !== undefined && { actualCost: f.actualCost }),
+      ...(actualCost !== undefined && { actualCost }),
       ...(f.resultPrefix && { resultPrefix: f.resultPrefix }),
       ...(reportKey && { reportKey }),
       ...(f.status === 'SUCCEEDED' && { percentCompleted: 100 }),
@@ -115,4 +120,9 @@ function finishResultOf(row: LedgerRow): FinishResult {
     ...(row.actualCost !== undefined && { actualCost: row.actualCost }),
     ...(row.error && { error: row.error }),
   };
+}
+
+/** `jobs retry <jobId>` in a message -> `jobs retry <the id>`. */
+export function withJobId(message: string, jobId: string): string {
+  return message.replaceAll('jobs retry <jobId>', `jobs retry ${jobId}`);
 }

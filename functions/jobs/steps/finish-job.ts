@@ -13,6 +13,7 @@ import { topJob } from './common.ts';
 import type { StepContext } from './context.ts';
 import { finaliseJob, type FinalStatus } from './finalize.ts';
 import { HOW_TO_RETRY, isRejectionCode } from './outcome.ts';
+import { partsCharge } from '../../core/credits.ts';
 
 export async function finishJob(state: WorkflowState, ctx: StepContext): Promise<FinishResult> {
   const job = topJob(state);
@@ -29,13 +30,13 @@ export async function finishJob(state: WorkflowState, ctx: StepContext): Promise
 
   const parts = [...(state.parts ?? [])].sort((a, b) => a.index - b.index);
   const { status, error } = aggregate(parts, state.plan?.parts.length ?? parts.length);
-  const costs = parts.map((p) => p.cost).filter((c): c is number => typeof c === 'number');
+  const charged = partsCharge(parts);
   return finaliseJob(ctx, {
     ...base,
     status,
     parts,
     ...(error && { error }),
-    ...(costs.length > 0 && { actualCost: costs.reduce((a, b) => a + b, 0) }),
+    ...(charged !== undefined && { actualCost: charged }),
     ...(parts.some((p) => p.status === 'OK') && { resultPrefix }),
     ...(state.plan && { report: { estimatedCost: state.plan.estimatedCost, areaSqKm: state.plan.areaSqKm, model: state.plan.modelName } }),
   });

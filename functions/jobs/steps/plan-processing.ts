@@ -168,7 +168,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     };
   });
 
-  await ctx.ledger.update(jobId, { areaSqKm: round(areaSqM / 1e6, 6), estimatedCost, projectId });
+  await ctx.ledger.update(jobId, { areaSqKm: round(areaSqM / 1e6, 6), estimatedCost, projectId, partCount: parts.length });
   return {
     projectId,
     wdId: model.id,

@@ -17,6 +17,7 @@ import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
 import { mapflowClockOffset, nextPollSeconds, planNextPoll, pollsFor, pollBudgetExhausted, shouldRestart, type PollEstimate } from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow } from './common.ts';
+import { jobPercent } from '../../core/progress.ts';
 import { releaseSlot } from './finish-part.ts';
 import { slotHolder } from '../../ledger/slots.ts';
 import type { MapflowMessage } from './outcome.ts';
@@ -107,11 +108,11 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
       percentCompleted: percent,
       ...(typeof processing.cost === 'number' && { cost: processing.cost }),
     });
-    const parts = updated.parts ?? [];
-    const overall = parts.length ? Math.round(parts.reduce((sum, p) => sum + (p.percentCompleted ?? 0), 0) / parts.length) : percent;
-    const withPercent = await ctx.ledger.update(job.jobId, { percentCompleted: overall });
+    // The job's percent counts the parts not started yet as 0 % and never goes down (functions/core/progress.ts).
+    const withPercent = await ctx.ledger.raisePercent(job.jobId, jobPercent(updated.parts ?? [], updated.partCount));
     if (statusChanged && outcome === 'WAIT') {
-      await publishRow(ctx, EVENT_DETAIL_TYPES.IN_PROGRESS, withPercent, { messages: [`processing ${processingId} (${state.part.name}) is ${status} at ${percent}%`] });
+      const of = (withPercent.partCount ?? 1) > 1 ? ` ${state.part.index + 1} of ${withPercent.partCount}` : '';
+      await publishRow(ctx, EVENT_DETAIL_TYPES.IN_PROGRESS, withPercent, { messages: [`part${of} '${state.part.name}' (processing ${processingId}) is ${status} at ${percent}% (part)`] });
     }
   }
 

@@ -18,7 +18,7 @@
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartJobContext } from '../workflow.ts';
 import { slotHolder, waiterOrder } from '../../ledger/slots.ts';
-import { jobContextOf, publishRow } from './common.ts';
+import { jobContextOf, publishRow, queuedNote } from './common.ts';
 import type { StepContext } from './context.ts';
 
 export interface SlotWaitInput {
@@ -58,7 +58,7 @@ export async function waitForSlot(input: SlotWaitInput, ctx: StepContext): Promi
     taskToken: input.taskToken,
   });
   if (outcome === 'waiting') {
-    const { changed, row } = await ctx.ledger.transition(job.jobId, 'QUEUED', {}, `waiting for a processing slot (${inUse} in use)`);
+    const { changed, row } = await ctx.ledger.transition(job.jobId, 'QUEUED', {}, queuedNote(inUse, ctx.config.maxConcurrentProcessings));
     if (changed) await publishRow(ctx, EVENT_DETAIL_TYPES.QUEUED, row);
   }
   return { holder, outcome };
