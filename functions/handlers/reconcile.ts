@@ -268,7 +268,7 @@ export const handler = async (): Promise<ScheduledReconcileSummary> => {
 };
 
 /** Dispatches inbox objects that have no ledger row (a lost or never-delivered notification), bounded per run. */
-async function sweepInboxOnSchedule(ctx: BridgeContext, bucket: string): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
+export async function sweepInboxOnSchedule(ctx: BridgeContext, bucket: string): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
   try {
     const start = stepFunctionsStarter(ctx);
     const sweep = await sweepInbox(ctx, bucket, (objects) => dispatchObjectCreated(ctx, objects, start), { minAgeSeconds: INBOX_SWEEP_MIN_AGE_SECONDS });

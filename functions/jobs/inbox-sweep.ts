@@ -19,7 +19,7 @@
  * again (that would spend credits twice).
  */
 import { GetObjectTaggingCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { InputObject } from '../core/model.ts';
 import { isHiddenPath, jobIdFor, keyProblem, normaliseEtag } from '../routing/index.ts';
 import type { BridgeConfig } from '../runtime/config.ts';
@@ -27,8 +27,8 @@ import type { BridgeConfig } from '../runtime/config.ts';
 /** The ledger row holding where a bounded sweep stopped. */
 export const INBOX_SWEEP_ROW_ID = '#inbox-sweep';
 const TAG_JOB_ID = 'mapflow-bridge:job-id';
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_GET_LIMIT = 100;
+/** Ledger lookups in flight at once. */
+const LOOKUPS_AT_ONCE = 16;
 
 export interface InboxSweepOptions {
   /** Only objects at least this old (their notification had its chance). Default 0. */
@@ -130,27 +130,26 @@ export async function sweepInbox(
   return summary;
 }
 
-/** The objects among `objects` whose job has no ledger row (BatchGetItem, 100 keys a call). */
+/**
+ * The objects among `objects` whose job has no ledger row: consistent
+ * GetItems, LOOKUPS_AT_ONCE at a time (the reconciler's bundle has GetItem
+ * already; BatchGetItem would cost the same reads and more bundle).
+ */
 async function withoutRow(ctx: InboxSweepContext, objects: InputObject[]): Promise<InputObject[]> {
-  const byJob = new Map(objects.map((object) => [jobIdFor(object), object]));
-  const found = new Set<string>();
-  const ids = [...byJob.keys()];
-  for (let i = 0; i < ids.length; i += BATCH_GET_LIMIT) {
-    let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + BATCH_GET_LIMIT).map((jobId) => ({ jobId }));
-    for (let attempt = 0; keys && keys.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 50 * 2 ** attempt)));
-      const answer = await ctx.doc.send(
-        new BatchGetCommand({
-          RequestItems: { [ctx.config.ledgerTable]: { Keys: keys, ProjectionExpression: 'jobId', ConsistentRead: true } },
-        }),
+  const missing: InputObject[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < objects.length) {
+      const object = objects[next++] as InputObject;
+      const { Item } = await ctx.doc.send(
+        new GetCommand({ TableName: ctx.config.ledgerTable, Key: { jobId: jobIdFor(object) }, ProjectionExpression: 'jobId', ConsistentRead: true }),
       );
-      for (const item of answer.Responses?.[ctx.config.ledgerTable] ?? []) found.add(item.jobId as string);
-      // Throttled keys come back unprocessed: ask again with backoff.
-      keys = answer.UnprocessedKeys?.[ctx.config.ledgerTable]?.Keys as Record<string, unknown>[] | undefined;
-      if (attempt >= 8 && keys && keys.length > 0) throw new Error(`the ledger left ${keys.length} keys unprocessed 8 times`);
+      if (!Item) missing.push(object);
     }
-  }
-  return [...byJob].filter(([jobId]) => !found.has(jobId)).map(([, object]) => object);
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOKUPS_AT_ONCE, objects.length) }, worker));
+  // In listing order, as dispatch would see them.
+  return objects.filter((object) => missing.includes(object));
 }
 
 async function taggedAsProcessed(s3: S3Client, object: InputObject): Promise<boolean> {
