@@ -81,8 +81,8 @@ function basemapJson(): Buffer {
     };
     const world = require('world-atlas/countries-110m.json') as Topology;
     const value = {
-      land: topojson.feature(world, world.objects.land),
-      borders: topojson.mesh(world, world.objects.countries, (a, b) => a !== b),
+      land: acrossTheAntimeridian(topojson.feature(world, world.objects.land)),
+      borders: acrossTheAntimeridian(topojson.mesh(world, world.objects.countries, (a, b) => a !== b)),
       source: 'Natural Earth 1:110m (public domain), via world-atlas',
     };
     basemap = Buffer.from(JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v)));
@@ -236,6 +236,30 @@ async function aoiOf(row: LedgerRow, options: ConsoleOptions): Promise<unknown> 
     }
   }
   return { type: 'FeatureCollection', features };
+}
+
+/**
+ * Rings and lines that cross the antimeridian (Chukotka, Fiji) come with
+ * longitudes on both sides of ±180, which a flat map draws as a sliver across
+ * the whole world: their points west of -150 are moved east (+ 360). Antarctica,
+ * which wraps the whole globe on purpose, is left alone.
+ */
+function acrossTheAntimeridian(geojson: unknown): unknown {
+  const fix = (ring: number[][]): number[][] => {
+    const lons = ring.map((p) => p[0] as number);
+    const crosses = Math.min(...lons) < -150 && Math.max(...lons) > 150 && Math.min(...ring.map((p) => p[1] as number)) > -60;
+    // Only the points just west of the antimeridian move (Eurasia's ring also holds Portugal, at -9).
+    return crosses ? ring.map(([lon, lat]) => [(lon as number) < -150 ? (lon as number) + 360 : (lon as number), lat as number]) : ring;
+  };
+  const walk = (value: unknown, depth: number): unknown =>
+    depth === 0 ? fix(value as number[][]) : (value as unknown[]).map((inner) => walk(inner, depth - 1));
+  const geometry = (g: { type: string; coordinates: unknown }) => {
+    const depth = g.type === 'MultiPolygon' ? 2 : g.type === 'Polygon' || g.type === 'MultiLineString' ? 1 : g.type === 'LineString' ? 0 : -1;
+    return depth < 0 ? g : { ...g, coordinates: walk(g.coordinates, depth) };
+  };
+  const value = geojson as { type: string; features?: { geometry: { type: string; coordinates: unknown } }[]; coordinates?: unknown };
+  if (value.type === 'FeatureCollection') return { ...value, features: value.features?.map((f) => ({ ...f, geometry: geometry(f.geometry) })) };
+  return geometry(value as { type: string; coordinates: unknown });
 }
 
 /** Footprints read from GeoTIFF headers (ranged reads), by bucket, key and ETag. */
