@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
 // First: modules that import these back from start.ts (an import cycle) then find them initialised.
-import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, writeMapflowAccess } from './state-dir.ts';
+import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, recordSimulatorAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
@@ -231,9 +231,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
   const endpointsFile = path.join(options.stateDir, ENDPOINTS_FILE);
   await writeFile(endpointsFile, JSON.stringify({ ...bridge.endpoints, bucket: bridge.bucket, ledgerTable: bridge.ledgerTable, pid: process.pid }, null, 2));
   // doctor --local checks the embedded simulator with its token (random per start) from here; 0600, removed at stop.
-  const accessFile = bridge.simulator && process.env.MAPFLOW_TOKEN
-    ? await writeMapflowAccess(options.stateDir, { url: bridge.endpoints.mapflow, token: process.env.MAPFLOW_TOKEN, email: process.env.MAPFLOW_EMAIL ?? '', pid: process.pid })
-    : undefined;
+  const accessFile = await recordSimulatorAccess(options.stateDir, bridge);
 
   say(
     [

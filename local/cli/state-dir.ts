@@ -50,3 +50,18 @@ export async function readMapflowAccess(stateDir: string): Promise<LocalMapflowA
     return undefined;
   }
 }
+
+/**
+ * What `start` does once its bridge runs: on the embedded simulator, writes
+ * MAPFLOW_ACCESS_FILE with the simulator's URL and token (the bridge put the
+ * token in the environment); with a given Mapflow, writes nothing. Returns
+ * the file written, for `start` to remove when it stops.
+ */
+export async function recordSimulatorAccess(
+  stateDir: string,
+  bridge: { simulator?: unknown; endpoints: { mapflow: string } },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  if (!bridge.simulator || !env.MAPFLOW_TOKEN) return undefined;
+  return writeMapflowAccess(stateDir, { url: bridge.endpoints.mapflow, token: env.MAPFLOW_TOKEN, email: env.MAPFLOW_EMAIL ?? '', pid: process.pid });
+}

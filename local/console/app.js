@@ -27,11 +27,27 @@ async function api(path) {
 // ---- Maps
 const maps = {};
 let basemapOn = false;
+// The offline base layer (Natural Earth land and borders, served by the console): read once, drawn on every map.
+let baseData = null;
+function baseLayer() {
+  baseData = baseData || api('/basemap.json').catch(() => null);
+  return baseData;
+}
 function makeMap(id) {
   const map = L.map(id, { preferCanvas: true, worldCopyJump: true }).setView([20, 0], 2);
   map.attributionControl.setPrefix(false);
+  // Its own pane and canvas under the jobs' (overlayPane, z 400), so it never hides them.
+  map.createPane('base').style.zIndex = '250';
+  const renderer = L.canvas({ pane: 'base' });
   const entry = { map, layers: L.layerGroup().addTo(map), tiles: null, fitted: '', features: 0 };
   maps[id] = entry;
+  baseLayer().then((base) => {
+    if (!base) return;
+    L.geoJSON(base.land, { pane: 'base', renderer, interactive: false, style: { stroke: false, fillColor: '#f4f1e8', fillOpacity: 1 } }).addTo(map);
+    L.geoJSON(base.borders, { pane: 'base', renderer, interactive: false, style: { color: '#9aa5b1', weight: 0.8, fill: false } }).addTo(map);
+    map.attributionControl.addAttribution('Natural Earth');
+    map.getContainer().dataset.basemap = 'drawn';
+  });
   applyBasemap(entry);
   return entry;
 }
@@ -54,12 +70,14 @@ function drawOnMap(entry, drawings, signature) {
   entry.layers.clearLayers();
   let bounds = null;
   let features = 0;
+  let aois = 0;
   for (const { aoi, results, label, jobId } of drawings) {
     let jobBounds = null;
     for (const [data, style] of [[aoi, AOI_STYLE], [results, RESULT_STYLE]]) {
       if (!data || !data.features || data.features.length === 0) continue;
       const layer = geoLayer(data, style).addTo(entry.layers);
       if (style === RESULT_STYLE) features += data.features.length;
+      else aois += data.features.length;
       const b = layer.getBounds();
       if (b.isValid()) jobBounds = jobBounds ? jobBounds.extend(b) : L.latLngBounds(b.getSouthWest(), b.getNorthEast());
     }
@@ -68,19 +86,31 @@ function drawOnMap(entry, drawings, signature) {
     // On the overview, jobs far apart are specks: a marker per job shows where each is; a click zooms in.
     if (label) {
       const marker = L.circleMarker(jobBounds.getCenter(), { radius: 8, color: '#1c3d6e', weight: 2, fillColor: '#e8590c', fillOpacity: 0.9 });
-      marker.bindTooltip(label);
+      // A label on every dot says which job it is; the label opens the job, the dot zooms to it.
+      marker.bindTooltip(label, { permanent: true, direction: 'right', offset: [8, 0], className: 'job-label', interactive: true });
       marker.on('click', () => entry.map.fitBounds(jobBounds, { padding: [20, 20], maxZoom: 17, animate: false }));
       marker.on('dblclick', () => {
         location.hash = `#/job/${encodeURIComponent(jobId)}`;
       });
       marker.addTo(entry.layers);
+      const tooltip = marker.getTooltip();
+      const element = tooltip && tooltip.getElement();
+      if (element) {
+        element.dataset.jobId = jobId;
+        element.addEventListener('click', () => {
+          location.hash = `#/job/${encodeURIComponent(jobId)}`;
+        });
+      }
     }
   }
   entry.features = features;
   entry.map.getContainer().dataset.features = String(features);
+  entry.map.getContainer().dataset.aois = String(aois);
   const key = bounds ? bounds.toBBoxString() : '';
   if (bounds && key !== entry.fitted) {
-    entry.map.fitBounds(bounds, { padding: [20, 20], maxZoom: 17, animate: false });
+    // Room on the right for the dots' labels.
+    const labelled = drawings.some((d) => d.label);
+    entry.map.fitBounds(bounds, { paddingTopLeft: [20, 20], paddingBottomRight: [labelled ? 200 : 20, 20], maxZoom: 17, animate: false });
     entry.fitted = key;
   }
   entry.map.getContainer().dataset.drawn = 'true';
@@ -120,6 +150,23 @@ function progress(percent) {
   return wrap;
 }
 
+/** Each retry right after the job it retried (the newest first otherwise). */
+function withRetriesUnderOriginals(jobs) {
+  const byId = new Map(jobs.map((job) => [job.jobId, job]));
+  const rootOf = (job) => {
+    let root = job;
+    for (let hops = 0; root.retryOf && byId.has(root.retryOf) && hops < 20; hops++) root = byId.get(root.retryOf);
+    return root;
+  };
+  const groups = new Map();
+  for (const job of jobs) {
+    const root = rootOf(job);
+    if (!groups.has(root.jobId)) groups.set(root.jobId, []);
+    groups.get(root.jobId).push(job);
+  }
+  return [...groups.values()].flatMap((group) => group.sort((a, b) => (a.attempt || 1) - (b.attempt || 1)));
+}
+
 async function refreshList() {
   const status = $('filter-status').value;
   const route = $('filter-route').value;
@@ -129,7 +176,8 @@ async function refreshList() {
   for (const name of [...routesSeen].sort()) {
     if (![...routeSelect.options].some((o) => o.value === name)) routeSelect.append(new Option(name, name));
   }
-  const shown = jobs.filter((job) => !route || job.route === route);
+  // A retry goes right under its original, marked as its retry (not a second row that looks the same).
+  const shown = withRetriesUnderOriginals(jobs.filter((job) => !route || job.route === route));
   const body = $('jobs').tBodies[0];
   body.replaceChildren(
     ...shown.map((job) => {
@@ -138,11 +186,19 @@ async function refreshList() {
       tr.dataset.status = job.status;
       const file = el('td', job.file.replace(/^inbox\//, ''), 'file');
       file.title = job.jobId;
+      if (job.retryOf) {
+        tr.classList.add('retry');
+        file.textContent = `\u21b3 retry ${job.attempt || 2} of ${job.file.replace(/^inbox\//, '')}`;
+        file.title = `${job.jobId}: retry of ${job.retryOf}`;
+      } else if (job.retriedBy) {
+        file.append(el('small', ' (retried)', 'retried'));
+      }
       const status = el('td');
       status.append(el('span', job.status, `status ${job.status}`));
       const cost = job.cost === undefined || job.cost === null ? '' : `${Math.round(job.cost * 100) / 100}${job.costIsEstimate ? ' (est.)' : ''}`;
       const prog = el('td');
       prog.append(progress(job.percentCompleted));
+      if (job.parts) prog.append(el('small', ` ${job.parts.done}/${job.parts.planned} parts`));
       tr.append(file, status, el('td', job.route), el('td', cost), el('td', formatDuration(job.durationSeconds)), prog, el('td', new Date(job.updatedAt).toLocaleTimeString()));
       tr.addEventListener('click', () => {
         location.hash = `#/job/${encodeURIComponent(job.jobId)}`;
@@ -154,7 +210,7 @@ async function refreshList() {
   $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
   const overview = maps['overview-map'] || makeMap('overview-map');
   const drawn = shown.slice(0, OVERVIEW_JOBS);
-  const drawings = await Promise.all(drawn.map(async (job) => ({ ...(await geometryOf(job)), label: `${job.file.replace(/^inbox\//, '')} (${job.status})`, jobId: job.jobId })));
+  const drawings = await Promise.all(drawn.map(async (job) => ({ ...(await geometryOf(job)), label: `${job.file.replace(/^inbox\//, '').split('/').pop()}${job.retryOf ? ` (retry ${job.attempt || 2})` : ''}: ${job.status}`, jobId: job.jobId })));
   drawOnMap(overview, drawings, drawn.map((job) => `${job.jobId}:${job.status}`).join(','));
 }
 
@@ -164,11 +220,13 @@ async function refreshJob(jobId) {
   $('job-title').textContent = `${job.input.key.replace(/^inbox\//, '')}: ${job.status}`;
   const facts = [
     ['job', job.jobId],
-    ['status', job.status + (job.percentCompleted !== undefined && !FINAL.includes(job.status) ? ` (${job.percentCompleted}%)` : '')],
+    ['status', job.status + (job.percentCompleted !== undefined && !FINAL.includes(job.status) ? ` (${job.percentCompleted}% of the job)` : '')],
     ['input', `s3://${job.input.bucket}/${job.input.key} (${job.input.size} bytes)`],
     ['kind / route', `${job.kind} / ${job.routeName}`],
     ['area', job.areaSqKm !== undefined ? `${job.areaSqKm} km²` : undefined],
-    ['cost', job.actualCost !== undefined ? `${job.actualCost} credits` : job.estimatedCost !== undefined ? `${job.estimatedCost} credits (estimate)` : undefined],
+    // The server's figure: charged credits whenever known, the estimate only before (functions/core/credits.ts).
+    ['cost', job.cost ? `${job.cost.credits} credits ${job.cost.kind === 'estimate' ? '(estimate)' : 'charged'}` : undefined],
+    ['estimate', job.cost && job.cost.kind === 'charged' && job.estimatedCost !== undefined ? `${job.estimatedCost} credits` : undefined],
     ['Mapflow project', job.projectId],
     ['Mapflow mosaic', job.mosaicId],
     ['Mapflow image', job.imageId],

@@ -16,8 +16,11 @@ import { StringDecoder } from 'node:string_decoder';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { JOB_STATUSES, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
+import { jobCost } from '../../functions/core/credits.ts';
+import { partsDone } from '../../functions/core/progress.ts';
 import { FeatureScanner, quicklookKeyBeside, readAoi } from '../../functions/quicklook/index.ts';
 import { openObjectStream } from '../../functions/storage/s3.ts';
+import { inspectGeoTiff, s3RangeSource } from '../../functions/geotiff/index.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -56,6 +59,36 @@ const STATIC: Record<string, { file: string; type: string }> = {
 };
 
 const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The page's icon: a map pin in the header's blue (browsers ask for /favicon.ico whatever the page says). */
+const FAVICON = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1c3d6e"/>' +
+    '<path d="M16 5a8 8 0 0 0-8 8c0 6 8 14 8 14s8-8 8-14a8 8 0 0 0-8-8z" fill="#e8590c"/><circle cx="16" cy="13" r="3" fill="#fff"/></svg>',
+);
+
+/**
+ * The offline base layer: land and country borders from Natural Earth
+ * (world-atlas, 1:110m), converted once to GeoJSON with 3 decimals (about
+ * 100 m, plenty at the scale it is drawn).
+ */
+let basemap: Buffer | undefined;
+function basemapJson(): Buffer {
+  if (!basemap) {
+    type Topology = { objects: Record<string, unknown> };
+    const topojson = require('topojson-client') as {
+      feature(topology: Topology, object: unknown): unknown;
+      mesh(topology: Topology, object: unknown, filter?: (a: unknown, b: unknown) => boolean): unknown;
+    };
+    const world = require('world-atlas/countries-110m.json') as Topology;
+    const value = {
+      land: acrossTheAntimeridian(topojson.feature(world, world.objects.land)),
+      borders: acrossTheAntimeridian(topojson.mesh(world, world.objects.countries, (a, b) => a !== b)),
+      source: 'Natural Earth 1:110m (public domain), via world-atlas',
+    };
+    basemap = Buffer.from(JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v)));
+  }
+  return basemap;
+}
 
 export async function startConsoleServer(options: ConsoleOptions): Promise<ConsoleServer> {
   let port = 0;
@@ -106,6 +139,12 @@ async function handle(url: URL, response: ServerResponse, options: ConsoleOption
     createReadStream(asset.file).on('error', () => response.destroy()).pipe(response);
     return;
   }
+  if (url.pathname === '/favicon.ico' || url.pathname === '/favicon.svg') {
+    response.writeHead(200, { 'content-type': 'image/svg+xml', ...SECURITY_HEADERS, 'cache-control': 'max-age=86400' });
+    response.end(FAVICON);
+    return;
+  }
+  if (url.pathname === '/basemap.json') return send(response, 200, 'application/json; charset=utf-8', basemapJson());
   if (url.pathname === '/api/info') return json(response, { source: options.description, statuses: JOB_STATUSES, results: Boolean(options.s3) });
   if (url.pathname === '/api/jobs') {
     const status = url.searchParams.get('status');
@@ -123,7 +162,7 @@ async function handle(url: URL, response: ServerResponse, options: ConsoleOption
   if (!row) return json(response, { error: 'no such job' }, 404);
   switch (match[2]) {
     case undefined:
-      return json(response, { ...row, quicklooks: quicklookKeys(row) });
+      return json(response, { ...row, quicklooks: quicklookKeys(row), cost: jobCost(row) });
     case 'aoi':
       return json(response, await aoiOf(row, options));
     case 'results':
@@ -155,14 +194,18 @@ function summary(row: LedgerRow) {
     kind: row.kind,
     status: row.status,
     route: row.routeName,
-    cost: row.actualCost ?? (row.status === 'REJECTED' ? 0 : row.estimatedCost),
-    costIsEstimate: row.actualCost === undefined && row.status !== 'REJECTED',
+    // Charged credits whenever known (a cancelled or failed job keeps what its parts cost); the estimate only before.
+    cost: jobCost(row)?.credits,
+    costIsEstimate: jobCost(row)?.kind === 'estimate',
+    // The job's percent (every planned part, those not started at 0 %), and for a split job how many parts are done.
     percentCompleted: row.status === 'SUCCEEDED' ? 100 : row.percentCompleted,
+    ...(partsDone(row).planned > 1 && { parts: partsDone(row) }),
     durationSeconds: Math.max(0, Math.round((end - Date.parse(row.createdAt)) / 1000)),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     error: row.error,
     retryOf: row.retryOf,
+    attempt: row.attempt,
     retriedBy: row.retriedBy,
   };
 }
@@ -186,8 +229,49 @@ async function aoiOf(row: LedgerRow, options: ConsoleOptions): Promise<unknown> 
       const input = await readAoi(options.s3, row.input.bucket, row.input.key);
       if (input) features.push(asFeature(input, {}));
     }
+    // A GeoTIFF that ended before its parts were planned (REJECTED for its pixel size, say): its footprint is still known.
+    if (features.length === 0 && row.kind === 'geotiff') {
+      const footprint = await footprintOf(row, options.s3);
+      if (footprint) features.push(asFeature(footprint, { footprint: true }));
+    }
   }
   return { type: 'FeatureCollection', features };
+}
+
+/**
+ * Rings and lines that cross the antimeridian (Chukotka, Fiji) come with
+ * longitudes on both sides of ±180, which a flat map draws as a sliver across
+ * the whole world: their points west of -150 are moved east (+ 360). Antarctica,
+ * which wraps the whole globe on purpose, is left alone.
+ */
+function acrossTheAntimeridian(geojson: unknown): unknown {
+  const fix = (ring: number[][]): number[][] => {
+    const lons = ring.map((p) => p[0] as number);
+    const crosses = Math.min(...lons) < -150 && Math.max(...lons) > 150 && Math.min(...ring.map((p) => p[1] as number)) > -60;
+    // Only the points just west of the antimeridian move (Eurasia's ring also holds Portugal, at -9).
+    return crosses ? ring.map(([lon, lat]) => [(lon as number) < -150 ? (lon as number) + 360 : (lon as number), lat as number]) : ring;
+  };
+  const walk = (value: unknown, depth: number): unknown =>
+    depth === 0 ? fix(value as number[][]) : (value as unknown[]).map((inner) => walk(inner, depth - 1));
+  const geometry = (g: { type: string; coordinates: unknown }) => {
+    const depth = g.type === 'MultiPolygon' ? 2 : g.type === 'Polygon' || g.type === 'MultiLineString' ? 1 : g.type === 'LineString' ? 0 : -1;
+    return depth < 0 ? g : { ...g, coordinates: walk(g.coordinates, depth) };
+  };
+  const value = geojson as { type: string; features?: { geometry: { type: string; coordinates: unknown } }[]; coordinates?: unknown };
+  if (value.type === 'FeatureCollection') return { ...value, features: value.features?.map((f) => ({ ...f, geometry: geometry(f.geometry) })) };
+  return geometry(value as { type: string; coordinates: unknown });
+}
+
+/** Footprints read from GeoTIFF headers (ranged reads), by bucket, key and ETag. */
+const footprints = new Map<string, Promise<unknown>>();
+function footprintOf(row: LedgerRow, s3: S3Client): Promise<unknown> {
+  const key = `${row.input.bucket}\u0000${row.input.key}\u0000${row.input.etag}`;
+  if (!footprints.has(key)) {
+    const source = s3RangeSource(s3, { bucket: row.input.bucket, key: row.input.key, ...(row.input.versionId ? { versionId: row.input.versionId } : {}), size: row.input.size });
+    // A file that is not a readable GeoTIFF has no footprint: the map says so by staying empty.
+    footprints.set(key, inspectGeoTiff(source).then((info) => info.footprint4326, () => undefined));
+  }
+  return footprints.get(key) as Promise<unknown>;
 }
 
 function asFeature(geojson: unknown, properties: Record<string, unknown>): unknown {

@@ -178,7 +178,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     const labels = await page.$$eval('#overview-map .job-label', (els) => els.map((e: any) => e.textContent));
     const favicon = await page.evaluate(async () => (await fetch('/favicon.ico')).status);
     // Assess: every column on screen and left of the map
-    expect(layout.columns.map((c) => c.name)).toEqual(['File', 'Status', 'Route', 'Cost', 'Duration', 'Progress', 'Updated']);
+    expect(layout.columns.map((c) => c.name)).toEqual(['File', 'Status', 'Route', 'Cost', 'Duration', 'Progress (job)', 'Updated']);
     for (const column of layout.columns) {
       expect(column.width, column.name).toBeGreaterThan(0);
       expect(column.left, column.name).toBeGreaterThanOrEqual(0);

@@ -3,7 +3,7 @@
  * progress, outputs) never mislead. Against a real ledger (the run's DynamoDB
  * Local) with Mapflow faked where a call would reach it.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import path from 'node:path';
@@ -30,7 +30,7 @@ import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
 import { copyJobOutputs, OutputConflict } from '../../local/cli/outputs.ts';
 import { startConsoleServer } from '../../local/console/server.ts';
 import { startConsoleOnPort } from '../../local/console/command.ts';
-import { DEFAULT_CONSOLE_PORT } from '../../local/cli/state-dir.ts';
+import { DEFAULT_CONSOLE_PORT, MAPFLOW_ACCESS_FILE, readMapflowAccess, recordSimulatorAccess } from '../../local/cli/state-dir.ts';
 import { START_USAGE } from '../../local/cli/start.ts';
 import { createServer, type Server } from 'node:net';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
@@ -398,5 +398,23 @@ describe('7. small frictions', () => {
     expect(lines[1]).toMatch(/^10:00:09 .*FAILED/);
     expect(lines[2]).toMatch(/^10:00:12 .*\[#+-*\]/);
     expect(lines.every((l) => /^\d\d:\d\d:\d\d /.test(l))).toBe(true);
+  });
+});
+
+describe('4. start leaves doctor the simulator token, and only that', () => {
+  it('writes the embedded simulator\'s URL and token readable by this user only; nothing for a given Mapflow', async () => {
+    // Prepare
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-access-'));
+    const env = { MAPFLOW_TOKEN: 'sim-token-0123456789abcdef', MAPFLOW_EMAIL: 'local@example.com' };
+    // Act
+    const written = await recordSimulatorAccess(dir, { simulator: {}, endpoints: { mapflow: 'http://127.0.0.1:1234/rest' } }, env);
+    const given = await recordSimulatorAccess(path.join(dir, 'given'), { endpoints: { mapflow: 'https://api.mapflow.ai/rest' } }, env);
+    // Assess
+    expect(written).toBe(path.join(dir, MAPFLOW_ACCESS_FILE));
+    expect((await stat(written as string)).mode & 0o777).toBe(0o600);
+    expect(await readMapflowAccess(dir)).toEqual({ url: 'http://127.0.0.1:1234/rest', token: env.MAPFLOW_TOKEN, email: env.MAPFLOW_EMAIL, pid: process.pid });
+    expect(given).toBeUndefined();
+    await expect(access(path.join(dir, 'given', MAPFLOW_ACCESS_FILE))).rejects.toThrow();
+    await rm(dir, { recursive: true, force: true });
   });
 });
