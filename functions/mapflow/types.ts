@@ -419,6 +419,8 @@ export interface CatalogProduct extends Extra {
   previewType?: string;
   previewUrl?: string;
   footprint?: Geometry;
+  /** The zoom the product is processed at (a string on the live service: mapflow-qgis schema/catalog.py). */
+  zoom?: string | number;
 }
 
 export interface CatalogResult {

@@ -133,7 +133,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   const geometry = readGeometry(body.geometry);
   const blocks = resolveBlocks(model, body.blocks);
   const meta = stringMap(body.meta, 'meta');
-  const source = apiVersion === 'v2' ? sourceFromV2(body.params) : sourceFromV1(body.params);
+  const source = apiVersion === 'v2' ? sourceFromV2(body.params, ctx.realShapes) : sourceFromV1(body.params, ctx.realShapes);
   const images = imagesOfSource(source, ctx.images);
   if (ctx.realShapes && images?.some((image) => !imageReady(ctx, image))) {
     // Real notes: 409 = image data not ready (still in preprocessing).
@@ -277,7 +277,7 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
       const geometry = readGeometry(body.geometry);
       checkAreaLimits(ctx, geometry, area);
     }
-    if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) checkProviderMinArea(sourceFromV2(body.params), area);
+    if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) checkProviderMinArea(sourceFromV2(body.params, true), area);
   }
   return { kind: 'text', body: String(costOf(model, area, resolveBlocks(model, body.blocks))) };
 }

@@ -31,7 +31,8 @@ import {
 import { readObjectBytes, writeJson } from '../../storage/s3.ts';
 import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
-import { findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
+import { cropToFootprint, findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
+import { aoiAreaLimitOf } from './image-area.ts';
 import { checkBlocks, resolveModel } from './models.ts';
 import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from './refusals.ts';
 
@@ -104,7 +105,11 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: geodesicAreaSqM(upload.footprint) }];
   }
 
-  if (catalogSearch) sourceParams = (await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec)).sourceParams;
+  if (catalogSearch) {
+    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec);
+    sourceParams = found.sourceParams;
+    drafts = drafts.map((draft) => cropDraft(draft, found.footprint));
+  }
   sourceParams = resolveProvider(status, sourceParams);
   checkAccountLimits(status, sourceParams, drafts);
 
@@ -181,17 +186,24 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   };
 }
 
-/** The account's AOI area limit (m²): from the user status, else from the default project's user. */
-async function aoiAreaLimitOf(client: MapflowClient, status: UserStatus, ctx: StepContext): Promise<number | undefined> {
-  if (typeof status.aoiAreaLimitSqM === 'number') return status.aoiAreaLimitSqM;
-  try {
-    const project = await client.getDefaultProject();
-    const limit = project.user?.aoiAreaLimit;
-    return typeof limit === 'number' && limit > 0 ? limit : undefined;
-  } catch (err) {
-    ctx.logger.warn('could not read the AOI area limit from the default project; Mapflow will check it', { err: String(err) });
-    return undefined;
+/**
+ * A part cropped to the chosen catalog product's footprint: the cost and
+ * create calls get only the area that has imagery, as in Geoalert's plugin
+ * (imagery-search.ts cropToFootprint), so `minIntersection` below 100 never
+ * bills the uncovered rest.
+ * @throws InputRejected NO_IMAGERY when the part lies outside the footprint (a split file)
+ */
+export function cropDraft(draft: DraftPart, footprint: Geometry | undefined): DraftPart {
+  const geometry = cropToFootprint(draft.geometry, footprint);
+  if (!geometry) {
+    throw new InputRejected(
+      'NO_IMAGERY',
+      `part '${draft.name}' lies outside the footprint of the catalog image picked for the file; raise minIntersection to 100, or drop that polygon in a file of its own.`,
+      { details: { part: draft.name } },
+    );
   }
+  if (geometry === draft.geometry) return draft;
+  return { ...draft, geometry, areaSqM: geodesicAreaSqM(geometry) };
 }
 
 /**
