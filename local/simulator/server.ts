@@ -157,7 +157,11 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
     }
     await drain(req);
     if (matchedPath) sendError(res, new SimHttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`), family);
-    else sendError(res, new SimHttpError(404, 'NOT_FOUND', `No endpoint ${req.method} ${path}`), family);
+    // A path the server has no route for gets the web framework's own answer, without an error code, so a
+    // client tells it from a missing object (404 NOT_FOUND): akka-http's Route.seal on the processing API
+    // (the Mapflow server's HttpServer seals its routes), FastAPI's default on the data API.
+    else if (family === 'data') sendJson(res, 404, { detail: 'Not Found' });
+    else sendText(res, 404, 'The requested resource could not be found.', 'text/plain; charset=UTF-8');
   };
 
   return createServer((req, res) => {
