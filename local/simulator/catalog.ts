@@ -194,7 +194,14 @@ async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Re
     throw error;
   }
   const area = areaSqM(aoi);
-  if (area > ctx.limits.aoiAreaLimitSqM) {
+  const searchLimit = ctx.live.searchAreaLimitSqM;
+  if (ctx.realShapes && searchLimit > 0 && area > searchLimit) {
+    // `searchAreaLimit` (mapflow-qgis spec/002_F_plan_processing_api.md lines 328-341): the plugin never runs an
+    // immediate search above it, so no source shows the server's answer; the simulator refuses as the
+    // server's own checks do (BadRequest, code BAD_REQUEST).
+    throw new SimHttpError(400, 'BAD_REQUEST', `The search area ${Math.round(area)} sq.m. exceeds the search area limit of ${searchLimit} sq.m.`);
+  }
+  if (!ctx.realShapes && area > ctx.limits.aoiAreaLimitSqM) {
     throw new SimHttpError(400, 'TOO_LARGE_AOI', `The search area ${Math.round(area)} m² exceeds the AOI area limit`, {
       area: Math.round(area),
       aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,

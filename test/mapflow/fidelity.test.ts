@@ -64,3 +64,19 @@ describe('older paths only when the server has no route (issue 25 point 8a)', ()
     expect(isRouteNotFound(new Error('404'))).toBe(false);
   });
 });
+
+describe('the live processing record (mapflow-mcp src/schemas.ts; mapflow-qgis mapflow/entity/processing.py line 58)', () => {
+  it('fills area from aoiArea and aoiArea from area, and keeps resultRasterLayer', async () => {
+    // Prepare
+    setup = mockClient();
+    const layer = { id: 'r', tileJsonUrl: 'https://x/tile.json', tileUrl: 'https://x/{z}/{x}/{y}.png' };
+    setup.pool.intercept({ path: `${BASE}/processings/p-1/v2`, method: 'GET' }).reply(200, { id: 'p-1', status: 'OK', aoiArea: 1234, resultRasterLayer: layer }, JSON_HEADERS);
+    setup.pool.intercept({ path: `${BASE}/processings/p-2/v2`, method: 'GET' }).reply(200, { id: 'p-2', status: 'OK', area: 99, resultRasterLayer: null }, JSON_HEADERS);
+    // Act
+    const first = await setup.client.getProcessing('p-1');
+    const second = await setup.client.getProcessing('p-2');
+    // Assess
+    expect(first).toMatchObject({ area: 1234, aoiArea: 1234, resultRasterLayer: layer });
+    expect(second).toMatchObject({ area: 99, aoiArea: 99, resultRasterLayer: null });
+  });
+});

@@ -23,7 +23,9 @@ import area from '@turf/area';
 import intersect from '@turf/intersect';
 import { featureCollection, feature } from '@turf/helpers';
 import type { ImageryChoice } from '../../events/types.ts';
-import type { CatalogProduct, CatalogSearch, MapflowClient, SourceParams } from '../../mapflow/index.ts';
+import { AUTH_ERROR_CODES, MapflowError, type CatalogProduct, type CatalogSearch, type MapflowClient, type SourceParams } from '../../mapflow/index.ts';
+import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
+import { formatKm2 } from '../../aoi/index.ts';
 import { isPlainObject } from '../../routing/routes.ts';
 import { InputRejected } from '../../core/errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon } from '../workflow.ts';
@@ -242,9 +244,13 @@ export async function findImageryForJob(
   jobId: string,
   aoi: Geometry,
   spec: ImagerySearchSpec,
+  searchAreaLimitSqM?: number,
 ): Promise<{ sourceParams: SourceParams; choice: ImageryChoice; footprint?: Geometry }> {
+  checkSearchArea(aoi, searchAreaLimitSqM);
   const body = searchBody(spec, aoi);
-  const result = await client.searchCatalog(body);
+  const result = await client.searchCatalog(body).catch((err: unknown) => {
+    throw searchRefusal(err) ?? err;
+  });
   const picked = pickProduct(result.images, spec, aoi);
   if (!picked) {
     const { aoi: _aoi, ...searched } = body;
@@ -306,4 +312,36 @@ export function cropToFootprint(aoi: Geometry, footprint: Geometry | undefined):
   if (covered === 0) return undefined;
   // Wholly covered: the AOI as it was (not a re-noded copy of it).
   return covered >= area(aoi as never) * (1 - 1e-9) ? aoi : overlap!.geometry;
+}
+
+/**
+ * `searchAreaLimit` of /user/status (m²): above it Geoalert's plugin never
+ * runs an immediate search, it offers a Planned Search instead
+ * (mapflow-qgis mapflow/mapflow.py lines 2339-2349,
+ * spec/002_F_plan_processing_api.md lines 328-341). The bridge runs no
+ * planned searches, so such a job is REJECTED before the search.
+ * @throws InputRejected SEARCH_AREA_TOO_LARGE
+ */
+export function checkSearchArea(aoi: Geometry, limitSqM: number | undefined): void {
+  if (limitSqM === undefined || !(limitSqM > 0)) return;
+  const areaSqM = geodesicAreaSqM(aoi);
+  if (areaSqM <= limitSqM) return;
+  throw new InputRejected(
+    'SEARCH_AREA_TOO_LARGE',
+    `the area covers ${formatKm2(areaSqM)}, more than the ${formatKm2(limitSqM)} Mapflow searches its catalog over at once (searchAreaLimit); nothing was searched or spent. Split the area into files of less than ${formatKm2(limitSqM)}, or process it with a fixed source instead of "imagery.search".`,
+    { details: { areaSqM, searchAreaLimitSqM: limitSqM } },
+  );
+}
+
+/** A search Mapflow refused (4xx other than authentication) as a rejection that says why; else undefined. */
+function searchRefusal(err: unknown): InputRejected | undefined {
+  if (!(err instanceof MapflowError) || err.status === undefined || err.status < 400 || err.status >= 500 || err.status === 429 || err.status === 408) return undefined;
+  if (err.name === 'MapflowAuthError' && err.status !== 403) return undefined; // the token hint (outcome.ts)
+  if (err.code !== undefined && AUTH_ERROR_CODES.includes(err.code)) return undefined;
+  const mapflowMessage = err.message.replace(/^Mapflow [A-Z]+ \S+ answered /, '');
+  return new InputRejected(
+    'CATALOG_SEARCH_REFUSED',
+    `Mapflow refused the catalog search (${mapflowMessage}); check "imagery.search" (dates, limits, providers) and the area, then drop the file again.`,
+    { cause: err, details: { mapflowCode: err.code, status: err.status } },
+  );
 }

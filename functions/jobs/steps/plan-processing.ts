@@ -33,7 +33,7 @@ import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, route
 import type { StepContext } from './context.ts';
 import { cropToFootprint, findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
 import { aoiAreaLimitOf } from './image-area.ts';
-import { checkBlocks, resolveModel } from './models.ts';
+import { explicitBlocks, resolveModel } from './models.ts';
 import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from './refusals.ts';
 
 /** Cost estimates in flight at once (a split file may have many parts). */
@@ -106,7 +106,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   }
 
   if (catalogSearch) {
-    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec);
+    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec, status.searchAreaLimitSqM);
     sourceParams = found.sourceParams;
     drafts = drafts.map((draft) => cropDraft(draft, found.footprint));
   }
@@ -114,7 +114,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   checkAccountLimits(status, sourceParams, drafts);
 
   const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
-  checkBlocks(model, route.blocks);
+  const blocks = explicitBlocks(model, route.blocks);
   const params: ProcessingRequest['params'] = { sourceParams: sourceParams as Record<string, unknown>, ...(route.inferenceParams && { inferenceParams: route.inferenceParams }) };
 
   // Estimate every part before anything is created: the budget guard must reject a job that has spent nothing.
@@ -125,7 +125,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
         geometry: draft.geometry as never,
         areaSqKm: draft.areaSqM / 1e6,
         params: params as never,
-        ...(route.blocks && { blocks: route.blocks }),
+        ...(blocks && { blocks }),
       })
       // The server checks more on the cost call than the price (a provider's minimum area): same codes as the create.
       .catch((err: unknown) => {
@@ -156,7 +156,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
       projectId,
       wdId: model.id,
       params,
-      ...(route.blocks && { blocks: route.blocks }),
+      ...(blocks && { blocks }),
       meta: { ...route.meta, bridgeJobId: jobId, bridgePart: String(draft.index) },
     };
     await writeJson(ctx.s3, input.bucket, geometryKey, draft.geometry);
