@@ -37,8 +37,6 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
   const client = await ctx.mapflow();
   if (job.processImages) {
     const status = await client.getUserStatus();
-    // Before any byte goes up: Mapflow would refuse the processing only after the upload (image-area.ts).
-    checkImageArea(info.footprint4326, await aoiAreaLimitOf(client, status, ctx), input.key);
     const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
     let requirements: ReturnType<typeof requirementsForModel> | undefined;
     try {
@@ -49,6 +47,9 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
       ctx.logger.info('no local requirements for model; Mapflow will validate the image', { model: model.name });
     }
     if (requirements) checkImageForModel(info, requirements);
+    // Before any byte goes up (an image the model cannot take is told so first): Mapflow would refuse
+    // the processing only after the upload (image-area.ts).
+    checkImageArea(info.footprint4326, await aoiAreaLimitOf(client, status, ctx), input.key);
     const blocks = explicitBlocks(model, route.blocks);
 
     // The budget guard, before the upload: a job over budget must leave nothing behind in Mapflow.
