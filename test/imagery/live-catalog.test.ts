@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import area from '@turf/area';
 import { cropToFootprint, findImageryForJob, passesFilters, pickProduct, productZoom, type ImagerySearchSpec } from '../../functions/jobs/steps/imagery-search.ts';
 import { cropDraft } from '../../functions/jobs/steps/plan-processing.ts';
-import type { CatalogProduct, MapflowClient } from '../../functions/mapflow/index.ts';
+import { MapflowRequestError, type CatalogProduct, type MapflowClient } from '../../functions/mapflow/index.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
 import type { StepContext } from '../../functions/jobs/steps/context.ts';
 
@@ -92,5 +92,30 @@ describe('the AOI cropped to the chosen footprint (mapflow-qgis area_calculator_
     expect(cropDraft(draft, box(7.43, 46.93, 7.46, 46.96))).toBe(draft);
     expect(() => cropDraft(draft, box(8, 47, 8.1, 47.1))).toThrow(InputRejected);
     expect(() => cropDraft(draft, box(8, 47, 8.1, 47.1))).toThrow(/outside the footprint/);
+  });
+});
+
+describe('a refused or too large search ends REJECTED with a reason (mapflow-qgis spec/002_F_plan_processing_api.md lines 328-341)', () => {
+  it('REJECTS CATALOG_SEARCH_REFUSED with Mapflow\'s message when the search is refused', async () => {
+    // Prepare
+    const { ctx } = fakeContext();
+    const refusal = new MapflowRequestError('Mapflow POST /catalog/meta answered HTTP 400: BAD_REQUEST: The search area is too large', { method: 'POST', path: '/catalog/meta', attempts: 1, status: 400, code: 'BAD_REQUEST' });
+    const client = { searchCatalog: async () => { throw refusal; } } as unknown as MapflowClient;
+    // Act
+    const error = await findImageryForJob(ctx, client, 'j', aoi, { pick: 'newest' }).catch((e: unknown) => e);
+    // Assess
+    expect(error).toBeInstanceOf(InputRejected);
+    expect((error as InputRejected).code).toBe('CATALOG_SEARCH_REFUSED');
+    expect((error as Error).message).toMatch(/The search area is too large/);
+    expect((error as Error).cause).toBe(refusal);
+  });
+
+  it('REJECTS SEARCH_AREA_TOO_LARGE above searchAreaLimit without searching', async () => {
+    const { ctx } = fakeContext();
+    let searched = false;
+    const client = { searchCatalog: async () => { searched = true; return { images: [] }; } } as unknown as MapflowClient;
+    const error = await findImageryForJob(ctx, client, 'j', aoi, { pick: 'newest' }, 100_000).catch((e: unknown) => e);
+    expect((error as InputRejected).code).toBe('SEARCH_AREA_TOO_LARGE');
+    expect(searched).toBe(false);
   });
 });
