@@ -87,6 +87,14 @@ describe('simulator --real-shapes, issue 25', () => {
     expect(object).toMatchObject({ status: 404, json: { code: 'NOT_FOUND' } });
   });
 
+  it('answers a wrong credential with the server\'s AUTHENTICATION_ERROR and a method without a route as akka-http does', async () => {
+    const wrong = await call(sim, 'GET', '/projects', undefined, 'Bearer nope');
+    const method = await call(sim, 'DELETE', '/user/status');
+    expect(wrong).toMatchObject({ status: 401, json: { code: 'AUTHENTICATION_ERROR' } });
+    expect(method.status).toBe(405);
+    expect(method.text).toMatch(/^HTTP method not allowed, supported methods: GET/);
+  });
+
   it('gives a processing aoiArea beside area (mapflow-qgis mapflow/entity/processing.py line 58)', async () => {
     const created = await call(sim, 'POST', '/processings/v2', create({ sourceParams: { dataProvider: { providerName: 'Mapbox' } } }));
     const record = await call(sim, 'GET', `/processings/${created.json.id}`);
