@@ -90,6 +90,10 @@ export const REJECTION_CODES = [
   'TIFF_BLOCK_TOO_LARGE',
   'TIFF_TOO_MANY_BLOCKS',
   'TIFF_DECODED_TOO_LARGE',
+  // issue 25: the live service's limits and refusals
+  'IMAGE_AREA_TOO_LARGE',
+  'SEARCH_AREA_TOO_LARGE',
+  'CATALOG_SEARCH_REFUSED',
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 

@@ -8,7 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import { resolveAuth, type AuthScheme } from './auth.ts';
-import { MapflowBadResponse, MapflowError, Redactor } from './errors.ts';
+import { MapflowBadResponse, Redactor, isRouteNotFound } from './errors.ts';
 import { Transport, type MapflowLogger, type RequestSpec, type ResponseData } from './http/transport.ts';
 import { resolveRetry, type RetryOptions } from './http/retry.ts';
 import type { HttpRequester } from './http/exchange.ts';
@@ -174,7 +174,10 @@ export class MapflowClient {
   readonly #clientName: string;
   readonly #clientVersion: string;
   readonly #timeouts: MapflowTimeouts;
-  /** Paths of the newer API the server answered 404/405 to: the older form is used from then on. */
+  /**
+   * Calls whose newer path the server has no route for (isRouteNotFound): the
+   * older form is used from then on, by this client only (memory, never stored).
+   */
   readonly #legacy = new Set<string>();
 
   constructor(options: MapflowClientOptions) {
@@ -540,15 +543,18 @@ export class MapflowClient {
   // -------------------------------------------------------------------------
 
   /**
-   * The newer form of a call, or the older one when the server answers it
-   * 404 or 405 (it predates the newer path). Remembered per client.
+   * The newer form of a call, or the older one when the server has no route
+   * for the newer path (405, or a 404 without an error code: it predates it).
+   * A 404 NOT_FOUND is the server saying the project or processing does not
+   * exist: it is thrown, and changes nothing for other calls. Remembered per
+   * call and per client, in memory only.
    */
   async #fallback<T>(key: string, newer: () => Promise<T>, older: () => Promise<T>): Promise<T> {
     if (this.#legacy.has(key)) return older();
     try {
       return await newer();
     } catch (error) {
-      if (!(error instanceof MapflowError) || (error.status !== 404 && error.status !== 405)) throw error;
+      if (!isRouteNotFound(error)) throw error;
       this.#legacy.add(key);
       return older();
     }

@@ -125,8 +125,17 @@ export class MapflowBadResponse extends MapflowError {
   }
 }
 
+/**
+ * The server's authentication errors, whatever their status: the Mapflow
+ * server's `AuthenticationError` and its subclasses (package
+ * `io.geoalert.mapflow.exception`: AUTHENTICATION_ERROR 401, NO_TOKEN 401,
+ * TOKEN_EXPIRED 401, and BAD_TOKEN, which it answers with 400).
+ */
+export const AUTH_ERROR_CODES: readonly string[] = ['AUTHENTICATION_ERROR', 'NO_TOKEN', 'BAD_TOKEN', 'TOKEN_EXPIRED'];
+
 /** The error class for a definitive HTTP error status (not retried further). */
-export function errorClassForStatus(status: number): new (message: string, init: MapflowErrorInit) => MapflowError {
+export function errorClassForStatus(status: number, code?: string): new (message: string, init: MapflowErrorInit) => MapflowError {
+  if (code !== undefined && AUTH_ERROR_CODES.includes(code)) return MapflowAuthError;
   if (status === 401 || status === 403) return MapflowAuthError;
   if (status === 404) return MapflowNotFound;
   if (status === 429) return MapflowRateLimited;
@@ -190,4 +199,17 @@ function safeJson(value: unknown): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * The server has no such route (an older service), as opposed to "no such
+ * object": 405, or a 404 without an error code. The Mapflow server answers a
+ * missing project or processing with 404 and the code NOT_FOUND (its
+ * `NotFound` exception); only a path it has no route for gets the web
+ * framework's plain 404 ("The requested resource could not be found.", or
+ * FastAPI's `{"detail": "Not Found"}` on the data API).
+ */
+export function isRouteNotFound(err: unknown): boolean {
+  if (!(err instanceof MapflowError)) return false;
+  return err.status === 405 || (err.status === 404 && (err.code === undefined || err.code === ''));
 }

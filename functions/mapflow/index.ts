@@ -16,6 +16,8 @@ export {
   MapflowOutcomeUnknown,
   MapflowBadResponse,
   Redactor,
+  AUTH_ERROR_CODES,
+  isRouteNotFound,
 } from './errors.ts';
 export type { MapflowErrorInit } from './errors.ts';
 export type { MapflowLogger } from './http/transport.ts';

@@ -226,7 +226,9 @@ export function normaliseProcessing(value: unknown): Processing {
     created: utcTime(p.created),
     updated: utcTime(p.updated),
     percentCompleted: num(p.percentCompleted),
-    area: num(p.area),
+    // The live record has both; Geoalert's plugin reads aoiArea (mapflow-qgis mapflow/entity/processing.py line 58).
+    area: num(p.area) ?? num(p.aoiArea),
+    aoiArea: num(p.aoiArea) ?? num(p.area),
     cost: num(p.cost),
     reviewStatus: normaliseReviewStatus(p.reviewStatus),
     messages: normaliseMessages(p.messages),
@@ -308,6 +310,7 @@ export function normaliseUserStatus(value: unknown): UserStatus {
     credits: num(pick('remainingCredits')) ?? num(pick('credits')),
     billingType: billing === undefined ? undefined : billing.trim().toUpperCase(),
     maxAoisPerProcessing: num(pick('maxAoisPerProcessing')),
+    searchAreaLimitSqM: num(pick('searchAreaLimit')),
     dataProviders: (Array.isArray(value.dataProviders) ? value.dataProviders : []).filter(isRecord).map(normaliseDataProvider).filter((p) => p.name !== ''),
     processedAreaSqM: num(pick('processedArea')),
     remainingAreaSqM: num(pick('remainingArea')),

@@ -88,13 +88,17 @@ export interface Processing extends Extra {
   projectId?: string;
   status: ProcessingStatus;
   percentCompleted?: number;
+  /** m²; `area` and `aoiArea` are both on the live record (mapflow-mcp src/schemas.ts), each filled from the other. */
   area?: number;
+  aoiArea?: number;
   cost?: number;
   reviewStatus: ReviewStatus;
   /** Always an array (empty when the server sent none). */
   messages: ProcessingMessage[];
   vectorLayer?: Layer;
   rasterLayer?: Layer;
+  /** A raster result, for the models that make one (mapflow-mcp src/schemas.ts); null or absent otherwise. */
+  resultRasterLayer?: Layer | null;
   workflowDef?: Partial<Model> & Extra;
   aoiCount?: number;
   rating?: unknown;
@@ -234,6 +238,11 @@ export interface UserStatus extends Extra {
   billingType?: 'AREA' | 'CREDITS' | 'NONE' | (string & {});
   /** Most polygons one processing may have (server: `input.geometry.getNumGeometries > user.maxAoisPerProcessing`). */
   maxAoisPerProcessing?: number;
+  /**
+   * Largest AOI of an immediate catalog search, m² (`searchAreaLimit`;
+   * mapflow-qgis spec/002_F_plan_processing_api.md lines 328-341). Missing or 0: no limit.
+   */
+  searchAreaLimitSqM?: number;
   /** Imagery providers the account may use, as the account names them. */
   dataProviders: DataProviderInfo[];
   processedAreaSqM?: number;
@@ -419,6 +428,8 @@ export interface CatalogProduct extends Extra {
   previewType?: string;
   previewUrl?: string;
   footprint?: Geometry;
+  /** The zoom the product is processed at (a string on the live service: mapflow-qgis schema/catalog.py). */
+  zoom?: string | number;
 }
 
 export interface CatalogResult {

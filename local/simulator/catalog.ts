@@ -17,10 +17,13 @@ export interface CatalogProduct {
   acquisitionDate: string;
   sensor: string;
   pixelResolution: number;
-  cloudCover: number;
-  offNadirAngle: number;
+  /** null with `--real-shapes` for providers without the metadata (a null matches any filter). */
+  cloudCover: number | null;
+  offNadirAngle: number | null;
   colorBandOrder: string;
   providerName: string;
+  /** The zoom it is processed at, a string as the live service sends it. */
+  zoom: string;
   previewType: 'png' | 'xyz';
   previewUrl: string;
   footprint: Polygon | MultiPolygon;
@@ -88,7 +91,7 @@ function hexId(random: () => number, length: number): string {
 }
 
 /** The products the catalog holds around an AOI (before filters). */
-export function productsAround(aoi: AoiGeometry, seed: number, baseUrl: string): CatalogProduct[] {
+export function productsAround(aoi: AoiGeometry, seed: number, baseUrl: string, live = false): CatalogProduct[] {
   const box = bboxOf(aoi);
   const random = seededRandom(seedFrom(seed, 'catalog', ...box.map((v) => v.toFixed(4))));
   const spanX = Math.max(box[2] - box[0], 0.01);
@@ -111,7 +114,8 @@ export function productsAround(aoi: AoiGeometry, seed: number, baseUrl: string):
         cloudCover: Math.round(between(random, 0, 5) * 10) / 10,
         offNadirAngle: Math.round(between(random, 0, 15) * 10) / 10,
         colorBandOrder: 'RGB',
-        providerName: provider.name,
+        providerName: live ? provider.catalogName : provider.name,
+        zoom: String(provider.zoom),
         previewType: 'xyz',
         previewUrl: `${baseUrl}/catalog/preview/${id}/{z}/{x}/{-y}.png`,
         footprint: { type: 'MultiPolygon', coordinates: [rectangle(cover)] },
@@ -133,10 +137,11 @@ export function productsAround(aoi: AoiGeometry, seed: number, baseUrl: string):
       acquisitionDate: new Date(acquired).toISOString(),
       sensor,
       pixelResolution: Math.round(between(random, provider.resolution[0], provider.resolution[1]) * 100) / 100,
-      cloudCover: Math.round(between(random, 0, 80) * 10) / 10,
-      offNadirAngle: Math.round(between(random, -35, 35) * 10) / 10,
+      cloudCover: live && provider.sparseMetadata ? null : Math.round(between(random, 0, 80) * 10) / 10,
+      offNadirAngle: live && provider.sparseMetadata ? null : Math.round(between(random, -35, 35) * 10) / 10,
       colorBandOrder: sensor.startsWith('WV') || sensor.startsWith('GE') ? 'Red,Green,Blue,NIR' : 'RGB',
-      providerName: provider.name,
+      providerName: live ? provider.catalogName : provider.name,
+      zoom: String(provider.zoom),
       previewType: 'png',
       previewUrl: `${baseUrl}/catalog/preview/${id}.png`,
       footprint: { type: 'Polygon', coordinates: rectangle(footprint) },
@@ -189,7 +194,14 @@ async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Re
     throw error;
   }
   const area = areaSqM(aoi);
-  if (area > ctx.limits.aoiAreaLimitSqM) {
+  const searchLimit = ctx.live.searchAreaLimitSqM;
+  if (ctx.realShapes && searchLimit > 0 && area > searchLimit) {
+    // `searchAreaLimit` (mapflow-qgis spec/002_F_plan_processing_api.md lines 328-341): the plugin never runs an
+    // immediate search above it, so no source shows the server's answer; the simulator refuses as the
+    // server's own checks do (BadRequest, code BAD_REQUEST).
+    throw new SimHttpError(400, 'BAD_REQUEST', `The search area ${Math.round(area)} sq.m. exceeds the search area limit of ${searchLimit} sq.m.`);
+  }
+  if (!ctx.realShapes && area > ctx.limits.aoiAreaLimitSqM) {
     throw new SimHttpError(400, 'TOO_LARGE_AOI', `The search area ${Math.round(area)} m² exceeds the AOI area limit`, {
       area: Math.round(area),
       aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
@@ -214,19 +226,20 @@ async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Re
   const sortOrder = typeof body.sortOrder === 'string' ? body.sortOrder.toUpperCase() : 'DESC';
   if (sortOrder !== 'ASC' && sortOrder !== 'DESC') throw badRequest('sortOrder must be ASC or DESC');
 
-  const matches = productsAround(aoi, ctx.seed, ctx.baseUrl()).filter((p) => {
+  // A null value matches any condition on it (mapflow-qgis spec/002_D_search_api.md lines 31-35).
+  const matches = productsAround(aoi, ctx.seed, ctx.baseUrl(), ctx.realShapes).filter((p) => {
     const time = Date.parse(p.acquisitionDate);
     // Off-nadir bounds apply to the angle's size: a negative angle is the same tilt to the other side.
-    const offNadir = Math.abs(p.offNadirAngle);
+    const offNadir = p.offNadirAngle === null ? null : Math.abs(p.offNadirAngle);
     const type = p.productType === 'Mosaic' ? 'MOSAIC' : 'IMAGE';
     return (
       (from === undefined || time >= from) &&
       (to === undefined || time <= to) &&
       (minResolution === undefined || p.pixelResolution >= minResolution) &&
       (maxResolution === undefined || p.pixelResolution <= maxResolution) &&
-      (maxCloudCover === undefined || p.cloudCover <= maxCloudCover) &&
-      (minOffNadir === undefined || offNadir >= minOffNadir) &&
-      (maxOffNadir === undefined || offNadir <= maxOffNadir) &&
+      (maxCloudCover === undefined || p.cloudCover === null || p.cloudCover <= maxCloudCover) &&
+      (minOffNadir === undefined || offNadir === null || offNadir >= minOffNadir) &&
+      (maxOffNadir === undefined || offNadir === null || offNadir <= maxOffNadir) &&
       (minIntersection === undefined || p.aoiIntersectionPercent >= minIntersection) &&
       (body.hideUnavailable !== true || p.available) &&
       (providers === undefined || providers.includes(p.providerName.toUpperCase())) &&

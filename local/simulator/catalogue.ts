@@ -140,17 +140,28 @@ export function findDataProvider(name: string): DataProvider | undefined {
 
 /** Providers of the imagery catalog (`/catalog/meta`, `imagerySearch`). */
 export interface CatalogProvider {
+  /** The name a processing's `imagerySearch.dataProvider` takes (lower case). */
   name: string;
+  /**
+   * The name search results carry with `--real-shapes`: the catalog spells it
+   * in mixed case and Geoalert's plugin lower-cases it before it creates a
+   * processing (mapflow-qgis mapflow/entity/provider/default.py lines 47-48).
+   */
+  catalogName: string;
   productType: 'Scene' | 'Mosaic';
   sensors: string[];
   resolution: [number, number];
+  /** The zoom its products are processed at (the search answer's `zoom`). */
+  zoom: number;
+  /** With `--real-shapes`: its scenes carry no cloud cover or off-nadir angle (null), as archive imagery may. */
+  sparseMetadata?: boolean;
 }
 
 export const CATALOG_PROVIDERS: readonly CatalogProvider[] = [
-  { name: 'maxar', productType: 'Scene', sensors: ['WV02', 'WV03', 'GE01'], resolution: [0.3, 0.5] },
-  { name: 'orbview', productType: 'Scene', sensors: ['OrbView-3'], resolution: [1.0, 1.0] },
-  { name: 'pleiades', productType: 'Scene', sensors: ['PHR1A', 'PHR1B', 'PNEO3'], resolution: [0.3, 0.5] },
-  { name: 'maxar_vivid', productType: 'Mosaic', sensors: ['Vivid'], resolution: [0.0, 0.5] },
+  { name: 'maxar', catalogName: 'Maxar', productType: 'Scene', sensors: ['WV02', 'WV03', 'GE01'], resolution: [0.3, 0.5], zoom: 18 },
+  { name: 'orbview', catalogName: 'OrbView', productType: 'Scene', sensors: ['OrbView-3'], resolution: [1.0, 1.0], zoom: 17, sparseMetadata: true },
+  { name: 'pleiades', catalogName: 'Pleiades', productType: 'Scene', sensors: ['PHR1A', 'PHR1B', 'PNEO3'], resolution: [0.3, 0.5], zoom: 18 },
+  { name: 'maxar_vivid', catalogName: 'Maxar_Vivid', productType: 'Mosaic', sensors: ['Vivid'], resolution: [0.0, 0.5], zoom: 18 },
 ];
 
 export function findCatalogProvider(name: string): CatalogProvider | undefined {

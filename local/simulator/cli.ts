@@ -28,6 +28,8 @@ Options:
   --queued-seconds <n>          with --real-shapes: time a processing is UNPROCESSED default 1
   --awaiting-seconds <n>        with --real-shapes: then time it is AWAITING      default 2
   --max-aois <n>                with --real-shapes: most polygons per processing  default 10
+  --search-area-limit <m²>      with --real-shapes: searchAreaLimit of /user/status (0: none) default 1e9
+  --suspended                   with --real-shapes: the account is suspended (creates: 403 FORBIDDEN)
   --uneven-progress             percent rises unevenly (stalls, bursts), as bench/polling.ts models it
   --data-dir <dir>              keep state and uploads here across restarts     default: a temp dir
   -h, --help                    show this help`;
@@ -65,6 +67,8 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
         'queued-seconds': { type: 'string' },
         'awaiting-seconds': { type: 'string' },
         'max-aois': { type: 'string' },
+        'search-area-limit': { type: 'string' },
+        suspended: { type: 'boolean' },
         'uneven-progress': { type: 'boolean' },
         'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -86,6 +90,7 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
     : number('storage-limit', storage, (n) => Number.isInteger(n) && n >= 0, "a whole number of bytes or 'none'");
   const seconds = (name: string) => number(name, values[name as keyof typeof values] as string | undefined, (n) => n >= 0, 'a number of seconds, 0 or more');
   const maxAois = number('max-aois', values['max-aois'], (n) => Number.isInteger(n) && n >= 1, 'a whole number, 1 or more');
+  const searchAreaLimit = number('search-area-limit', values['search-area-limit'], (n) => n >= 0, 'a number of square metres, 0 or more');
   return {
     ...(billing && { billingType: billing as 'AREA' | 'CREDITS' }),
     ...(storageLimitBytes !== undefined && { limits: { storageLimitBytes } }),
@@ -94,6 +99,8 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
     ...(seconds('queued-seconds') !== undefined && { queuedSeconds: seconds('queued-seconds') }),
     ...(seconds('awaiting-seconds') !== undefined && { awaitingSeconds: seconds('awaiting-seconds') }),
     ...(maxAois !== undefined && { maxAoisPerProcessing: maxAois }),
+    ...(searchAreaLimit !== undefined && { searchAreaLimitSqM: searchAreaLimit }),
+    ...(values.suspended && { suspended: true }),
     port: number('port', values.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
     token: values.token,
     email: values.email,

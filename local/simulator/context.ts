@@ -44,6 +44,10 @@ export interface LiveBehaviour {
   awaitingMs: number;
   /** Most polygons in one processing (server default 10). */
   maxAoisPerProcessing: number;
+  /** `searchAreaLimit` of /user/status (m², 0: none): the largest AOI of an immediate catalog search. */
+  searchAreaLimitSqM: number;
+  /** The account is suspended: the server's `canRunProcessing` answers 403 FORBIDDEN. */
+  suspended: boolean;
 }
 
 /** What a handler answers; the router writes it (or drops it, see dropAfterCommit). */

@@ -43,6 +43,10 @@ export interface SimulatorOptions {
   awaitingSeconds?: number;
   /** realShapes: most polygons per processing (the server's default is 10). */
   maxAoisPerProcessing?: number;
+  /** realShapes: `searchAreaLimit` of /user/status, m²; 0: none. Default 1e9 (1,000 km²). */
+  searchAreaLimitSqM?: number;
+  /** realShapes: the account is suspended (a team policy): processings are refused with 403 FORBIDDEN. */
+  suspended?: boolean;
 }
 
 export interface RunningSimulator {
@@ -136,6 +140,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       queuedMs: (options.queuedSeconds ?? 1) * 1000,
       awaitingMs: (options.awaitingSeconds ?? 2) * 1000,
       maxAoisPerProcessing: options.maxAoisPerProcessing ?? 10,
+      searchAreaLimitSqM: options.searchAreaLimitSqM ?? 1e9,
+      suspended: options.suspended ?? false,
     },
     baseUrl: () => baseUrl,
     now: () => Date.now(),

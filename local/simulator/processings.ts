@@ -32,10 +32,14 @@ function readGeometry(value: unknown): AoiGeometry {
   }
 }
 
-function modelFrom(body: Record<string, unknown>): Model {
+function modelFrom(body: Record<string, unknown>, live = false): Model {
   const wanted = typeof body.wdId === 'string' && body.wdId ? body.wdId : typeof body.wdName === 'string' && body.wdName ? body.wdName : undefined;
   if (!wanted) throw badRequest('wdId or wdName is required');
   const model = findModel(wanted);
+  if (!model && live) {
+    // The server: NotFound(s"WorkflowDef not found by id $workflowDefId") (Validations.checkWorkflowDefPermission), 404 NOT_FOUND.
+    throw new SimHttpError(404, 'NOT_FOUND', `WorkflowDef not found by id ${wanted}`);
+  }
   if (!model) {
     throw new SimHttpError(400, 'WORKFLOW_DEF_NOT_FOUND', `Model '${wanted}' is not linked to this account`, {
       model: wanted,
@@ -85,6 +89,11 @@ function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number):
   }
   const { processedAreaSqM } = ctx.store.state;
   // A credit-billed account (realShapes) is not limited by area.
+  if (billsArea(ctx) && processedAreaSqM + total > ctx.limits.areaLimitSqM && ctx.realShapes) {
+    // The server's AreaLimitExceeded(processed, limit) (io.geoalert.mapflow.exception), its message as written there.
+    const processed = Math.round(processedAreaSqM + total);
+    throw new SimHttpError(400, 'AREA_LIMIT_EXCEEDED', `An accumulative area limit of ${ctx.limits.areaLimitSqM} sq.m. is set for the user. Current operation would increase the total accumulative processed area to ${processed} sq.m.`);
+  }
   if (billsArea(ctx) && processedAreaSqM + total > ctx.limits.areaLimitSqM) {
     throw new SimHttpError(400, 'AREA_LIMIT_EXCEEDED', 'The account area limit would be exceeded', {
       area: Math.round(total),
@@ -113,6 +122,12 @@ function checkProviderMinArea(source: ReturnType<typeof sourceFromV2>, totalSqM:
   });
 }
 
+/** Price per km² of a data provider source (its `price` in /user/status with --real-shapes); other sources 0. */
+export const PROVIDER_PRICE_PER_SQ_KM = 1;
+function sourcePrice(source: ReturnType<typeof sourceFromV2>): number {
+  return source.kind === 'dataProvider' ? PROVIDER_PRICE_PER_SQ_KM : 0;
+}
+
 /** The server (ProcessingService.scala): `input.geometry.getNumGeometries > user.maxAoisPerProcessing` is a BadRequest. */
 function checkAoiCount(ctx: SimContext, geometry: AoiGeometry): void {
   const count = splitPolygons(geometry).length;
@@ -128,25 +143,34 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   if (apiVersion === 'v2' && !name) throw badRequest('name is required');
   const projectId = optionalString(body, 'projectId') ?? ctx.store.defaultProject().id;
   projectOr404(ctx, projectId);
-  const model = modelFrom(body);
+  const model = modelFrom(body, ctx.realShapes);
   if (body.geometry === undefined) throw badRequest('geometry is required');
   const geometry = readGeometry(body.geometry);
-  const blocks = resolveBlocks(model, body.blocks);
+  const blocks = resolveBlocks(model, body.blocks, ctx.realShapes);
   const meta = stringMap(body.meta, 'meta');
-  const source = apiVersion === 'v2' ? sourceFromV2(body.params) : sourceFromV1(body.params);
+  const source = apiVersion === 'v2' ? sourceFromV2(body.params, ctx.realShapes) : sourceFromV1(body.params, ctx.realShapes);
   const images = imagesOfSource(source, ctx.images);
+  if (ctx.realShapes && ctx.live.suspended) {
+    // The server: Forbidden(s"User account is suspended ... due a team membership policy") (Validations.canRunProcessing).
+    throw new SimHttpError(403, 'FORBIDDEN', 'User account is suspended due a team membership policy');
+  }
   if (ctx.realShapes && images?.some((image) => !imageReady(ctx, image))) {
-    // Real notes: 409 = image data not ready (still in preprocessing).
-    throw new SimHttpError(409, 'IMAGE_NOT_READY', 'The image data is not available yet; wait until its preprocessing is COMPLETED');
+    // Real notes: 409 = image data not ready (still in preprocessing). The server's 409 is its Conflict
+    // exception, code CONFLICT (io.geoalert.mapflow.exception); no source shows a code of its own.
+    throw new SimHttpError(409, 'CONFLICT', 'The image data is not available yet; wait until its preprocessing is COMPLETED');
   }
 
   const total = areaSqM(geometry);
   if (ctx.realShapes) checkAoiCount(ctx, geometry);
   checkAreaLimits(ctx, geometry, total);
   checkProviderMinArea(source, total);
-  const cost = costOf(model, total, blocks);
+  const cost = costOf(model, total, blocks, ctx.realShapes ? sourcePrice(source) : 0);
   const { state } = ctx.store;
   const remaining = ctx.limits.credits - state.creditsUsed;
+  if (billsCredits(ctx) && cost > remaining && ctx.realShapes) {
+    // No source shows the server's code for this; its own checks are BadRequest, code BAD_REQUEST.
+    throw new SimHttpError(400, 'BAD_REQUEST', `Not enough credits: the processing costs ${cost} credits; ${remaining} remain`);
+  }
   if (billsCredits(ctx) && cost > remaining) {
     throw new SimHttpError(400, 'NOT_ENOUGH_CREDITS', `The processing costs ${cost} credits; ${remaining} remain`, { cost, remainingCredits: remaining });
   }
@@ -228,6 +252,9 @@ async function restartProcessing(ctx: SimContext, request: RouteRequest): Promis
 async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<Reply> {
   const record = processingOr404(ctx, request.params[0]!);
   const state = stateOf(ctx, record);
+  if (state.status !== 'OK' && ctx.realShapes) {
+    throw new SimHttpError(409, 'CONFLICT', `Results are available once the processing is OK; it is ${state.status}`);
+  }
   if (state.status !== 'OK') {
     throw new SimHttpError(409, 'PROCESSING_NOT_COMPLETED', `Results are available once the processing is OK; it is ${state.status}`, { status: state.status });
   }
@@ -258,7 +285,7 @@ async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<R
 
 async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 'v1' | 'v2'): Promise<Reply> {
   const body = await readJsonObject(request.req);
-  const model = modelFrom(body);
+  const model = modelFrom(body, ctx.realShapes);
   let area: number;
   if (body.geometry !== undefined && body.geometry !== null) {
     area = areaSqM(readGeometry(body.geometry));
@@ -270,6 +297,7 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
   } else {
     throw badRequest(apiVersion === 'v2' ? 'geometry or areaSqKm is required' : 'geometry is required');
   }
+  let price = 0;
   if (ctx.realShapes) {
     // The live cost call runs the server's checks too (a provider's minimum area rides on /cost:
     // mapflow-qgis functional/service/processing_service.py).
@@ -277,9 +305,13 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
       const geometry = readGeometry(body.geometry);
       checkAreaLimits(ctx, geometry, area);
     }
-    if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) checkProviderMinArea(sourceFromV2(body.params), area);
+    if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) {
+      const source = sourceFromV2(body.params, true);
+      checkProviderMinArea(source, area);
+      price = sourcePrice(source);
+    }
   }
-  return { kind: 'text', body: String(costOf(model, area, resolveBlocks(model, body.blocks))) };
+  return { kind: 'text', body: String(costOf(model, area, resolveBlocks(model, body.blocks, ctx.realShapes), price)) };
 }
 
 // ---------------------------------------------------------------- account
@@ -301,6 +333,7 @@ function userStatus(ctx: SimContext): unknown {
       aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
       memoryLimit: ctx.limits.storageLimitBytes,
       maxAoisPerProcessing: ctx.live.maxAoisPerProcessing,
+      searchAreaLimit: ctx.live.searchAreaLimitSqM,
       billingType: billing,
       reviewWorkflowEnabled: false,
       models: MODELS.map(publicModel),
@@ -309,7 +342,7 @@ function userStatus(ctx: SimContext): unknown {
         name: p.name,
         displayName: p.displayName,
         previewUrl: `https://example.invalid/${p.name}/{z}/{x}/{y}.png`,
-        price: [{ zoom: 18, priceSqKm: 1 }],
+        price: [{ zoom: 18, priceSqKm: PROVIDER_PRICE_PER_SQ_KM }],
       })),
       teams: [],
     };

@@ -121,10 +121,14 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
       await drain(req);
       const error = family === 'data'
         ? new SimHttpError(401, 'AccessDenied', 'Missing or invalid credentials')
-        : new SimHttpError(401, 'UNAUTHORIZED', 'Missing or invalid credentials');
+        : ctx.realShapes
+          // The server's AuthenticationError (io.geoalert.mapflow.exception): 401 AUTHENTICATION_ERROR.
+          ? new SimHttpError(401, 'AUTHENTICATION_ERROR', 'Wrong login/password.')
+          : new SimHttpError(401, 'UNAUTHORIZED', 'Missing or invalid credentials');
       sendError(res, error, family);
       return;
     }
+    const allowedMethods = (p: string) => [...new Set(ROUTES.filter((r) => (!r.live || ctx.realShapes) && r.pattern.test(p)).map((r) => r.method))];
     let matchedPath = false;
     for (const route of ROUTES) {
       if (route.live && !ctx.realShapes) continue;
@@ -156,8 +160,14 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
       return;
     }
     await drain(req);
-    if (matchedPath) sendError(res, new SimHttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`), family);
-    else sendError(res, new SimHttpError(404, 'NOT_FOUND', `No endpoint ${req.method} ${path}`), family);
+    // With --real-shapes, as akka-http's sealed routes answer a method without a route: text, no code.
+    if (matchedPath && ctx.realShapes && family !== 'data') sendText(res, 405, `HTTP method not allowed, supported methods: ${allowedMethods(path).join(', ')}`, 'text/plain; charset=UTF-8');
+    else if (matchedPath) sendError(res, new SimHttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`), family);
+    // A path the server has no route for gets the web framework's own answer, without an error code, so a
+    // client tells it from a missing object (404 NOT_FOUND): akka-http's Route.seal on the processing API
+    // (the Mapflow server's HttpServer seals its routes), FastAPI's default on the data API.
+    else if (family === 'data') sendJson(res, 404, { detail: 'Not Found' });
+    else sendText(res, 404, 'The requested resource could not be found.', 'text/plain; charset=UTF-8');
   };
 
   return createServer((req, res) => {

@@ -31,7 +31,10 @@ export function message(code: string, parameters: Record<string, unknown> = {}):
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function providerNotAvailable(name: string): SimHttpError {
+function providerNotAvailable(name: string, live: boolean): SimHttpError {
+  // The server: AccessDenied(s"Access denied to Data Provider $dataProviderId") is 403 ACCESS_DENIED
+  // (io.geoalert.mapflow.service.Validations.checkDataProviderAccess); the spec mode keeps its own code.
+  if (live) return new SimHttpError(403, 'ACCESS_DENIED', `Access denied to Data Provider ${name}`);
   return new SimHttpError(403, 'PROVIDER_NOT_AVAILABLE', `Data provider '${name}' is not available to this account`, {
     providerName: name,
     available: DATA_PROVIDERS.map((p) => p.name),
@@ -44,7 +47,7 @@ function stringList(value: unknown, field: string): string[] {
 }
 
 /** Reads v2 `params.sourceParams` (exactly one option). */
-export function sourceFromV2(params: unknown): ImagerySource {
+export function sourceFromV2(params: unknown, live = false): ImagerySource {
   if (!isObject(params) || !isObject(params.sourceParams)) throw badRequest('params.sourceParams is required');
   const options = Object.entries(params.sourceParams).filter(([, value]) => value !== undefined && value !== null);
   if (options.length !== 1) throw badRequest('params.sourceParams must have exactly one of dataProvider, myImagery, imagerySearch, userDefined');
@@ -54,7 +57,7 @@ export function sourceFromV2(params: unknown): ImagerySource {
     case 'dataProvider': {
       if (typeof value.providerName !== 'string' || !value.providerName) throw badRequest('dataProvider.providerName is required');
       const provider = findDataProvider(value.providerName);
-      if (!provider) throw providerNotAvailable(value.providerName);
+      if (!provider) throw providerNotAvailable(value.providerName, live);
       return { kind, providerName: provider.name, zoom: value.zoom };
     }
     case 'myImagery': {
@@ -66,7 +69,13 @@ export function sourceFromV2(params: unknown): ImagerySource {
     case 'imagerySearch': {
       if (typeof value.dataProvider !== 'string') throw badRequest('imagerySearch.dataProvider is required');
       const provider = findCatalogProvider(value.dataProvider);
-      if (!provider) throw providerNotAvailable(value.dataProvider);
+      if (!provider) throw providerNotAvailable(value.dataProvider, live);
+      // The live service knows a catalog provider by its lower-case name only; the search answer spells it
+      // in mixed case and Geoalert's plugin lower-cases it (mapflow-qgis mapflow/entity/provider/default.py
+      // lines 47-48). The server's NotFound is 404 NOT_FOUND (io.geoalert.mapflow.exception).
+      if (live && value.dataProvider !== provider.name) {
+        throw new SimHttpError(404, 'NOT_FOUND', `DataProvider not found by name ${value.dataProvider}`);
+      }
       const imageIds = stringList(value.imageIds, 'imagerySearch.imageIds');
       if (imageIds.length === 0) throw badRequest('imagerySearch.imageIds must not be empty');
       return { kind, dataProvider: provider.name, imageIds, zoom: value.zoom };
@@ -85,7 +94,7 @@ export function sourceFromV2(params: unknown): ImagerySource {
  * `data_provider` (alias `name`) with an optional catalog product id in `url`.
  * Without params the first default data source is used.
  */
-export function sourceFromV1(params: unknown): ImagerySource {
+export function sourceFromV1(params: unknown, live = false): ImagerySource {
   if (params === undefined || params === null) return { kind: 'dataProvider', providerName: DATA_PROVIDERS[0]!.name, zoom: undefined };
   if (!isObject(params)) throw badRequest('params must be a map of string to string');
   const sourceType = typeof params.source_type === 'string' ? params.source_type.toLowerCase() : undefined;
@@ -101,7 +110,7 @@ export function sourceFromV1(params: unknown): ImagerySource {
       return { kind: 'imagerySearch', dataProvider: catalog.name, imageIds: [params.url], zoom: params.zoom };
     }
     if (builtIn) return { kind: 'dataProvider', providerName: builtIn.name, zoom: params.zoom };
-    throw providerNotAvailable(providerName);
+    throw providerNotAvailable(providerName, live);
   }
   if (params.url !== undefined) return { kind: 'userDefined', sourceType: 'XYZ', url: params.url, zoom: params.zoom };
   return { kind: 'dataProvider', providerName: DATA_PROVIDERS[0]!.name, zoom: params.zoom };

@@ -48,6 +48,13 @@ function layers(ctx: SimContext, record: ProcessingRecord) {
   };
 }
 
+function resultRaster(ctx: SimContext, record: ProcessingRecord, status: string | null | undefined) {
+  const heights = record.blocks.some((b) => b.name === 'Heights' && b.enabled);
+  if (!heights || status !== 'OK') return null;
+  const tiles = `${ctx.baseUrl()}/layers/raster-result/${record.id}`;
+  return { id: record.rasterLayerId, name: `${record.name} heights`, tileJsonUrl: `${tiles}/tile.json`, tileUrl: `${tiles}/{z}/{x}/{y}.png` };
+}
+
 function reviewStatus(ctx: SimContext): unknown {
   return ctx.realShapes ? { reviewStatus: null, inReviewUntil: null } : null;
 }
@@ -63,6 +70,9 @@ export function fullProcessing(ctx: SimContext, record: ProcessingRecord, state 
     workflowDef: publicModel(modelOf(record)),
     aoiCount: record.aois.length,
     area: Math.round(record.areaSqM),
+    // The live record also has aoiArea (mapflow-mcp src/schemas.ts; the plugin reads it) and, for models
+    // that make one, a raster result: here Forest with its Heights block, once OK (its tiles are not served).
+    ...(ctx.realShapes && { aoiArea: Math.round(record.areaSqM), resultRasterLayer: resultRaster(ctx, record, state.status) }),
     cost: record.cost,
     status: state.status,
     reviewStatus: reviewStatus(ctx),

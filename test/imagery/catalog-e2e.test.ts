@@ -10,7 +10,7 @@ import { LOCAL_EMAIL, type LocalBridge } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { pickProduct, searchBody, parseImagerySearch } from '../../functions/jobs/steps/imagery-search.ts';
-import { listKeys, readText, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
+import { LIVE_SHAPES, listKeys, readText, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
 import { checkEventsFile } from '../events/validate.ts';
 
 describe('catalog-driven GeoJSON, end to end', () => {
@@ -46,7 +46,10 @@ describe('catalog-driven GeoJSON, end to end', () => {
     const keys = await listKeys(bridge.s3, bridge.bucket, row!.resultPrefix!);
     const jobJson = JSON.parse(await readText(bridge.s3, bridge.bucket, keys.find((k) => k.endsWith('/job.json'))!));
     expect(jobJson.imagery.productId).toBe(expected!.product.id);
-    expect(jobJson.request.params.sourceParams).toEqual({ imagerySearch: { dataProvider: expected!.product.providerName, imageIds: [expected!.product.id] } });
+    // The provider lower-cased and the product's zoom, as Geoalert's plugin sends them (mapflow-qgis entity/provider/default.py lines 47-53)
+    expect(jobJson.request.params.sourceParams).toEqual({
+      imagerySearch: { dataProvider: expected!.product.providerName!.toLowerCase(), imageIds: [expected!.product.id], zoom: Number(expected!.product.zoom) },
+    });
     // Assess: the events: the processing waited for the provider (AWAITING), the final one carries the choice
     const events = (await readEvents(bridge.eventsFile)).filter((e) => e.detail.jobId === jobId);
     expect(events.flatMap((e) => e.detail.messages ?? []).join('\n')).toMatch(/is AWAITING/);
@@ -67,5 +70,47 @@ describe('catalog-driven GeoJSON, end to end', () => {
     expect(row?.processingId).toBeUndefined();
     const report = JSON.parse(await readText(bridge.s3, bridge.bucket, row!.reportKey!));
     expect(report.code).toBe('NO_IMAGERY');
+  }, 240_000);
+});
+
+describe('catalog-driven GeoJSON against the live service (--real-shapes)', () => {
+  let bridge: LocalBridge;
+
+  beforeAll(async () => {
+    bridge = await startTestBridge({ simulator: { ...LIVE_SHAPES, processingSeconds: 2, seed: 7 }, waitOverridesMs: { 'Wait For Slot': 200, 'Wait For Processing': 250 } });
+  });
+  afterAll(async () => {
+    await bridge?.close();
+  });
+
+  it('SUCCEEDS with a mixed-case provider, a product without cloud cover or angles, and minIntersection 50, billing only the covered area', async () => {
+    // Prepare: the live catalog spells OrbView in mixed case and gives its scenes no cloud cover or off-nadir angle
+    const search = { search: { providers: ['OrbView'], maxCloudCover: 20, maxOffNadir: 10, minIntersection: 50, pick: 'newest' } };
+    // (at this place the newest OrbView scene, seed 7, covers about half of the square)
+    const text = squareAoi({ west: 7.41, mapflow: { imagery: search } });
+    const geometry = JSON.parse(text).features[0].geometry;
+    const client = new MapflowClient({ baseUrl: bridge.endpoints.mapflow, token: process.env.MAPFLOW_TOKEN!, email: LOCAL_EMAIL });
+    const spec = parseImagerySearch(search);
+    const expected = pickProduct((await client.searchCatalog(searchBody(spec, geometry))).images, spec, geometry)!;
+    // (null on the wire; the client reads a null number as absent)
+    expect(expected.product.providerName).toBe('OrbView');
+    expect([expected.product.cloudCover, expected.product.offNadirAngle]).toEqual([undefined, undefined]);
+    expect(expected.intersectionPercent).toBeGreaterThanOrEqual(50);
+    expect(expected.intersectionPercent).toBeLessThan(100);
+    const aoiKm2 = (await import('../../functions/aoi/geodesic-area.ts')).geodesicAreaSqM(geometry) / 1e6;
+    // Act
+    const { jobId } = await bridge.putInbox(await tempFile('partial.geojson', text), 'partial.geojson');
+    const row = await bridge.waitForJob(jobId, { timeoutMs: 180_000 });
+    // Assess: done, on the picked product
+    expect(row?.status, JSON.stringify(row?.error)).toBe('SUCCEEDED');
+    expect(row?.imagery).toMatchObject({ productId: expected.product.id, providerName: 'OrbView' });
+    // Assess: Mapflow processed (and billed) the covered share of the AOI only
+    const processing = await client.getProcessing(row!.processingId!);
+    const processedKm2 = Number((processing as { aoiArea?: number }).aoiArea ?? processing.area) / 1e6;
+    expect(processedKm2 / aoiKm2).toBeCloseTo(expected.intersectionPercent / 100, 2);
+    expect(row!.areaSqKm! / aoiKm2).toBeCloseTo(expected.intersectionPercent / 100, 2);
+    const keys = await listKeys(bridge.s3, bridge.bucket, row!.resultPrefix!);
+    const jobJson = JSON.parse(await readText(bridge.s3, bridge.bucket, keys.find((k) => k.endsWith('/job.json'))!));
+    expect(jobJson.request.params.sourceParams).toEqual({ imagerySearch: { dataProvider: 'orbview', imageIds: [expected.product.id], zoom: 17 } });
   }, 240_000);
 });

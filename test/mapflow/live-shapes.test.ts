@@ -189,10 +189,10 @@ describe('point 9: newer paths with fallback, and every page (mapflow-qgis proce
     expect(list.at(-1)?.id).toBe('p-249');
   });
 
-  it('falls back to GET projects/{id}/processings/v2 on 404, and to GET projects on 405', async () => {
-    // Prepare
+  it('falls back to GET projects/{id}/processings/v2 on a route-not-found 404, and to GET projects on 405', async () => {
+    // Prepare: akka-http's answer for a path without a route (the server seals its routes: HttpServer.scala)
     setup = mockClient();
-    setup.pool.intercept({ path: `${BASE}/projects/pr-1/processings/v2/page`, method: 'POST' }).reply(404, { code: 'NOT_FOUND', message: 'no' });
+    setup.pool.intercept({ path: `${BASE}/projects/pr-1/processings/v2/page`, method: 'POST' }).reply(404, 'The requested resource could not be found.');
     setup.pool.intercept({ path: `${BASE}/projects/pr-1/processings/v2`, method: 'GET' }).reply(200, [processing(1)], JSON_HEADERS);
     setup.pool.intercept({ path: `${BASE}/projects/page`, method: 'POST' }).reply(405, { code: 'METHOD_NOT_ALLOWED', message: 'no' });
     setup.pool.intercept({ path: `${BASE}/projects`, method: 'GET' }).reply(200, [{ id: 'pr-1', name: 'Default' }], JSON_HEADERS);

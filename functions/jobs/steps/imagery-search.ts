@@ -23,7 +23,9 @@ import area from '@turf/area';
 import intersect from '@turf/intersect';
 import { featureCollection, feature } from '@turf/helpers';
 import type { ImageryChoice } from '../../events/types.ts';
-import type { CatalogProduct, CatalogSearch, MapflowClient, SourceParams } from '../../mapflow/index.ts';
+import { AUTH_ERROR_CODES, MapflowError, type CatalogProduct, type CatalogSearch, type MapflowClient, type SourceParams } from '../../mapflow/index.ts';
+import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
+import { formatKm2 } from '../../aoi/index.ts';
 import { isPlainObject } from '../../routing/routes.ts';
 import { InputRejected } from '../../core/errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon } from '../workflow.ts';
@@ -167,17 +169,28 @@ export function coveragePercent(product: CatalogProduct, aoi: Geometry): number 
 const time = (p: CatalogProduct): number => (p.acquisitionDate ? Date.parse(p.acquisitionDate) || 0 : 0);
 const sharpness = (p: CatalogProduct): number => (typeof p.pixelResolution === 'number' && p.pixelResolution > 0 ? p.pixelResolution : Number.POSITIVE_INFINITY);
 const cloud = (p: CatalogProduct): number => (typeof p.cloudCover === 'number' ? p.cloudCover : Number.POSITIVE_INFINITY);
+const known = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
-function passesFilters(p: CatalogProduct, spec: ImagerySearchSpec): boolean {
+/**
+ * Whether a product passes the search's filters. A value the product does
+ * not have matches any condition on it (mapflow-qgis spec/002_D_search_api.md
+ * lines 31-35: "a missing (null) value matches any condition", as the server
+ * filters): My Imagery items carry no date, cloud cover or angles, and a
+ * mosaic's pixel size of 0.0 means "not known", not "sharper than any".
+ */
+export function passesFilters(p: CatalogProduct, spec: ImagerySearchSpec): boolean {
   if (!p.id || !p.providerName) return false;
   if ((p as { available?: unknown }).available === false) return false;
-  const acquired = time(p);
-  if (spec.from && !(acquired >= Date.parse(spec.from))) return false;
-  if (spec.to && !(acquired <= Date.parse(spec.to))) return false;
-  if (spec.maxCloudCover !== undefined && !(cloud(p) <= spec.maxCloudCover)) return false;
-  if (spec.maxOffNadir !== undefined && !(typeof p.offNadirAngle === 'number' && Math.abs(p.offNadirAngle) <= spec.maxOffNadir)) return false;
-  if (spec.minResolution !== undefined && !(typeof p.pixelResolution === 'number' && p.pixelResolution >= spec.minResolution)) return false;
-  if (spec.maxResolution !== undefined && !(typeof p.pixelResolution === 'number' && p.pixelResolution <= spec.maxResolution)) return false;
+  const acquired = p.acquisitionDate ? Date.parse(p.acquisitionDate) : Number.NaN;
+  if (!Number.isNaN(acquired)) {
+    if (spec.from && !(acquired >= Date.parse(spec.from))) return false;
+    if (spec.to && !(acquired <= Date.parse(spec.to))) return false;
+  }
+  if (spec.maxCloudCover !== undefined && known(p.cloudCover) && !(p.cloudCover <= spec.maxCloudCover)) return false;
+  if (spec.maxOffNadir !== undefined && known(p.offNadirAngle) && !(Math.abs(p.offNadirAngle) <= spec.maxOffNadir)) return false;
+  const resolution = known(p.pixelResolution) && p.pixelResolution > 0 ? p.pixelResolution : undefined;
+  if (spec.minResolution !== undefined && resolution !== undefined && !(resolution >= spec.minResolution)) return false;
+  if (spec.maxResolution !== undefined && resolution !== undefined && !(resolution <= spec.maxResolution)) return false;
   if (spec.providers && !spec.providers.some((name) => name.toLowerCase() === p.providerName!.toLowerCase())) return false;
   return true;
 }
@@ -231,9 +244,13 @@ export async function findImageryForJob(
   jobId: string,
   aoi: Geometry,
   spec: ImagerySearchSpec,
-): Promise<{ sourceParams: SourceParams; choice: ImageryChoice }> {
+  searchAreaLimitSqM?: number,
+): Promise<{ sourceParams: SourceParams; choice: ImageryChoice; footprint?: Geometry }> {
+  checkSearchArea(aoi, searchAreaLimitSqM);
   const body = searchBody(spec, aoi);
-  const result = await client.searchCatalog(body);
+  const result = await client.searchCatalog(body).catch((err: unknown) => {
+    throw searchRefusal(err) ?? err;
+  });
   const picked = pickProduct(result.images, spec, aoi);
   if (!picked) {
     const { aoi: _aoi, ...searched } = body;
@@ -244,9 +261,14 @@ export async function findImageryForJob(
     );
   }
   const { product } = picked;
+  const providerName = product.providerName!;
+  const zoom = productZoom(product) ?? spec.zoom;
+  if (spec.zoom !== undefined && zoom !== spec.zoom) {
+    ctx.logger.info('the catalog product sets the zoom; the search\'s zoom is not used', { jobId, productZoom: zoom, searchZoom: spec.zoom });
+  }
   const choice: ImageryChoice = {
     productId: product.id,
-    providerName: product.providerName!,
+    providerName,
     rule: spec.pick,
     ...(product.acquisitionDate && { acquisitionDate: product.acquisitionDate }),
     ...(typeof product.cloudCover === 'number' && { cloudCover: product.cloudCover }),
@@ -257,6 +279,69 @@ export async function findImageryForJob(
   };
   await ctx.ledger.update(jobId, { imagery: choice });
   ctx.logger.info('catalog image picked', { jobId, ...choice });
-  const sourceParams = { imagerySearch: { dataProvider: product.providerName!, imageIds: [product.id], ...(spec.zoom !== undefined && { zoom: spec.zoom }) } };
-  return { sourceParams: sourceParams as SourceParams, choice };
+  // As Geoalert's plugin builds it (mapflow-qgis mapflow/entity/provider/default.py lines 47-53):
+  // the catalog's provider name lower-cased, and the zoom of the chosen product.
+  const sourceParams = { imagerySearch: { dataProvider: providerName.toLowerCase(), imageIds: [product.id], ...(zoom !== undefined && { zoom }) } };
+  return { sourceParams: sourceParams as SourceParams, choice, footprint: product.footprint as Geometry };
+}
+
+/**
+ * The zoom of a catalog product (the search answer's `zoom`, a string in
+ * mapflow-qgis mapflow/schema/catalog.py line 81). The plugin sets the
+ * processing's zoom from the selected product and disables its own zoom box
+ * for search results (mapflow-qgis mapflow/mapflow.py lines 2031-2032 and
+ * 2928-2934).
+ */
+export function productZoom(product: CatalogProduct): number | undefined {
+  const raw = (product as { zoom?: unknown }).zoom;
+  const zoom = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  return typeof zoom === 'number' && Number.isInteger(zoom) && zoom >= 0 && zoom <= 22 ? zoom : undefined;
+}
+
+/**
+ * The part of an AOI inside the chosen products' footprint: what Geoalert's
+ * plugin sends to the cost and create calls for a search result
+ * (mapflow-qgis mapflow/functional/service/area_calculator_service.py lines
+ * 177-179 and 231-244, processing_service.py lines 437-445), so an AOI only
+ * half covered is billed for the covered half. Undefined when nothing overlaps.
+ */
+export function cropToFootprint(aoi: Geometry, footprint: Geometry | undefined): Geometry | undefined {
+  if (!footprint || (footprint.type !== 'Polygon' && footprint.type !== 'MultiPolygon')) return aoi;
+  const overlap = intersect(featureCollection([feature(aoi as never), feature(footprint as never)]) as never) as { geometry: Geometry } | null;
+  const covered = overlap ? area(overlap as never) : 0;
+  if (covered === 0) return undefined;
+  // Wholly covered: the AOI as it was (not a re-noded copy of it).
+  return covered >= area(aoi as never) * (1 - 1e-9) ? aoi : overlap!.geometry;
+}
+
+/**
+ * `searchAreaLimit` of /user/status (m²): above it Geoalert's plugin never
+ * runs an immediate search, it offers a Planned Search instead
+ * (mapflow-qgis mapflow/mapflow.py lines 2339-2349,
+ * spec/002_F_plan_processing_api.md lines 328-341). The bridge runs no
+ * planned searches, so such a job is REJECTED before the search.
+ * @throws InputRejected SEARCH_AREA_TOO_LARGE
+ */
+export function checkSearchArea(aoi: Geometry, limitSqM: number | undefined): void {
+  if (limitSqM === undefined || !(limitSqM > 0)) return;
+  const areaSqM = geodesicAreaSqM(aoi);
+  if (areaSqM <= limitSqM) return;
+  throw new InputRejected(
+    'SEARCH_AREA_TOO_LARGE',
+    `the area covers ${formatKm2(areaSqM)}, more than the ${formatKm2(limitSqM)} Mapflow searches its catalog over at once (searchAreaLimit); nothing was searched or spent. Split the area into files of less than ${formatKm2(limitSqM)}, or process it with a fixed source instead of "imagery.search".`,
+    { details: { areaSqM, searchAreaLimitSqM: limitSqM } },
+  );
+}
+
+/** A search Mapflow refused (4xx other than authentication) as a rejection that says why; else undefined. */
+function searchRefusal(err: unknown): InputRejected | undefined {
+  if (!(err instanceof MapflowError) || err.status === undefined || err.status < 400 || err.status >= 500 || err.status === 429 || err.status === 408) return undefined;
+  if (err.name === 'MapflowAuthError' && err.status !== 403) return undefined; // the token hint (outcome.ts)
+  if (err.code !== undefined && AUTH_ERROR_CODES.includes(err.code)) return undefined;
+  const mapflowMessage = err.message.replace(/^Mapflow [A-Z]+ \S+ answered /, '');
+  return new InputRejected(
+    'CATALOG_SEARCH_REFUSED',
+    `Mapflow refused the catalog search (${mapflowMessage}); check "imagery.search" (dates, limits, providers) and the area, then drop the file again.`,
+    { cause: err, details: { mapflowCode: err.code, status: err.status } },
+  );
 }

@@ -21,7 +21,8 @@ import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
 import { DEFAULT_CREDIT_BUDGET, DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
 import { round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
-import { resolveModel } from './models.ts';
+import { aoiAreaLimitOf, checkImageArea } from './image-area.ts';
+import { explicitBlocks, resolveModel } from './models.ts';
 import { rejectionForRequestError } from './refusals.ts';
 
 export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
@@ -46,6 +47,10 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
       ctx.logger.info('no local requirements for model; Mapflow will validate the image', { model: model.name });
     }
     if (requirements) checkImageForModel(info, requirements);
+    // Before any byte goes up (an image the model cannot take is told so first): Mapflow would refuse
+    // the processing only after the upload (image-area.ts).
+    checkImageArea(info.footprint4326, await aoiAreaLimitOf(client, status, ctx), input.key);
+    const blocks = explicitBlocks(model, route.blocks);
 
     // The budget guard, before the upload: a job over budget must leave nothing behind in Mapflow.
     const areaSqKm = geodesicAreaSqM(info.footprint4326) / 1e6;
@@ -54,7 +59,7 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
         wdId: model.id,
         geometry: info.footprint4326 as never,
         areaSqKm,
-        ...(route.blocks && { blocks: route.blocks }),
+        ...(blocks && { blocks }),
       })
       // Refusals riding on the cost call are classified like those of the create.
       .catch((err: unknown) => {

@@ -53,3 +53,31 @@ export function checkBlocks(model: AccountModel, blocks: readonly { name: string
     }
   }
 }
+
+/**
+ * The blocks to send: every optional block of the model by its API `name`,
+ * with `enabled` set, as Geoalert's plugin sends them (mapflow-qgis
+ * mapflow/schema/workflow_def.py lines 51-57, `get_enabled_blocks`: one
+ * `{name, enabled}` per optional block, mandatory ones left out). A route may
+ * name a block by its display name; the server knows the API name only, so a
+ * display name forwarded as written would silently not apply. A block the
+ * route does not mention is sent disabled (the plugin's unticked box), never
+ * left to a server default the estimate did not see. Without a block list
+ * from the account, the route's blocks go as written.
+ * @throws InputRejected INVALID_ROUTE_OVERRIDE for an unknown block, or a mandatory one disabled
+ */
+export function explicitBlocks(model: AccountModel, requested: readonly { name: string; enabled: boolean }[] | undefined): { name: string; enabled: boolean }[] | undefined {
+  if (!model.blocks) return requested?.length ? requested.map((b) => ({ name: b.name, enabled: b.enabled })) : undefined;
+  checkBlocks(model, requested);
+  const wanted = new Map<string, boolean>();
+  for (const block of requested ?? []) {
+    const known = model.blocks.find((b) => b.name.toLowerCase() === block.name.toLowerCase())
+      ?? model.blocks.find((b) => (b.displayName ?? b.name).toLowerCase() === block.name.toLowerCase())!;
+    if (known.optional === false && !block.enabled) {
+      throw new InputRejected('INVALID_ROUTE_OVERRIDE', `block '${known.name}' of model '${model.name}' is always on and cannot be disabled; remove it from the route's "blocks".`);
+    }
+    wanted.set(known.name, block.enabled);
+  }
+  const optional = model.blocks.filter((b) => b.optional !== false);
+  return optional.length ? optional.map((b) => ({ name: b.name, enabled: wanted.get(b.name) ?? false })) : undefined;
+}

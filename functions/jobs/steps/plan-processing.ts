@@ -31,8 +31,9 @@ import {
 import { readObjectBytes, writeJson } from '../../storage/s3.ts';
 import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
 import type { StepContext } from './context.ts';
-import { findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
-import { checkBlocks, resolveModel } from './models.ts';
+import { cropToFootprint, findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
+import { aoiAreaLimitOf } from './image-area.ts';
+import { explicitBlocks, resolveModel } from './models.ts';
 import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from './refusals.ts';
 
 /** Cost estimates in flight at once (a split file may have many parts). */
@@ -104,12 +105,16 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     drafts = [{ index: 0, name, displayName: route.processingName ?? name, geometry: upload.footprint, areaSqM: geodesicAreaSqM(upload.footprint) }];
   }
 
-  if (catalogSearch) sourceParams = (await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec)).sourceParams;
+  if (catalogSearch) {
+    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec, status.searchAreaLimitSqM);
+    sourceParams = found.sourceParams;
+    drafts = drafts.map((draft) => cropDraft(draft, found.footprint));
+  }
   sourceParams = resolveProvider(status, sourceParams);
   checkAccountLimits(status, sourceParams, drafts);
 
   const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
-  checkBlocks(model, route.blocks);
+  const blocks = explicitBlocks(model, route.blocks);
   const params: ProcessingRequest['params'] = { sourceParams: sourceParams as Record<string, unknown>, ...(route.inferenceParams && { inferenceParams: route.inferenceParams }) };
 
   // Estimate every part before anything is created: the budget guard must reject a job that has spent nothing.
@@ -120,7 +125,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
         geometry: draft.geometry as never,
         areaSqKm: draft.areaSqM / 1e6,
         params: params as never,
-        ...(route.blocks && { blocks: route.blocks }),
+        ...(blocks && { blocks }),
       })
       // The server checks more on the cost call than the price (a provider's minimum area): same codes as the create.
       .catch((err: unknown) => {
@@ -151,7 +156,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
       projectId,
       wdId: model.id,
       params,
-      ...(route.blocks && { blocks: route.blocks }),
+      ...(blocks && { blocks }),
       meta: { ...route.meta, bridgeJobId: jobId, bridgePart: String(draft.index) },
     };
     await writeJson(ctx.s3, input.bucket, geometryKey, draft.geometry);
@@ -181,17 +186,24 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   };
 }
 
-/** The account's AOI area limit (m²): from the user status, else from the default project's user. */
-async function aoiAreaLimitOf(client: MapflowClient, status: UserStatus, ctx: StepContext): Promise<number | undefined> {
-  if (typeof status.aoiAreaLimitSqM === 'number') return status.aoiAreaLimitSqM;
-  try {
-    const project = await client.getDefaultProject();
-    const limit = project.user?.aoiAreaLimit;
-    return typeof limit === 'number' && limit > 0 ? limit : undefined;
-  } catch (err) {
-    ctx.logger.warn('could not read the AOI area limit from the default project; Mapflow will check it', { err: String(err) });
-    return undefined;
+/**
+ * A part cropped to the chosen catalog product's footprint: the cost and
+ * create calls get only the area that has imagery, as in Geoalert's plugin
+ * (imagery-search.ts cropToFootprint), so `minIntersection` below 100 never
+ * bills the uncovered rest.
+ * @throws InputRejected NO_IMAGERY when the part lies outside the footprint (a split file)
+ */
+export function cropDraft(draft: DraftPart, footprint: Geometry | undefined): DraftPart {
+  const geometry = cropToFootprint(draft.geometry, footprint);
+  if (!geometry) {
+    throw new InputRejected(
+      'NO_IMAGERY',
+      `part '${draft.name}' lies outside the footprint of the catalog image picked for the file; raise minIntersection to 100, or drop that polygon in a file of its own.`,
+      { details: { part: draft.name } },
+    );
   }
+  if (geometry === draft.geometry) return draft;
+  return { ...draft, geometry, areaSqM: geodesicAreaSqM(geometry) };
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { BridgeError } from '../../core/errors.ts';
 import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
+import type { Processing } from '../../mapflow/index.ts';
 import { resultKeys } from '../../routing/index.ts';
 import { writeJson } from '../../storage/s3.ts';
 import { writeStream } from '../../storage/s3-upload.ts';
@@ -52,6 +53,8 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
   ]);
   const row = await ctx.ledger.get(job.jobId);
   const finishedAt = ctx.now().toISOString();
+  const raster = rasterResultOf(processing);
+  if (raster) ctx.logger.info('the processing has a raster result, which stays in Mapflow', { jobId: job.jobId, processingId, ...raster });
   await writeJson(ctx.s3, job.input.bucket, jobJsonKey, {
     jobId: job.jobId,
     input: job.input,
@@ -64,6 +67,7 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     ...(row?.imagery && { imagery: row.imagery }),
     ...(written && { formats: written }),
     result: { key: resultKey, bytes, ...(quicklookKey && { features: tapped.scanner.count }) },
+    ...(raster && { rasterResult: raster }),
     ...(quicklookKey && { quicklook: { key: quicklookKey } }),
     timings: {
       registeredAt: job.createdAt,
@@ -87,4 +91,22 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     ...(typeof processing.cost === 'number' && { cost: processing.cost }),
   });
   return { resultKey, jobJsonKey, bytes };
+}
+
+/**
+ * A processing's raster result (`resultRasterLayer`, made by some models:
+ * mapflow-mcp src/schemas.ts). The bridge stores the vector result only;
+ * job.json says so, with where the raster is, rather than leaving it unseen.
+ */
+export function rasterResultOf(processing: Processing): { stored: false; tileJsonUrl?: string; tileUrl?: string; note: string } | undefined {
+  const layer = processing.resultRasterLayer;
+  if (!layer || typeof layer !== 'object') return undefined;
+  const { tileJsonUrl, tileUrl } = layer as { tileJsonUrl?: unknown; tileUrl?: unknown };
+  if (typeof tileJsonUrl !== 'string' && typeof tileUrl !== 'string') return undefined;
+  return {
+    stored: false,
+    ...(typeof tileJsonUrl === 'string' && { tileJsonUrl }),
+    ...(typeof tileUrl === 'string' && { tileUrl }),
+    note: 'mapflow-bridge stores the vector result only; this raster result stays in Mapflow (open the tile URLs with the account\'s credentials, or in the Mapflow web app).',
+  };
 }

@@ -154,13 +154,32 @@ export function isReady(status: ImageStatus | undefined): boolean {
   return (s === 'COMPLETED' || s === 'NONE') && status.dataAvailable !== false;
 }
 
-/** The image's preprocessing state; undefined when the service has no such endpoint (404/405: an older service). */
-async function preprocessingOf(client: MapflowClient, imageId: string): Promise<ImageStatus | undefined> {
+/**
+ * The image's preprocessing state; undefined when the service has no such
+ * endpoint (an older service). The live endpoint also answers 404 for an
+ * image that does not exist or belongs to another account (mapflow-qgis
+ * spec/002_E_zoom_selector_api.md lines 117-118), so a 404 is told apart by
+ * asking for the image itself: there, the status endpoint is missing; gone,
+ * the image is.
+ * @throws BridgeError IMAGE_NOT_FOUND when Mapflow has no such image (anymore)
+ */
+export async function preprocessingOf(client: MapflowClient, imageId: string): Promise<ImageStatus | undefined> {
   try {
     return await client.getImageStatus(imageId);
   } catch (err) {
-    if (isNotFound(err) || mapflowErrorInfo(err).status === 405) return undefined;
-    throw err;
+    if (mapflowErrorInfo(err).status === 405) return undefined;
+    if (!isNotFound(err)) throw err;
+    try {
+      await client.getImage(imageId);
+    } catch (imageErr) {
+      if (!isNotFound(imageErr)) throw imageErr;
+      throw new BridgeError(
+        'IMAGE_NOT_FOUND',
+        `IMAGE_NOT_FOUND: Mapflow has no image ${imageId} (deleted, or not in this account) while the bridge waited for its preprocessing; drop the file again under a new name.`,
+        { cause: err },
+      );
+    }
+    return undefined; // the image is there: the service has no status endpoint
   }
 }
 

@@ -220,7 +220,7 @@ export class Transport {
     const refusedBeforeProcessing = status === 429 || status === 503 || status === 408;
     const serverError = status >= 500 || status === 429 || status === 408;
     if (!serverError) {
-      const ErrorClass = errorClassForStatus(status);
+      const ErrorClass = errorClassForStatus(status, parsed.code);
       return { retry: false, error: new ErrorClass(message, init) };
     }
     if (spec.kind === 'create' && !refusedBeforeProcessing) {

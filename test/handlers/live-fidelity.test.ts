@@ -1,0 +1,126 @@
+/**
+ * Issue 25 through the task handlers, against the simulator playing the live
+ * service (--real-shapes): each case names the source it follows.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Driver, TESTDATA, dropFile, dropInput, readJsonObject, startAwsServices, startBench, type AwsServices, type Bench, type BenchOptions } from './harness.ts';
+import type { ProcessingRequest } from '../../functions/jobs/workflow.ts';
+import { resultKeys } from '../../functions/routing/index.ts';
+
+/** A square of about 0.15 km² near Bern. */
+const squareAoi = (): string => JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.44, 46.94], [7.445, 46.94], [7.445, 46.943], [7.44, 46.943], [7.44, 46.94]]] } }] });
+
+let aws: AwsServices;
+let bench: Bench | undefined;
+
+beforeAll(async () => {
+  aws = await startAwsServices();
+});
+afterAll(async () => {
+  await aws?.close();
+});
+afterEach(async () => {
+  await bench?.close();
+  bench = undefined;
+});
+
+// Preprocessing takes no time here: the harness's Driver runs Upload Image once (no Wait For Image loop).
+async function open(options: BenchOptions = {}): Promise<Bench> {
+  bench = await startBench(aws, { ...options, simulator: { realShapes: true, billingType: 'CREDITS', preprocessingSeconds: 0, queuedSeconds: 0.1, awaitingSeconds: 0.1, ...options.simulator } });
+  return bench;
+}
+
+describe('a GeoTIFF larger than aoiAreaLimit (server Validations.checkProcessingArea; mapflow-qgis processing_service.py lines 150-174)', () => {
+  it('is REJECTED at Inspect GeoTIFF, before any upload request, with advice for an image', async () => {
+    // Prepare: cogeo.tif covers about 0.37 km²; the account allows 0.1 km² per processing
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true }], simulator: { limits: { aoiAreaLimitSqM: 100_000 } } });
+    const before = await b.client.getStorageUsage();
+    const start = await dropFile(aws.s3, 'inbox/large.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    // Act
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
+    // Assess
+    expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'IMAGE_AREA_TOO_LARGE' } });
+    expect(final.finish?.error?.message).toMatch(/the image 'inbox\/large.tif' covers 0\.\d+ km², more than the 0\.1 km² .*nothing was uploaded.*Cut the image into tiles/);
+    expect(final.finish?.error?.message).not.toMatch(/splitFeatures|polygon/);
+    expect(driver.calls.some((c) => c.state === 'Ensure Mosaic' || c.state === 'Upload Image')).toBe(false);
+    expect((await b.client.getStorageUsage()).usedBytes).toBe(before.usedBytes);
+    expect(b.sim.stats().processingsCreated).toBe(0);
+  });
+
+  it('is uploaded as before by a route that does not process images (the limit is on processings)', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '' }], simulator: { limits: { aoiAreaLimitSqM: 100_000 } } });
+    const start = await dropFile(aws.s3, 'inbox/large.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(final.upload?.imageId).toBeDefined();
+  });
+});
+
+describe('the cost call carries the create body (mapflow-qgis functional/api/processing_api.py lines 93-99, processing_service.py lines 1081-1083)', () => {
+  it('GeoTIFF: Plan Processing prices the request it then creates, source, blocks and all', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true, blocks: [{ name: 'Polygon simplification', enabled: true }] }] });
+    const start = await dropFile(aws.s3, 'inbox/priced.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess: the request names every optional block by its API name, and its price is what was charged
+    expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
+    expect(request.params.sourceParams).toEqual({ myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } });
+    expect(request.blocks).toEqual([{ name: 'Simplification', enabled: true }, { name: 'Classification', enabled: false }, { name: 'OSM', enabled: false }]);
+    const processing = await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id);
+    expect(processing.cost).toBe(final.plan!.estimatedCost);
+  });
+
+  it('GeoJSON on a data provider: the estimate is the charge, and the server prices the source (a cost call without params is cheaper)', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', source: { dataProvider: { providerName: 'mapbox', zoom: 18 } } }] });
+    const start = await dropInput(aws.s3, 'inbox/provider.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
+    const geometry = await readJsonObject(aws.s3, final.plan!.parts[0]!.geometryKey);
+    const charged = (await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id)).cost;
+    expect(charged).toBe(final.plan!.estimatedCost);
+    expect(await b.client.estimateCost({ wdId: request.wdId, geometry: geometry as never, ...(request.blocks && { blocks: request.blocks }) })).toBeLessThan(charged!);
+  });
+});
+
+describe('blocks by their API name, all explicit (mapflow-qgis mapflow/schema/workflow_def.py lines 51-57)', () => {
+  it('a display name in the route is sent as the API name, and the blocks it does not name go disabled', async () => {
+    // Prepare: the live service ignores a block it does not know by its API name
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', blocks: [{ name: 'merge with osm', enabled: true }] }] });
+    const start = await dropInput(aws.s3, 'inbox/blocks.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
+    expect(request.blocks).toEqual([{ name: 'Simplification', enabled: false }, { name: 'Classification', enabled: false }, { name: 'OSM', enabled: true }]);
+    const processing = (await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id));
+    expect(processing.blocks?.find((block) => block.name === 'OSM')?.enabled).toBe(true);
+    expect(processing.cost).toBe(final.plan!.estimatedCost);
+  });
+});
+
+
+describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, resultRasterLayer)', () => {
+  it('a raster result is named in job.json as not stored, with where it is', async () => {
+    // Prepare: Forest with its Heights block makes a raster result in the simulated live service
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Forest and trees', blocks: [{ name: 'Heights', enabled: true }] }] });
+    const start = await dropInput(aws.s3, 'inbox/forest.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    const jobJson = (await readJsonObject<Record<string, any>>(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, final.plan!.parts[0]!.name).jobJsonKey))!;
+    expect(jobJson.rasterResult).toMatchObject({ stored: false, tileJsonUrl: expect.stringMatching(/tile\.json$/), note: expect.stringMatching(/vector result only/) });
+    expect(jobJson.processing.aoiArea).toBe(jobJson.processing.area);
+  });
+});
