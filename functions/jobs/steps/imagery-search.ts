@@ -341,7 +341,7 @@ function searchRefusal(err: unknown): InputRejected | undefined {
   const mapflowMessage = err.message.replace(/^Mapflow [A-Z]+ \S+ answered /, '');
   return new InputRejected(
     'CATALOG_SEARCH_REFUSED',
-    `Mapflow refused the catalog search (${mapflowMessage}); check "imagery.search" (dates, limits, providers) and the area, then drop the file again.`,
+    `Mapflow refused the catalog search (${mapflowMessage}); check "imagery.search" (dates, limits, providers) and the area, then drop the file again under a new name (the same file under the same name is the same job).`,
     { cause: err, details: { mapflowCode: err.code, status: err.status } },
   );
 }
