@@ -212,8 +212,10 @@ export async function verifySignature(request: IncomingSignedRequest, store: Cre
   }
   if (!('host' in signed)) return { ok: false, failure: 'Malformed', message: 'the Host header is not signed', accessKeyId: claim.accessKeyId };
   const signedQuery = claim.presigned ? Object.fromEntries(Object.entries(query).filter(([name]) => name !== 'X-Amz-Signature')) : query;
+  // A presigned URL's payload is UNSIGNED-PAYLOAD unless the signer put a hash in the query or a header.
+  const hoisted = query['X-Amz-Content-Sha256'];
   const payloadHash = claim.presigned
-    ? (header(request.headers, 'x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD')
+    ? ((Array.isArray(hoisted) ? hoisted[0] : hoisted) ?? header(request.headers, 'x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD')
     : (header(request.headers, 'x-amz-content-sha256') ?? sha256Hex(options.body ?? ''));
   const httpRequest: HttpRequest = { method: request.method.toUpperCase(), protocol: 'http:', hostname: 'localhost', path, query: signedQuery, headers: signed };
   const canonicalHeaders = getCanonicalHeaders(httpRequest, undefined, new Set(claim.signedHeaders));
