@@ -216,6 +216,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   const dropDir = path.join(stateDir, 'drop');
   // Issued once per state folder (0600), in memory for a temporary one.
   const credentialStore = persistent ? await timed('credentials', () => CredentialStore.open(stateDir)) : CredentialStore.inMemory();
+  // Only the gate may reach the DynamoDB Local this bridge starts (it accepts any key).
+  const dynamodbGateSecret = randomBytes(24).toString('hex');
   // A refused request is a misconfigured client or something worse: say which.
   const onRefused = (refusal: Refusal, request: IncomingSignedRequest) =>
     log(`local bridge: refused ${request.method} ${request.url.split('?')[0]}: ${refusal.code}: ${refusal.message}`);
@@ -250,6 +252,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             startDynamoDbLocal({
               ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
               javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
+              gateSecret: dynamodbGateSecret,
               startTimeoutMs: SERVICE_START_TIMEOUT_MS,
             }),
         );
@@ -302,7 +305,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
     // DynamoDB Local accepts any key: every client goes through the gate in front of it.
     const dynamodbGateStart = dynamodbStart.then((dynamodb) =>
-      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused })),
+      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret } })),
     );
     dynamodbGateStart.catch(() => undefined); // awaited below, after the services
     const ledgerReady = Promise.all([dynamodbStart, dynamodbGateStart]).then(async ([dynamodb, gate]) => {
@@ -311,7 +314,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         { marshallOptions: { removeUndefinedValues: true } },
       );
       // Created at once, an existing one kept (one request: each costs on a fresh JVM).
-      await timed('ledger table', () => ensureLedgerTable(dynamodb.endpoint, ledgerTable)).catch((error: unknown) => {
+      await timed('ledger table', () => ensureLedgerTable(gate.endpoint, ledgerTable, credentialStore.user)).catch((error: unknown) => {
         if (!options.dynamodbEndpoint) throw error;
         throw new Error(`Cannot keep the ledger in the DynamoDB at ${dynamodb.endpoint}: ${describe(error)}. Is it running?`, { cause: error });
       });

@@ -21,6 +21,8 @@ export interface JsonGateProxyOptions extends JsonAuthorizationOptions {
   /** Default 0: a free port. */
   port?: number;
   onRefused?: (refusal: Refusal, request: IncomingSignedRequest) => void;
+  /** Headers added to every forwarded request (the secret DynamoDB Local's launcher asks for). */
+  forwardHeaders?: Record<string, string>;
 }
 
 export interface JsonGateProxy {
@@ -77,7 +79,7 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
       const verdict = await authorizer.authorize({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers }, body);
       if (!verdict.allowed) return sendRefusal(response, verdict, request.method);
       const forward = httpRequest(
-        { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length) }, agent },
+        { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length), ...options.forwardHeaders }, agent },
         (answer) => {
           response.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(response);

@@ -4,6 +4,7 @@
  * in each service's own error shape, and a role is allowed exactly what its
  * policies allow: a call its policy has no statement for is AccessDenied
  * naming the action and the resource, while the allowed calls pass.
+ * DynamoDB Local itself answers the gate only.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-d
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CredentialStore } from '../../local/auth/credentials.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb/index.ts';
 import { startJsonGateProxy, type JsonGateProxy } from '../../local/auth/json-gate-proxy.ts';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3, type S3NotificationRecord } from '../../local/s3/server.ts';
@@ -198,4 +200,33 @@ describe('the gate in front of DynamoDB Local', () => {
     doc.destroy();
     user.destroy();
   }, 60_000);
+});
+
+describe('DynamoDB Local behind the gate', () => {
+  let dynamodb: DynamoDbLocal | undefined;
+  let gate: JsonGateProxy | undefined;
+  const store = CredentialStore.inMemory();
+  const secret = 'a-secret-only-the-gate-knows';
+
+  beforeAll(async () => {
+    dynamodb = await startDynamoDbLocal({ inMemory: true, gateSecret: secret, startTimeoutMs: 180_000 });
+    gate = await startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store, forwardHeaders: { 'x-mapflow-bridge-gate': secret } });
+  }, 240_000);
+  afterAll(async () => {
+    await gate?.close();
+    await dynamodb?.close();
+  });
+
+  it('answers the gate only: a signed request sent to its own port is refused', async () => {
+    // Prepare
+    const listTables = { method: 'POST', path: '/', body: '{}', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' } };
+    // Act
+    const direct = await signedRequest(dynamodb!.endpoint, store.user, listTables, 'dynamodb');
+    const throughGate = await signedRequest(gate!.endpoint, store.user, listTables, 'dynamodb');
+    // Assess
+    expect(direct.status).toBe(403);
+    expect(direct.text).toContain('answers only the mapflow-bridge gate');
+    expect(throughGate.status).toBe(200);
+    expect(JSON.parse(throughGate.text)).toEqual({ TableNames: [] });
+  });
 });
