@@ -37,7 +37,7 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
-import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
+import { CredentialStore, type IssuedCredentials, type PolicyDocument } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
@@ -106,6 +106,11 @@ export interface LocalBridgeOptions {
    * the same folder can say who holds it. Default 'a local bridge'.
    */
   command?: string;
+  /**
+   * The in-process handlers sign as this role (each of their AWS calls checked
+   * against its policy documents, see local/auth) instead of as the user.
+   */
+  handlerRole?: { roleArn: string; policyDocuments: PolicyDocument[] };
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
   /** Pause before every Retry in ms (tests); default the definition's. */
@@ -393,6 +398,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen());
     stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
 
+    const handlerCredentials = options.handlerRole
+      ? credentialStore.addPrincipal('handlers', options.handlerRole.roleArn, options.handlerRole.policyDocuments)
+      : credentialStore.user;
     // The handlers' environment, as the CDK construct sets it on AWS.
     const restoreEnv = setEnvironment({
       BRIDGE_SFN_ENDPOINT: tokenEndpoint.endpoint,
@@ -410,9 +418,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
       POWERTOOLS_METRICS_DISABLED: 'true',
       AWS_REGION: 'us-east-1',
-      // The handlers run in this process: they sign with the user's issued credentials.
-      AWS_ACCESS_KEY_ID: credentialStore.user.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: credentialStore.user.secretAccessKey,
+      // The handlers run in this process: they sign with the user's issued credentials, or as handlerRole.
+      AWS_ACCESS_KEY_ID: handlerCredentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: handlerCredentials.secretAccessKey,
       AWS_SESSION_TOKEN: undefined,
       AWS_PROFILE: undefined,
     });
