@@ -21,4 +21,5 @@ export { LocalTaskTokens } from './engine/task-tokens.ts';
 export { followEvents } from './events/file.ts';
 export { localS3Client } from './s3/client.ts';
 export { startJsonGateProxy } from './auth/json-gate-proxy.ts';
+export { jsonAuthorizer } from './auth/gate.ts';
 export { watchDropFolder } from './s3/drop-folder.ts';

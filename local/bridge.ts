@@ -287,7 +287,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const {
       DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile,
       loadLocalDefinition, startSimulator, checkDefinition, LocalEngine, loadTaskResources, LocalTaskTokens, followEvents, localS3Client,
-      startJsonGateProxy, watchDropFolder,
+      startJsonGateProxy, jsonAuthorizer, watchDropFolder,
     } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
 
     // Mapflow: the embedded simulator unless a target is given.
@@ -395,7 +395,11 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
 
-    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen());
+    // SendTaskSuccess hands a slot over: only signed callers the policies allow (resource '*': a token names no state machine here).
+    let tokenPort: number | undefined;
+    const tokenGate = jsonAuthorizer('states', { store: credentialStore, listening: () => tokenPort, onRefused });
+    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen({ authorize: (request, body) => tokenGate.authorize(request, body) }));
+    tokenPort = Number(new URL(tokenEndpoint.endpoint).port);
     stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
 
     const handlerCredentials = options.handlerRole

@@ -4,7 +4,7 @@
  * or permission boundaries). The user's own principal has no policies and
  * may do anything, as an account's administrator.
  */
-import { runSimulation } from '@cloud-copilot/iam-simulate';
+import type { runSimulation as RunSimulation } from '@cloud-copilot/iam-simulate';
 import { LOCAL_AWS } from './account.ts';
 import type { Principal } from './credentials.ts';
 import type { IamRequest } from './s3-actions.ts';
@@ -21,9 +21,13 @@ export type Decision =
       error?: string;
     };
 
+// Loaded on the first role's request (about a second of module loading): the user's own never needs it.
+let simulator: Promise<typeof RunSimulation> | undefined;
+
 /** Evaluates `requests` in order; the first that is not allowed decides. */
 export async function evaluate(principal: Principal, requests: readonly IamRequest[]): Promise<Decision> {
   if (!principal.policies) return { allowed: true };
+  const runSimulation = await (simulator ??= import('@cloud-copilot/iam-simulate').then((module) => module.runSimulation));
   for (const request of requests) {
     const result = await runSimulation(
       {

@@ -17,7 +17,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CredentialStore, type IssuedCredentials } from '../auth/credentials.ts';
-import { s3Authorizer, type IncomingSignedRequest, type Refusal, type Verdict } from '../auth/gate.ts';
+import type { IncomingSignedRequest, Refusal, Verdict } from '../auth/gate.ts';
 
 /** One record of an S3 notification (the fields the bridge reads). */
 export interface S3NotificationRecord {
@@ -87,7 +87,11 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   await mkdir(options.directory, { recursive: true });
   const store = options.credentials ?? CredentialStore.inMemory();
   let listeningPort: number | undefined;
-  const authorizer = s3Authorizer({ store, listening: () => listeningPort, ...(options.onRefused ? { onRefused: options.onRefused } : {}) });
+  // Loaded while s3rver starts (the SDK's signer is half a second of module loading on a busy machine).
+  const authorizer = import('../auth/gate.ts').then(({ s3Authorizer }) =>
+    s3Authorizer({ store, listening: () => listeningPort, ...(options.onRefused ? { onRefused: options.onRefused } : {}) }),
+  );
+  authorizer.catch(() => undefined); // a failure answers every request below
   const child = fork(
     CHILD_SCRIPT,
     [
@@ -133,7 +137,7 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
       const answer = (verdict: Verdict) => {
         if (child.connected) child.send({ type: 'verdict', id: message.id, verdict });
       };
-      authorizer.authorize(message.request).then(answer, (error: unknown) =>
+      authorizer.then((gate) => gate.authorize(message.request)).then(answer, (error: unknown) =>
         // Fail closed: a gate that breaks refuses (and says why).
         answer({ allowed: false, status: 500, code: 'InternalError', message: `the gate failed: ${(error as Error).message}`, headers: { 'content-type': 'text/plain' }, body: `the gate failed: ${(error as Error).message}` }),
       );

@@ -4,7 +4,7 @@
  * user's browser without a preflight) and a request for a foreign Host (DNS
  * rebinding) are refused by the local S3 as AWS refuses them, and no job
  * starts: no ledger row, no Mapflow processing, no event. The DynamoDB
- * endpoint refuses unsigned requests too. The user's own client, signing with
+ * endpoint and the engine's SendTaskSuccess endpoint refuse unsigned requests too. The user's own client, signing with
  * the credentials the bridge issued, still starts a job.
  */
 import { readFile } from 'node:fs/promises';
@@ -45,6 +45,13 @@ describe('the local bridge has no open doors', () => {
       body: JSON.stringify({ TableName: bridge.ledgerTable, Item: { jobId: { S: 'forged' } } }),
       headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem' },
     });
+    // The engine's SendTaskSuccess endpoint hands concurrency slots over.
+    const sendTaskSuccess = await rawRequest(process.env.BRIDGE_SFN_ENDPOINT!, {
+      method: 'POST',
+      path: '/',
+      body: JSON.stringify({ taskToken: 'guessed', output: '{}' }),
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.SendTaskSuccess' },
+    });
     await bridge.waitForJobs();
     // Assess
     expect(answers.map((answer) => [answer.status, /<Code>(\w+)<\/Code>/.exec(answer.text)?.[1]])).toEqual([
@@ -54,10 +61,11 @@ describe('the local bridge has no open doors', () => {
     ]);
     expect(dynamodb.status).toBe(400);
     expect(JSON.parse(dynamodb.text).__type).toMatch(/MissingAuthenticationTokenException$/);
+    expect([sendTaskSuccess.status, JSON.parse(sendTaskSuccess.text).__type]).toEqual([400, 'com.amazon.coral.service#MissingAuthenticationTokenException']);
     expect(await bridge.ledger.listRecent({ limit: 10 })).toEqual([]);
     expect(bridge.simulator?.stats().processingsCreated).toBe(0);
     expect(await readFile(bridge.eventsFile, 'utf8').catch(() => '')).toBe('');
-    expect(refusals.filter((line) => line.startsWith('local bridge: refused')).length).toBe(4);
+    expect(refusals.filter((line) => line.startsWith('local bridge: refused')).length).toBe(5);
   });
 
   it('takes the same upload from a client signing with the issued credentials', { timeout: 120_000 }, async () => {

@@ -33,6 +33,7 @@ describe('a handler role without one statement', () => {
             Version: '2012-10-17',
             Statement: [
               { Effect: 'Allow', Action: 'dynamodb:*', Resource: ['arn:aws:dynamodb:us-east-1:000000000000:table/*'] },
+              { Effect: 'Allow', Action: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'], Resource: '*' },
               { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${bucket}` },
               s3(['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'], 'inbox/'),
               s3(['s3:GetObject', 's3:PutObject'], 'work/'),
