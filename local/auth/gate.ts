@@ -21,6 +21,13 @@
  * `{"__type": ..., "message": ...}` (400 AccessDeniedException,
  * UnrecognizedClientException, InvalidSignatureException, ...).
  *
+ * A call that is no HTTP request (the local engine invoking a function as the
+ * state machine's role) is judged directly:
+ *
+ *   const sm = store.addPrincipal('state-machine', smRoleArn, smPolicies);   // keep sm.accessKeyId
+ *   const decision = await evaluate(store.principal(sm.accessKeyId)!, [{ action: 'lambda:InvokeFunction', resource: functionArn }]);
+ *   if (!decision.allowed) throw new AccessDenied(accessDeniedMessage(principal, decision));
+ *
  * The checks, in order: Host (DNS rebinding), browser (Origin header, form
  * POST), signature (sigv4.ts), IAM (s3-actions.ts / json-actions.ts mapped,
  * evaluate.ts evaluated). See docs/local-security.md.
@@ -34,6 +41,9 @@ import { s3Authorization } from './s3-actions.ts';
 import { verifySignature, type IncomingSignedRequest, type SignatureResult } from './sigv4.ts';
 
 export type { IncomingSignedRequest } from './sigv4.ts';
+export { accessDeniedMessage, evaluate, type Decision } from './evaluate.ts';
+export { CredentialStore, type IssuedCredentials, type PolicyDocument, type Principal } from './credentials.ts';
+export { LOCAL_AWS } from './account.ts';
 
 export interface Refusal {
   allowed: false;
