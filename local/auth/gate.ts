@@ -60,17 +60,23 @@ export interface Admission {
   /** The name and ARN of the signer. */
   principal: { name: string; arn: string; accessKeyId: string };
   /**
-   * S3 GET/HEAD of an object only: what a missing key answers. AWS answers
-   * 404 NoSuchKey to a principal allowed s3:ListBucket on the key's prefix,
-   * and 403 AccessDenied to one that is not.
+   * S3 GET/HEAD of an object only: when the key is missing, ask
+   * S3Authorizer.missingKey what to answer (AWS answers 404 NoSuchKey to a
+   * principal allowed s3:ListBucket on the key, 403 AccessDenied to one that
+   * is not). Asked only then: most reads find their key.
    */
-  missingKey?: { code: 'NoSuchKey' } | { code: 'AccessDenied'; message: string };
+  askIfMissing?: boolean;
 }
 
 export type Verdict = Admission | Refusal;
 
 export interface Authorizer {
   authorize(request: IncomingSignedRequest, rawBody?: string | Uint8Array): Promise<Verdict>;
+}
+
+export interface S3Authorizer extends Authorizer {
+  /** What a GET/HEAD of a missing key answers for this (admitted) request's signer. */
+  missingKey(request: IncomingSignedRequest): Promise<{ code: 'NoSuchKey' } | { code: 'AccessDenied'; message: string }>;
 }
 
 export interface GateOptions {
@@ -184,8 +190,15 @@ function jsonRefusal(problem: Problem, contentType: string): Refusal {
 const admitted = (principal: Principal): Admission['principal'] => ({ name: principal.name, arn: principal.arn, accessKeyId: principal.accessKeyId });
 
 /** The gate of the local S3 (REST, path-style; signing name s3). */
-export function s3Authorizer(options: GateOptions): Authorizer {
+export function s3Authorizer(options: GateOptions): S3Authorizer {
   return {
+    async missingKey(request) {
+      const signature = await verifySignature(request, options.store, { service: 's3', uriEscapePath: false });
+      const mapped = s3Authorization(request.method, request.url, request.headers);
+      if (!signature.ok || typeof mapped === 'string' || !mapped.listBucketIfMissing) return { code: 'AccessDenied', message: 'Access Denied' };
+      const list = await evaluate(signature.principal, [mapped.listBucketIfMissing]);
+      return list.allowed ? { code: 'NoSuchKey' } : { code: 'AccessDenied', message: 'Access Denied' };
+    },
     async authorize(request) {
       const refuse = (problem: Problem) => {
         const refusal = s3Refusal(problem);
@@ -200,12 +213,8 @@ export function s3Authorizer(options: GateOptions): Authorizer {
       if (typeof mapped === 'string') return refuse({ kind: 'unmapped', message: mapped });
       const decision = await evaluate(signature.principal, mapped.requests);
       if (!decision.allowed) return refuse({ kind: 'denied', message: decision.error ? `Access Denied: ${decision.error}` : accessDeniedMessage(signature.principal, decision, true) });
-      const admission: Admission = { allowed: true, principal: admitted(signature.principal) };
-      if (mapped.listBucketIfMissing) {
-        const list = await evaluate(signature.principal, [mapped.listBucketIfMissing]);
-        admission.missingKey = list.allowed ? { code: 'NoSuchKey' } : { code: 'AccessDenied', message: 'Access Denied' };
-      }
-      return admission;
+      // The user may list anything: only a role's missing key needs the ListBucket check.
+      return { allowed: true, principal: admitted(signature.principal), ...(mapped.listBucketIfMissing && signature.principal.policies ? { askIfMissing: true } : {}) };
     },
   };
 }

@@ -24,9 +24,9 @@
  * which checks the Host, refuses browsers, verifies the SigV4 signature
  * against the credentials the bridge issued and evaluates the signer's IAM
  * policies. A refusal is answered as it comes (S3's XML error); nothing
- * reaches s3rver. For GET/HEAD of an object the verdict also says what a
- * missing key answers (404 NoSuchKey with s3:ListBucket on it, else 403
- * AccessDenied, as AWS does).
+ * reaches s3rver. When a GET/HEAD by a role finds no key, the child asks again
+ * ({ ..., missingKey: true }): 404 NoSuchKey with s3:ListBucket on the key,
+ * else 403 AccessDenied, as AWS does.
  *
  * A guard runs next (see keyGuard): s3rver joins bucket names and keys into
  * file paths, so a key with '..' segments would be written outside the state
@@ -218,21 +218,22 @@ function replaceAtomically(store) {
 const verdicts = new Map();
 let nextVerdict = 0;
 
-function askParent(request) {
+function askParent(request, missingKey = false) {
   return new Promise((resolve) => {
     const id = nextVerdict++;
     verdicts.set(id, (verdict) => {
       verdicts.delete(id);
       resolve(verdict);
     });
-    process.send({ type: 'authorize', id, request });
+    process.send({ type: 'authorize', id, request, missingKey });
   });
 }
 
 function gate() {
   return async function gate(ctx, next) {
     // The raw request target and headers: what the client signed.
-    const verdict = await askParent({ method: ctx.method, url: ctx.req.url, headers: ctx.req.headers });
+    const request = { method: ctx.method, url: ctx.req.url, headers: ctx.req.headers };
+    const verdict = await askParent(request);
     if (!verdict.allowed) {
       ctx.status = verdict.status;
       ctx.set(verdict.headers);
@@ -243,7 +244,8 @@ function gate() {
     }
     // s3rver's own authentication looks the key up (it does not check V4 signatures): let it find it.
     DUMMY_ACCOUNT.createKeyPair(verdict.principal.accessKeyId, 'checked-by-the-gate');
-    ctx.state.missingKey = verdict.missingKey;
+    // For a GET/HEAD by a role: what a missing key answers, asked only when it is missing.
+    ctx.state.missingKey = verdict.askIfMissing ? () => askParent(request, true) : undefined;
     return next();
   };
 }
@@ -268,8 +270,10 @@ function keyGuard() {
       await next();
     } catch (error) {
       // AWS evaluates s3:ListBucket with s3:prefix = the key to choose between 404 and 403 (the gate did).
-      const missingKey = ctx.state.missingKey;
-      if (error && error.code === 'NoSuchKey' && missingKey && missingKey.code === 'AccessDenied') throw new S3Error('AccessDenied', missingKey.message);
+      if (error && error.code === 'NoSuchKey' && ctx.state.missingKey) {
+        const answer = await ctx.state.missingKey();
+        if (answer.code === 'AccessDenied') throw new S3Error('AccessDenied', answer.message);
+      }
       throw error;
     }
   };

@@ -17,7 +17,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CredentialStore, type IssuedCredentials } from '../auth/credentials.ts';
-import type { IncomingSignedRequest, Refusal, Verdict } from '../auth/gate.ts';
+import type { IncomingSignedRequest, Refusal, S3Authorizer, Verdict } from '../auth/gate.ts';
 
 /** One record of an S3 notification (the fields the bridge reads). */
 export interface S3NotificationRecord {
@@ -134,10 +134,11 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     });
     child.on('message', (message: ChildMessage) => {
       if (message.type !== 'authorize') return;
-      const answer = (verdict: Verdict) => {
+      const answer = (verdict: Verdict | Awaited<ReturnType<S3Authorizer['missingKey']>>) => {
         if (child.connected) child.send({ type: 'verdict', id: message.id, verdict });
       };
-      authorizer.then((gate) => gate.authorize(message.request)).then(answer, (error: unknown) =>
+      const judging = message.missingKey ? authorizer.then((gate) => gate.missingKey(message.request)) : authorizer.then((gate) => gate.authorize(message.request));
+      judging.then(answer, (error: unknown) =>
         // Fail closed: a gate that breaks refuses (and says why).
         answer({ allowed: false, status: 500, code: 'InternalError', message: `the gate failed: ${(error as Error).message}`, headers: { 'content-type': 'text/plain' }, body: `the gate failed: ${(error as Error).message}` }),
       );
@@ -188,7 +189,7 @@ type ChildMessage =
   | { type: 'error'; message: string }
   | { type: 'event'; event: { Records?: S3NotificationRecord[] } }
   | { type: 'flushed'; id: number }
-  | { type: 'authorize'; id: number; request: IncomingSignedRequest };
+  | { type: 'authorize'; id: number; request: IncomingSignedRequest; missingKey?: boolean };
 
 /** Asks the child to close, then waits for it to exit (kills it after a grace period). */
 async function stopChild(child: ChildProcess): Promise<void> {
