@@ -55,7 +55,7 @@ const MAX_SKEW_MS = 15 * 60 * 1000;
 const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600;
 
 /** node:crypto behind the SDK's checksum interface (a plain hash, or an HMAC with a key). */
-class Sha256 implements Checksum {
+export class Sha256 implements Checksum {
   private hash;
   constructor(private readonly secret?: SourceData) {
     this.hash = this.make();

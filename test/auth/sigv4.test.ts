@@ -3,26 +3,12 @@
  * AWS SDK's own signer: header and presigned forms, S3 (path as sent,
  * x-amz-content-sha256) and JSON protocol (body hashed).
  */
-import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Checksum, HttpRequest, SourceData } from '@smithy/types';
+import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it } from 'vitest';
 import { CredentialStore } from '../../local/auth/credentials.ts';
-import { verifySignature, type IncomingSignedRequest } from '../../local/auth/sigv4.ts';
+import { Sha256, verifySignature, type IncomingSignedRequest } from '../../local/auth/sigv4.ts';
 
-class Sha256 implements Checksum {
-  private hash;
-  constructor(private readonly secret?: SourceData) {
-    this.hash = this.secret === undefined ? createHash('sha256') : createHmac('sha256', Buffer.from(this.secret as Uint8Array));
-  }
-  update(data: Uint8Array): void {
-    this.hash.update(data);
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.hash.digest()));
-  }
-  reset(): void {}
-}
 
 const HOST = '127.0.0.1:4568';
 

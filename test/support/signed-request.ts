@@ -3,29 +3,9 @@
  * own signer) or not: the path goes on the wire exactly as given, which the
  * SDK's clients would normalise.
  */
-import { createHash, createHmac } from 'node:crypto';
 import { request } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Checksum, SourceData } from '@smithy/types';
-
-class Sha256 implements Checksum {
-  private hash;
-  constructor(private readonly secret?: SourceData) {
-    this.hash = this.make();
-  }
-  private make() {
-    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', Buffer.from(this.secret as Uint8Array));
-  }
-  update(data: Uint8Array): void {
-    this.hash.update(data);
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.hash.digest()));
-  }
-  reset(): void {
-    this.hash = this.make();
-  }
-}
+import { Sha256 } from '../../local/auth/sigv4.ts';
 
 export interface RawAnswer {
   status: number;
