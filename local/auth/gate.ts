@@ -103,7 +103,9 @@ function outsideProblem(request: IncomingSignedRequest, port: number | undefined
   // No AWS SDK or CLI sends Origin; a browser sends it on every cross-origin request and every POST.
   const origin = header(request, 'origin');
   const contentType = header(request, 'content-type') ?? '';
-  if (origin !== undefined || /^multipart\/form-data|^application\/x-www-form-urlencoded/i.test(contentType)) {
+  // An HTML form can only POST (a PUT with such a type is a tool like curl, judged by its signature).
+  const form = request.method.toUpperCase() === 'POST' && /^\s*(multipart\/form-data|application\/x-www-form-urlencoded|text\/plain)/i.test(contentType);
+  if (origin !== undefined || form) {
     return {
       kind: 'browser',
       message: `The ${endpoint} of mapflow-bridge refuses requests from web browsers (${origin !== undefined ? `Origin ${JSON.stringify(origin)}` : 'an HTML form upload'}): only clients signing with the credentials the bridge issued may use it.`,

@@ -64,6 +64,8 @@ describe('the gate of the local S3', () => {
 
   it.each([
     ['an unsigned PUT into the inbox', () => rawRequest(server.endpoint, { method: 'PUT', path: `/${BUCKET}/inbox/curl.geojson`, body: '{}' }), 'AccessDenied', /Access Denied/],
+    // What `curl -X PUT --data` sends: judged as an unsigned request, not as a browser form.
+    ['an unsigned PUT with a form content type', () => rawRequest(server.endpoint, { method: 'PUT', path: `/${BUCKET}/inbox/curl.geojson`, body: '{}', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 'AccessDenied', /<Message>Access Denied<\/Message>/],
     [
       'a cross-origin form POST (no preflight needed)',
       () => rawRequest(server.endpoint, { method: 'POST', path: `/${BUCKET}`, body: form, headers: { 'content-type': 'multipart/form-data; boundary=b0undary', origin: 'https://evil.example' } }),
