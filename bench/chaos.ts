@@ -37,7 +37,8 @@ import { scanJobs } from '../local/cli/export.ts';
 import { outputPath } from '../local/cli/outputs.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb/index.ts';
 import { readEvents } from '../local/events/file.ts';
-import { localS3Client, LOCAL_S3_CREDENTIALS } from '../local/s3/client.ts';
+import { localS3Client } from '../local/s3/client.ts';
+import { readCredentialsFile } from '../local/auth/credentials.ts';
 import { startSimulator } from '../local/simulator/index.ts';
 import { LOCAL_BUCKET, LOCAL_LEDGER_TABLE } from '../local/bridge.ts';
 import { auditMapflow, finalEventsOf, squareAoiText } from './fault-suite.ts';
@@ -279,7 +280,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       if (/Waiting for files/.test(line) && !audit) {
         void (async () => {
           endpoints = JSON.parse(await readFile(path.join(stateDir, 'endpoints.json'), 'utf8')) as { s3: string };
-          audit = await auditRun(endpoints.s3, dynamodbEndpoint, inputs, outDir, eventsFile);
+          audit = await auditRun(endpoints.s3, dynamodbEndpoint, inputs, outDir, eventsFile, stateDir);
         })().catch((error: unknown) => (auditError = error)).finally(stop);
       }
       return false;
@@ -320,9 +321,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
 }
 
 /** The ledger, the bucket, the output folder and the events of a finished run. */
-async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: string[], outDir: string, eventsFile: string) {
-  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }));
-  const s3 = localS3Client(s3Endpoint);
+async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: string[], outDir: string, eventsFile: string, stateDir: string) {
+  // The bridge's S3 answers only the credentials it issued; the DynamoDB Local started here has no gate.
+  const credentials = await readCredentialsFile(stateDir);
+  if (!credentials) throw new Error(`no credentials.json in ${stateDir}: the bridge never started`);
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials }));
+  const s3 = localS3Client(s3Endpoint, credentials);
   try {
     const rows: LedgerRow[] = [];
     for await (const row of scanJobs(doc, LOCAL_LEDGER_TABLE)) rows.push(row);

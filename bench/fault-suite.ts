@@ -339,7 +339,7 @@ export async function slotHolders(bridge: LocalBridge): Promise<string[]> {
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
   const doc = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: bridge.credentials }),
   );
   try {
     const { Item } = await doc.send(new GetCommand({ TableName: bridge.ledgerTable, Key: { jobId: '#slots' }, ConsistentRead: true }));

@@ -228,11 +228,11 @@ export async function benchDataPaths(sizeMb: number, keep: boolean | undefined, 
     const bytes = await writeSyntheticGeoTiff(file, spec);
     // The upload reads the image from the local S3, as on AWS: put it there first (streamed, never whole in memory).
     const key = 'inbox/bench/synthetic.tif';
-    await new Upload({ client: localS3Client(s3rver.endpoint), params: { Bucket: BENCH_BUCKET, Key: key, Body: syntheticGeoTiffStream(spec) } }).done();
+    await new Upload({ client: localS3Client(s3rver.endpoint, s3rver.credentials), params: { Bucket: BENCH_BUCKET, Key: key, Body: syntheticGeoTiffStream(spec) } }).done();
     console.log(`synthetic GeoTIFF: ${side}x${side} RGB uint8, ${mb(bytes)} MiB, in the local S3 at s3://${BENCH_BUCKET}/${key} (node ${process.version})\n`);
 
     const mapflow = new MapflowClient({ baseUrl: sim.url, token, email });
-    const s3 = { endpoint: s3rver.endpoint, bucket: BENCH_BUCKET, key, size: bytes };
+    const s3 = { endpoint: s3rver.endpoint, credentials: s3rver.credentials, bucket: BENCH_BUCKET, key, size: bytes };
     // A fresh mosaic per upload: the step reuses an image of the same name and size already in its mosaic.
     const withMosaic = async () => ({ file, url: sim.url, token, email, s3, mosaicId: (await mapflow.createMosaic({ name: 'bench' })).id });
     const common = await withMosaic();

@@ -22,7 +22,7 @@ interface Args {
   email?: string;
   mosaicId?: string;
   /** The synthetic GeoTIFF in the local S3 (s3rver in its own process), as on AWS. */
-  s3?: { endpoint: string; bucket: string; key: string; size: number };
+  s3?: { endpoint: string; credentials: { accessKeyId: string; secretAccessKey: string }; bucket: string; key: string; size: number };
 }
 
 const scenarios: Record<string, (args: Args) => Promise<Record<string, unknown>>> = {
@@ -43,7 +43,7 @@ const scenarios: Record<string, (args: Args) => Promise<Record<string, unknown>>
     const mapflow = client(args);
     const ctx = {
       config: { pollPolicy: { initialSeconds: 1, maxSeconds: 3, factor: 1.5, maxJobSeconds: 3_600 } },
-      s3: localS3Client(s3.endpoint),
+      s3: localS3Client(s3.endpoint, s3.credentials),
       ledger: { transition: async () => ({ changed: false, row: undefined }) },
       events: { publish: async () => undefined },
       mapflow: async () => mapflow,
@@ -106,7 +106,7 @@ const scenarios: Record<string, (args: Args) => Promise<Record<string, unknown>>
   async 'upload-s3-buffered'(args) {
     const { s3 } = args;
     if (!s3) throw new Error('upload-s3-buffered needs args.s3');
-    const whole = await readObjectBytes(localS3Client(s3.endpoint), { bucket: s3.bucket, key: s3.key }, Number.MAX_SAFE_INTEGER);
+    const whole = await readObjectBytes(localS3Client(s3.endpoint, s3.credentials), { bucket: s3.bucket, key: s3.key }, Number.MAX_SAFE_INTEGER);
     const image = await client(args).uploadImage(args.mosaicId!, { stream: Readable.from([whole]), size: whole.length, filename: 'buffered.tif' });
     return { bytes: whole.length, imageId: image.id };
   },

@@ -19,5 +19,7 @@ export { checkDefinition, LocalEngine } from './engine/engine.ts';
 export { loadTaskResources } from './engine/handlers.ts';
 export { LocalTaskTokens } from './engine/task-tokens.ts';
 export { followEvents } from './events/file.ts';
-export { localS3Client, LOCAL_S3_CREDENTIALS } from './s3/client.ts';
+export { localS3Client } from './s3/client.ts';
+export { startJsonGateProxy } from './auth/json-gate-proxy.ts';
+export { jsonAuthorizer } from './auth/gate.ts';
 export { watchDropFolder } from './s3/drop-folder.ts';

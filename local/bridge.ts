@@ -5,6 +5,8 @@
  *   Mapflow      -> the simulator (local/simulator), or a given Mapflow URL + token
  *   S3 + trigger -> s3rver; its object-created notifications feed the dispatch core
  *   DynamoDB     -> DynamoDB Local (the ledger table is created when missing)
+ *   IAM          -> the gate (local/auth): both endpoints answer only requests signed
+ *                   with credentials the bridge issued (credentials.json in the state folder)
  *   Step Functions -> aws-local-stepfunctions running synthLocalDefinition() (cached on disk)
  *   EventBridge  -> a JSON-lines file (BRIDGE_EVENTS_FILE)
  *   reconciler   -> the reconcile core on a timer
@@ -35,6 +37,8 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
+import { CredentialStore, type IssuedCredentials, type PolicyDocument } from './auth/credentials.ts';
+import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -102,6 +106,11 @@ export interface LocalBridgeOptions {
    * the same folder can say who holds it. Default 'a local bridge'.
    */
   command?: string;
+  /**
+   * The in-process handlers sign as this role (each of their AWS calls checked
+   * against its policy documents, see local/auth) instead of as the user.
+   */
+  handlerRole?: { roleArn: string; policyDocuments: PolicyDocument[] };
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
   /** Pause before every Retry in ms (tests); default the definition's. */
@@ -151,6 +160,10 @@ export interface LocalBridge {
   /** How the start went, phase by phase (bench/startup.ts prints it). */
   readonly startup: StartupTimeline;
   readonly endpoints: { s3: string; dynamodb: string; mapflow: string };
+  /** The user's full-access credentials for both endpoints (stored 0600 in <stateDir>/credentials.json with a stateDir). */
+  readonly credentials: IssuedCredentials;
+  /** Who may sign requests to the endpoints: `addPrincipal` issues a role's credentials. */
+  readonly credentialStore: CredentialStore;
   readonly bucket: string;
   readonly ledgerTable: string;
   readonly stateDir: string;
@@ -211,6 +224,13 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
   const dropDir = path.join(stateDir, 'drop');
+  // Issued once per state folder (0600), in memory for a temporary one.
+  const credentialStore = persistent ? await timed('credentials', () => CredentialStore.open(stateDir)) : CredentialStore.inMemory();
+  // Only the gate may reach the DynamoDB Local this bridge starts (it accepts any key).
+  const dynamodbGateSecret = randomBytes(24).toString('hex');
+  // A refused request is a misconfigured client or something worse: say which.
+  const onRefused = (refusal: Refusal, request: IncomingSignedRequest) =>
+    log(`local bridge: refused ${request.method} ${request.url.split('?')[0]}: ${refusal.code}: ${refusal.message}`);
   const eventsFile = path.join(stateDir, 'events.jsonl');
 
   // Everything started so far, stopped in reverse order on close or on a failed start.
@@ -242,6 +262,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             startDynamoDbLocal({
               ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
               javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
+              gateSecret: dynamodbGateSecret,
               startTimeoutMs: SERVICE_START_TIMEOUT_MS,
             }),
         );
@@ -255,6 +276,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           directory: path.join(stateDir, 's3'),
           buckets: [bucket],
           onRecord: (record) => onRecord(record),
+          credentials: credentialStore,
+          onRefused,
           startTimeoutMs: SERVICE_START_TIMEOUT_MS,
           ...(options.s3NotificationDelayMs ? { notificationDelayMs: options.s3NotificationDelayMs } : {}),
         },
@@ -269,7 +292,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const {
       DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile,
       loadLocalDefinition, startSimulator, checkDefinition, LocalEngine, loadTaskResources, LocalTaskTokens, followEvents, localS3Client,
-      LOCAL_S3_CREDENTIALS, watchDropFolder,
+      startJsonGateProxy, jsonAuthorizer, watchDropFolder,
     } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
 
     // Mapflow: the embedded simulator unless a target is given.
@@ -290,13 +313,18 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           }),
         );
     // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
-    const ledgerReady = dynamodbStart.then(async (dynamodb) => {
+    // DynamoDB Local accepts any key: every client goes through the gate in front of it.
+    const dynamodbGateStart = dynamodbStart.then((dynamodb) =>
+      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret } })),
+    );
+    dynamodbGateStart.catch(() => undefined); // awaited below, after the services
+    const ledgerReady = Promise.all([dynamodbStart, dynamodbGateStart]).then(async ([dynamodb, gate]) => {
       const doc = DynamoDBDocumentClient.from(
-        new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS }),
+        new DynamoDBClient({ endpoint: gate.endpoint, region: 'us-east-1', credentials: credentialStore.user }),
         { marshallOptions: { removeUndefinedValues: true } },
       );
       // Created at once, an existing one kept (one request: each costs on a fresh JVM).
-      await timed('ledger table', () => ensureLedgerTable(dynamodb.endpoint, ledgerTable)).catch((error: unknown) => {
+      await timed('ledger table', () => ensureLedgerTable(gate.endpoint, ledgerTable, credentialStore.user)).catch((error: unknown) => {
         if (!options.dynamodbEndpoint) throw error;
         throw new Error(`Cannot keep the ledger in the DynamoDB at ${dynamodb.endpoint}: ${describe(error)}. Is it running?`, { cause: error });
       });
@@ -361,26 +389,33 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       return engine;
     })();
     engineReady.catch(() => undefined); // awaited below, after the services
-    const services = await Promise.allSettled([simulatorStart, dynamodbStart, s3Start, handlersLoad, ledgerReady, engineReady]);
+    const services = await Promise.allSettled([simulatorStart, dynamodbStart, dynamodbGateStart, s3Start, handlersLoad, ledgerReady, engineReady]);
     const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure) throw failure.reason;
     if (synthError || !definition) throw synthError;
     const simulator = await simulatorStart;
-    const dynamodb: DynamoDbLocal = await dynamodbStart;
+    const dynamodbGate = await dynamodbGateStart;
     const s3rver: LocalS3 = await s3Start;
     const mapflow: Required<MapflowTarget> = options.mapflow
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
 
-    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen());
+    // SendTaskSuccess hands a slot over: only signed callers the policies allow (resource '*': a token names no state machine here).
+    let tokenPort: number | undefined;
+    const tokenGate = jsonAuthorizer('states', { store: credentialStore, listening: () => tokenPort, onRefused });
+    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen({ authorize: (request, body) => tokenGate.authorize(request, body) }));
+    tokenPort = Number(new URL(tokenEndpoint.endpoint).port);
     stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
 
+    const handlerCredentials = options.handlerRole
+      ? credentialStore.addPrincipal('handlers', options.handlerRole.roleArn, options.handlerRole.policyDocuments)
+      : credentialStore.user;
     // The handlers' environment, as the CDK construct sets it on AWS.
     const restoreEnv = setEnvironment({
       BRIDGE_SFN_ENDPOINT: tokenEndpoint.endpoint,
       LEDGER_TABLE: ledgerTable,
       BRIDGE_S3_ENDPOINT: s3rver.endpoint,
-      BRIDGE_DYNAMODB_ENDPOINT: dynamodb.endpoint,
+      BRIDGE_DYNAMODB_ENDPOINT: dynamodbGate.endpoint,
       BRIDGE_EVENTS_FILE: eventsFile,
       MAPFLOW_BASE_URL: mapflow.url,
       MAPFLOW_TOKEN: mapflow.token,
@@ -392,8 +427,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
       POWERTOOLS_METRICS_DISABLED: 'true',
       AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,
+      // The handlers run in this process: they sign with the user's issued credentials, or as handlerRole.
+      AWS_ACCESS_KEY_ID: handlerCredentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: handlerCredentials.secretAccessKey,
       AWS_SESSION_TOKEN: undefined,
       AWS_PROFILE: undefined,
     });
@@ -401,7 +437,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     const doc = await ledgerReady;
     const ledger = new Ledger(doc, ledgerTable);
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, credentialStore.user);
 
     const engine = await engineReady;
     stops.push({ name: 'the state machine executions', stop: () => engine.close() });
@@ -506,7 +542,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     const bridge: LocalBridge = {
       startup: { entryMs, readyMs: performance.now(), definitionCache, phases },
-      endpoints: { s3: s3rver.endpoint, dynamodb: dynamodb.endpoint, mapflow: mapflow.url },
+      endpoints: { s3: s3rver.endpoint, dynamodb: dynamodbGate.endpoint, mapflow: mapflow.url },
+      credentials: { accessKeyId: credentialStore.user.accessKeyId, secretAccessKey: credentialStore.user.secretAccessKey },
+      credentialStore,
       bucket,
       ledgerTable,
       stateDir,

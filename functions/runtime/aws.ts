@@ -3,7 +3,7 @@
  * every invocation of a warm Lambda).
  *
  * Local mode (a BRIDGE_*_ENDPOINT is set) points the clients at s3rver and
- * DynamoDB Local with dummy credentials, never real ones, and path-style S3
+ * DynamoDB Local with the keys the local bridge issued, never real ones, and path-style S3
  * addressing. Checksums are only computed/validated when an operation requires
  * them: the SDK's default CRC32 trailers are not understood by s3rver.
  */
@@ -13,8 +13,19 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { isLocal, type BridgeConfig } from './config.ts';
 
-/** Accepted by s3rver (its built-in account) and by DynamoDB Local (any). */
+/** The stand-in when the environment has no keys (the local endpoints refuse it: local/auth/gate.ts). */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+
+/**
+ * Local mode signs with the keys the local bridge issued to this function,
+ * from its environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), and never
+ * looks further (a profile's or an instance role's real credentials).
+ */
+export function localCredentials(env: NodeJS.ProcessEnv = process.env): { accessKeyId: string; secretAccessKey: string } {
+  const accessKeyId = env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+  return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : LOCAL_CREDENTIALS;
+}
 
 interface Clients {
   s3?: S3Client;
@@ -33,10 +44,10 @@ function clientsFor(config: BridgeConfig): Clients {
   return clients;
 }
 
-function common(config: BridgeConfig): { region?: string; credentials?: typeof LOCAL_CREDENTIALS } {
+function common(config: BridgeConfig): { region?: string; credentials?: { accessKeyId: string; secretAccessKey: string } } {
   return {
     ...(config.region ? { region: config.region } : {}),
-    ...(isLocal(config) ? { credentials: LOCAL_CREDENTIALS } : {}),
+    ...(isLocal(config) ? { credentials: localCredentials() } : {}),
   };
 }
 

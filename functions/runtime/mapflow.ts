@@ -15,7 +15,7 @@ import { ConfigurationError } from '../core/errors.ts';
 import { MapflowClient, timeoutsFromEnv, type MapflowClientOptions } from '../mapflow/index.ts';
 import { isLocal, type BridgeConfig } from './config.ts';
 import { registerSecret } from './logger.ts';
-import { LOCAL_CREDENTIALS } from './aws.ts';
+import { localCredentials } from './aws.ts';
 
 export const SECRET_MAX_AGE_SECONDS = 300;
 export const CLIENT_NAME = 'mapflow-bridge';
@@ -90,7 +90,7 @@ async function credentialsFromSecret(config: BridgeConfig, secretArn: string, re
       clientConfig: {
         ...(config.region ? { region: config.region } : {}),
         // Local mode never uses real credentials, even for a secret.
-        ...(isLocal(config) ? { credentials: LOCAL_CREDENTIALS } : {}),
+        ...(isLocal(config) ? { credentials: localCredentials() } : {}),
       },
     });
     providers.set(config, provider);

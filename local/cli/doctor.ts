@@ -26,7 +26,8 @@ import { MapflowAuthError, MapflowClient, type AuthScheme, type UserStatus } fro
 import { resolveModel } from '../../functions/jobs/steps/models.ts';
 import { DEFAULT_GEOJSON_MODEL, DEFAULT_GEOJSON_SOURCE, DEFAULT_ROUTES, parseRoutes, type Route } from '../../functions/routing/index.ts';
 import { parseSecret, type MapflowCredentials } from '../../functions/runtime/mapflow.ts';
-import { LOCAL_S3_CREDENTIALS, localS3Client } from '../s3/client.ts';
+import { localS3Client } from '../s3/client.ts';
+import { readCredentialsFile } from '../auth/credentials.ts';
 import { readMapflowAccess } from './state-dir.ts';
 
 export interface DoctorCheck {
@@ -293,8 +294,14 @@ export async function doctorLocal(options: LocalDoctorOptions): Promise<DoctorCh
     });
   }
 
-  const s3 = localS3Client(endpoints.s3);
-  const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
+  // The credentials the bridge issued in the state folder: its endpoints refuse any other.
+  const credentials = await readCredentialsFile(options.stateDir).catch(() => undefined);
+  if (!credentials) {
+    checks.push({ name: 'credentials', ok: false, detail: `no readable credentials.json in ${options.stateDir}: start the local bridge (npm start) to issue them` });
+    return checks;
+  }
+  const s3 = localS3Client(endpoints.s3, credentials);
+  const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials });
   try {
     await s3.send(new HeadBucketCommand({ Bucket: endpoints.bucket }));
     checks.push({ name: 'bucket', ok: true, detail: `${endpoints.bucket} at ${endpoints.s3}` });

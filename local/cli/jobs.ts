@@ -18,7 +18,7 @@ import { jobCost, partCharge } from '../../functions/core/credits.ts';
 import { Ledger } from '../../functions/ledger/ledger.ts';
 import { LOCAL_LEDGER_TABLE } from '../bridge.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../dynamodb/index.ts';
-import { LOCAL_S3_CREDENTIALS } from '../s3/client.ts';
+import { issueCredentials, readCredentialsFile, type IssuedCredentials } from '../auth/credentials.ts';
 import { describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
@@ -254,7 +254,7 @@ export async function openLedger(options: { table?: string; stack?: string; regi
   }
   // A running `start`: share its DynamoDB Local (two JVMs must not open one database).
   const running = await runningEndpoints(options.stateDir);
-  if (running) return localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge');
+  if (running) return localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge', running.credentials);
 
   const dbPath = path.join(options.stateDir, 'dynamodb');
   if (!(await access(dbPath).then(() => true, () => false))) {
@@ -267,12 +267,13 @@ export async function openLedger(options: { table?: string; stack?: string; regi
   const java = checkJava();
   if (!java.ok) throw new Error(java.message);
   const dynamodb: DynamoDbLocal = await startDynamoDbLocal({ dbPath });
-  const source = localSource(dynamodb.endpoint, LOCAL_LEDGER_TABLE, `the local ledger in ${dbPath}`);
+  // Its own DynamoDB Local, with no gate in front: any key does.
+  const source = localSource(dynamodb.endpoint, LOCAL_LEDGER_TABLE, `the local ledger in ${dbPath}`, issueCredentials());
   return { ...source, close: async () => dynamodb.close() };
 }
 
-function localSource(endpoint: string, table: string, description: string): LedgerSource {
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
+function localSource(endpoint: string, table: string, description: string, credentials: IssuedCredentials): LedgerSource {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });
   const doc = DynamoDBDocumentClient.from(client);
   return { ledger: new Ledger(doc, table), doc, table, description, close: async () => client.destroy() };
 }
@@ -304,7 +305,7 @@ async function runOperation(
       // A prefix or a file name: resolved on the running bridge's ledger (none running: the control call says so).
       const running = await runningEndpoints(options.stateDir);
       if (running) {
-        const source = localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge');
+        const source = localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge', running.credentials);
         try {
           jobId = await resolveJobId(source.ledger, jobId);
         } finally {
@@ -339,15 +340,20 @@ async function runOperation(
   return 0;
 }
 
-/** The endpoints of a `start` that is still running (its file exists and DynamoDB answers). */
-export async function runningEndpoints(stateDir: string): Promise<{ dynamodb: string; s3?: string; ledgerTable?: string } | undefined> {
+/**
+ * The endpoints of a `start` that is still running (its file exists and DynamoDB answers),
+ * with the credentials it issued in the state folder (its endpoints refuse any other).
+ */
+export async function runningEndpoints(stateDir: string): Promise<{ dynamodb: string; s3?: string; ledgerTable?: string; credentials: IssuedCredentials } | undefined> {
   const text = await readFile(path.join(stateDir, ENDPOINTS_FILE), 'utf8').catch(() => undefined);
   if (!text) return undefined;
   const endpoints = JSON.parse(text) as { dynamodb: string; s3?: string; ledgerTable?: string };
-  const client = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS, maxAttempts: 1 });
+  const credentials = await readCredentialsFile(stateDir);
+  if (!credentials) return undefined;
+  const client = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials, maxAttempts: 1 });
   try {
     await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(2_000) });
-    return endpoints;
+    return { ...endpoints, credentials };
   } catch {
     return undefined; // a stale file from a start that was killed
   } finally {

@@ -13,6 +13,8 @@
  * - the local S3 listens on the same port every time (DEFAULT_S3_PORT, or
  *   --s3-port), so saved AWS CLI commands keep working.
  */
+import { LOCAL_AWS } from '../auth/account.ts';
+import { CREDENTIALS_FILE } from '../auth/credentials.ts';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -236,7 +238,9 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
   say(
     [
       '',
-      `  S3 endpoint   ${bridge.endpoints.s3}   (path-style; any access key)`,
+      `  S3 endpoint   ${bridge.endpoints.s3}   (path-style; region ${LOCAL_AWS.region}; it answers only requests signed with these keys)`,
+      `  credentials   AWS_ACCESS_KEY_ID=${bridge.credentials.accessKeyId} AWS_SECRET_ACCESS_KEY=${bridge.credentials.secretAccessKey}`,
+      `                (issued by this bridge for its local endpoints only; kept in ${path.join(options.stateDir, CREDENTIALS_FILE)}, mode 0600)`,
       `  bucket        ${bridge.bucket}   (drop under inbox/, results under results/, reports under failed/)`,
       `  drop folder   ${bridge.dropDir}${path.sep}   (it is the inbox: a file copied here goes to inbox/<same path>)`,
       `                buildings/ runs the Buildings model on GeoTIFFs; a leading inbox/ folder is not doubled;`,

@@ -77,7 +77,7 @@ export async function runConsoleCommand(args: string[]): Promise<number> {
   }
   const deployed = Boolean(values.table || values.stack);
   const endpoints = deployed ? undefined : await runningEndpoints(stateDir);
-  const s3 = deployed ? new S3Client(values.region ? { region: values.region } : {}) : endpoints?.s3 ? localS3Client(endpoints.s3) : undefined;
+  const s3 = deployed ? new S3Client(values.region ? { region: values.region } : {}) : endpoints?.s3 ? localS3Client(endpoints.s3, endpoints.credentials) : undefined;
   const server = await startConsoleServer({
     ledger: source.ledger,
     ...(s3 ? { s3 } : {}),

@@ -12,12 +12,23 @@
  *   - the parent process no longer alive (polled every second).
  * Run by local/dynamodb/index.ts with Java's single-file source launcher
  * (java -cp <jar and libs> LoopbackLauncher.java <DynamoDB Local options>).
+ *
+ * With MAPFLOW_BRIDGE_DDB_GATE_SECRET in its environment, it answers only
+ * requests carrying that secret in the x-mapflow-bridge-gate header: only the
+ * bridge's gate (local/auth/json-gate-proxy.ts), which checks signatures and
+ * IAM, may reach DynamoDB Local, which accepts any key.
  */
 import java.lang.reflect.Field;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.Optional;
 import org.eclipse.jetty.server.AbstractNetworkConnector;
 import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.util.Callback;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
@@ -39,8 +50,30 @@ public class LoopbackLauncher {
       System.err.println("LoopbackLauncher: DynamoDB Local has no network connector to bind to 127.0.0.1; refusing to start");
       System.exit(3);
     }
+    String secret = System.getenv("MAPFLOW_BRIDGE_DDB_GATE_SECRET");
+    if (secret != null && !secret.isEmpty()) jetty.setHandler(new GateOnly(jetty.getHandler(), secret));
     proxy.start();
     System.out.println("LoopbackLauncher: DynamoDB Local listening on 127.0.0.1 only");
+  }
+
+  /** Refuses (403) every request without the gate's secret. */
+  static final class GateOnly extends Handler.Wrapper {
+    private final byte[] secret;
+
+    GateOnly(Handler inner, String secret) {
+      super(inner);
+      this.secret = secret.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+      String given = request.getHeaders().get("x-mapflow-bridge-gate");
+      if (given == null || !MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8), secret)) {
+        Response.writeError(request, response, callback, 403, "This DynamoDB Local answers only the mapflow-bridge gate in front of it.");
+        return true;
+      }
+      return super.handle(request, response, callback);
+    }
   }
 
   private static void watchParent() {

@@ -44,6 +44,12 @@ export interface DynamoDbLocalOptions {
   javaTmpDir?: string;
   /** The java executable; default `java` on the PATH. */
   javaPath?: string;
+  /**
+   * Answer only requests carrying this secret in the x-mapflow-bridge-gate
+   * header (the gate in front adds it; see LoopbackLauncher.java). Needs the
+   * loopback launcher (javac); without it the jar takes any request.
+   */
+  gateSecret?: string;
   /** Where a warning goes (no javac: DynamoDB Local listens on all interfaces); default stderr. */
   onWarning?: (message: string) => void;
 }
@@ -102,7 +108,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     cwd: jarDir,
     // stdin stays open and unused: the launcher exits when it reaches end of file, i.e. when this process is gone.
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
+    env: { ...process.env, DDB_LOCAL_TELEMETRY: '0', ...(options.gateSecret ? { MAPFLOW_BRIDGE_DDB_GATE_SECRET: options.gateSecret } : {}) },
   });
   child.stdin?.on('error', () => undefined);
   const output = captureOutput(child);
@@ -268,11 +274,11 @@ function onceAsync(fn: () => Promise<void>): () => Promise<void> {
  * version gets the GSIs it lacks (`bySlotQueue` came later), so a persisted
  * database still works after an upgrade. Returns true when it was created.
  */
-export async function ensureLedgerTable(endpoint: string, tableName: string): Promise<boolean> {
+export async function ensureLedgerTable(endpoint: string, tableName: string, credentials?: { accessKeyId: string; secretAccessKey: string }): Promise<boolean> {
   // Loaded here, not at the top: see waitUntilAnswering.
   const { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } = await import('@aws-sdk/client-dynamodb');
   const { LOCAL_CREDENTIALS } = await import('../../functions/runtime/aws.ts');
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: credentials ?? LOCAL_CREDENTIALS });
   const schema = ledgerTableSchema(tableName);
   try {
     await client.send(new CreateTableCommand(schema));

@@ -38,6 +38,12 @@ export class TaskTokenError extends Error {
 /** Largest request body accepted (a token + 256 KiB output). */
 const MAX_BODY_BYTES = 300 * 1024;
 
+/** A gate for the task-token endpoint (local/auth/gate.ts's Authorizer.authorize fits). */
+export type TaskTokenAuthorizer = (
+  request: { method: string; url: string; headers: IncomingMessage['headers'] },
+  rawBody: Buffer,
+) => Promise<{ allowed: true } | { allowed: false; status: number; headers: Record<string, string>; body: string }>;
+
 export class LocalTaskTokens {
   private readonly pending = new Map<string, Pending>();
 
@@ -94,10 +100,14 @@ export class LocalTaskTokens {
     return entry;
   }
 
-  /** Serves SendTaskSuccess / SendTaskFailure / SendTaskHeartbeat on 127.0.0.1. */
-  async listen(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  /**
+   * Serves SendTaskSuccess / SendTaskFailure / SendTaskHeartbeat on 127.0.0.1.
+   * `authorize` (the bridge's gate, local/auth/gate.ts) judges each request
+   * with its body first; a refusal is sent as it is.
+   */
+  async listen(options: { authorize?: TaskTokenAuthorizer } = {}): Promise<{ endpoint: string; close(): Promise<void> }> {
     const server = createServer((request, response) => {
-      void this.serve(request, response);
+      void this.serve(request, response, options.authorize);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -114,7 +124,7 @@ export class LocalTaskTokens {
     };
   }
 
-  private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  private async serve(request: IncomingMessage, response: ServerResponse, authorize?: TaskTokenAuthorizer): Promise<void> {
     const answer = (status: number, body: Record<string, unknown>, errorType?: string) => {
       response.writeHead(status, {
         'content-type': 'application/x-amz-json-1.0',
@@ -128,6 +138,14 @@ export class LocalTaskTokens {
       size += (chunk as Buffer).length;
       if (size > MAX_BODY_BYTES) return answer(413, { __type: 'InvalidOutput', message: 'request too large' }, 'InvalidOutput');
       chunks.push(chunk as Buffer);
+    }
+    if (authorize) {
+      const verdict = await authorize({ method: request.method ?? 'POST', url: request.url ?? '/', headers: request.headers }, Buffer.concat(chunks));
+      if (!verdict.allowed) {
+        response.writeHead(verdict.status, verdict.headers);
+        response.end(verdict.body);
+        return;
+      }
     }
     const target = String(request.headers['x-amz-target'] ?? '');
     let body: { taskToken?: unknown; output?: unknown; error?: unknown; cause?: unknown };

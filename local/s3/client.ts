@@ -5,17 +5,21 @@
  * requires them (s3rver does not understand the SDK's default CRC32 trailers).
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { LOCAL_AWS } from '../auth/account.ts';
+import type { IssuedCredentials } from '../auth/credentials.ts';
 
-/** s3rver's built-in account; any signed request with these keys is accepted. */
-export const LOCAL_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
-
-export function localS3Client(endpoint: string, region = 'us-east-1'): S3Client {
+/**
+ * `credentials`: issued by the bridge (LocalS3.credentials, or
+ * readCredentialsFile(stateDir) for a running bridge's); the local S3 refuses
+ * any other signer.
+ */
+export function localS3Client(endpoint: string, credentials: IssuedCredentials): S3Client {
   return new S3Client({
     endpoint,
-    region,
+    region: LOCAL_AWS.region,
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    credentials: LOCAL_S3_CREDENTIALS,
+    credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey },
   });
 }

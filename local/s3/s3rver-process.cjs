@@ -18,13 +18,20 @@
  * The child exits when asked to close or when the parent goes away (IPC
  * disconnect), so a killed parent never leaves an orphaned server.
  *
- * A guard runs before s3rver's own middleware (see keyGuard): s3rver joins
- * bucket names and keys into file paths, so a key with '..' segments would be
- * written outside the state folder. The guard refuses, with 400, any request
- * naming a bucket or key the bridge would refuse (see docs/inputs.md, "Keys").
- * With `listBucketPrefixes`, it also answers as AWS does to a principal whose
- * s3:ListBucket is limited to those prefixes: a missing key outside them is
- * 403 AccessDenied, not 404, and so is a listing outside them.
+ * The gate runs first (see gate): every request is described to the parent
+ *   child -> parent: { type: 'authorize', id, request: { method, url, headers } }
+ *   parent -> child: { type: 'verdict', id, verdict }   (local/auth/gate.ts)
+ * which checks the Host, refuses browsers, verifies the SigV4 signature
+ * against the credentials the bridge issued and evaluates the signer's IAM
+ * policies. A refusal is answered as it comes (S3's XML error); nothing
+ * reaches s3rver. When a GET/HEAD by a role finds no key, the child asks again
+ * ({ ..., missingKey: true }): 404 NoSuchKey with s3:ListBucket on the key,
+ * else 403 AccessDenied, as AWS does.
+ *
+ * A guard runs next (see keyGuard): s3rver joins bucket names and keys into
+ * file paths, so a key with '..' segments would be written outside the state
+ * folder. The guard refuses, with 400, any request naming a bucket or key the
+ * bridge would refuse (see docs/inputs.md, "Keys").
  *
  * Writes are atomic, as on S3 (see replaceAtomically): s3rver truncates an
  * object's file in place and answers before the bytes are on disk, so a
@@ -39,6 +46,7 @@ const { pipeline } = require('node:stream/promises');
 const S3rver = require('s3rver');
 const S3Error = require('s3rver/lib/models/error');
 const FilesystemStore = require('s3rver/lib/stores/filesystem');
+const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account');
 
 replaceAtomically(FilesystemStore.prototype);
 
@@ -59,7 +67,9 @@ async function main() {
     configureBuckets: options.buckets.map((name) => ({ name, configs: [] })),
   });
   // First in the chain: Koa composes `middleware` when the server starts listening.
-  server.middleware.unshift(keyGuard(options.listBucketPrefixes));
+  server.middleware.unshift(gate(), keyGuard());
+  // s3rver's built-in key would otherwise open its own door (s3rver checks no V4 signature).
+  DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
   // s3rver emits an object's event inside the request, before the answer goes
   // out; every message to the parent leaves through this one ordered queue, so
   // a 'flushed' reply follows every event of a request answered before the
@@ -91,6 +101,7 @@ async function main() {
   process.on('message', (message) => {
     if (message && message.type === 'close') void close();
     else if (message && message.type === 'flush') sendInOrder({ type: 'flushed', id: message.id }, 0);
+    else if (message && message.type === 'verdict') verdicts.get(message.id)?.(message.verdict);
   });
   process.on('disconnect', () => void close());
   // Belt and braces for a parent killed with -9: the IPC disconnect can be
@@ -203,8 +214,43 @@ function replaceAtomically(store) {
   };
 }
 
-function keyGuard(listBucketPrefixes) {
-  const mayList = (prefix) => !listBucketPrefixes || listBucketPrefixes.some((allowed) => prefix.startsWith(allowed));
+/** Verdicts awaited from the parent, by request id. */
+const verdicts = new Map();
+let nextVerdict = 0;
+
+function askParent(request, missingKey = false) {
+  return new Promise((resolve) => {
+    const id = nextVerdict++;
+    verdicts.set(id, (verdict) => {
+      verdicts.delete(id);
+      resolve(verdict);
+    });
+    process.send({ type: 'authorize', id, request, missingKey });
+  });
+}
+
+function gate() {
+  return async function gate(ctx, next) {
+    // The raw request target and headers: what the client signed.
+    const request = { method: ctx.method, url: ctx.req.url, headers: ctx.req.headers };
+    const verdict = await askParent(request);
+    if (!verdict.allowed) {
+      ctx.status = verdict.status;
+      ctx.set(verdict.headers);
+      ctx.body = ctx.method === 'HEAD' ? null : verdict.body;
+      // The body of a refused upload is not read: close the connection rather than drain it.
+      ctx.set('connection', 'close');
+      return;
+    }
+    // s3rver's own authentication looks the key up (it does not check V4 signatures): let it find it.
+    DUMMY_ACCOUNT.createKeyPair(verdict.principal.accessKeyId, 'checked-by-the-gate');
+    // For a GET/HEAD by a role: what a missing key answers, asked only when it is missing.
+    ctx.state.missingKey = verdict.askIfMissing ? () => askParent(request, true) : undefined;
+    return next();
+  };
+}
+
+function keyGuard() {
   return async function guard(ctx, next) {
     // The raw path: '/', '/<bucket>', '/<bucket>/' or '/<bucket>/<key>' (path-style only).
     const match = /^\/([^/]*)(?:\/([\s\S]*))?$/.exec(ctx.path);
@@ -220,26 +266,17 @@ function keyGuard(listBucketPrefixes) {
         checkTarget(srcBucket, srcKey.join('/'));
       }
     }
-    if (!listBucketPrefixes) return next();
-
-    const method = ctx.method.toUpperCase();
-    if (key === undefined && method === 'GET' && isListing(ctx.query) && !mayList(String(ctx.query.prefix ?? ''))) {
-      throw new S3Error('AccessDenied', 'Access Denied');
-    }
     try {
       await next();
     } catch (error) {
-      // AWS evaluates s3:ListBucket with s3:prefix = the key to choose between 404 and 403.
-      if (error && error.code === 'NoSuchKey' && key !== undefined && !mayList(key)) throw new S3Error('AccessDenied', 'Access Denied');
+      // AWS evaluates s3:ListBucket with s3:prefix = the key to choose between 404 and 403 (the gate did).
+      if (error && error.code === 'NoSuchKey' && ctx.state.missingKey) {
+        const answer = await ctx.state.missingKey();
+        if (answer.code === 'AccessDenied') throw new S3Error('AccessDenied', answer.message);
+      }
       throw error;
     }
   };
-}
-
-/** A GET on a bucket that lists objects (not one of its sub-resources). */
-function isListing(query) {
-  const subresources = ['acl', 'cors', 'location', 'policy', 'tagging', 'website', 'versioning', 'uploads', 'lifecycle', 'notification'];
-  return !subresources.some((name) => name in query);
 }
 
 main().catch((error) => {

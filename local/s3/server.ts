@@ -7,10 +7,17 @@
  * Keys with '.', '..' or empty path segments, or control characters, are
  * refused with 400 before they reach s3rver's file store (which joins keys
  * into file paths): nothing can be written outside the bucket folder.
+ *
+ * Every request passes the gate first (local/auth/gate.ts, asked over IPC by
+ * s3rver's process): signed with credentials of `credentials` (the store),
+ * for Host 127.0.0.1:<port>, from no browser, and allowed by the signer's
+ * policies; else S3's own 403.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { CredentialStore, type IssuedCredentials } from '../auth/credentials.ts';
+import type { IncomingSignedRequest, Refusal, S3Authorizer, Verdict } from '../auth/gate.ts';
 
 /** One record of an S3 notification (the fields the bridge reads). */
 export interface S3NotificationRecord {
@@ -34,12 +41,12 @@ export interface LocalS3Options {
   /** How long to wait for the server to come up. */
   startTimeoutMs?: number;
   /**
-   * Answer like AWS does to a principal whose s3:ListBucket is limited to
-   * these key prefixes (`[]`: no ListBucket at all): GET/HEAD of a missing key
-   * outside them is 403 AccessDenied instead of 404, and so is a listing
-   * whose prefix is outside them. Default: no limit (404, as s3rver does).
+   * Who may sign requests (the gate's credentials). Default: a fresh
+   * in-memory store; its user's credentials are `LocalS3.credentials`.
    */
-  listBucketPrefixes?: string[];
+  credentials?: CredentialStore;
+  /** Told of every request the gate refused. */
+  onRefused?: (refusal: Refusal, request: IncomingSignedRequest) => void;
   /**
    * Tests: hold every notification this long before it is handed over, as a
    * loaded machine does (the answer to the upload reaches the client first).
@@ -52,6 +59,10 @@ export interface LocalS3 {
   /** http://127.0.0.1:PORT — use with path-style addressing (see localS3Client). */
   readonly endpoint: string;
   readonly port: number;
+  /** The user's full-access credentials (for localS3Client). */
+  readonly credentials: IssuedCredentials;
+  /** The gate's credential store: addPrincipal gives a role's credentials. */
+  readonly store: CredentialStore;
   /**
    * Resolves once every notification of a request the local S3 answered
    * before this call has been handed to `onRecord`. The notification travels
@@ -74,6 +85,13 @@ export class LocalS3StartError extends Error {
 
 export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   await mkdir(options.directory, { recursive: true });
+  const store = options.credentials ?? CredentialStore.inMemory();
+  let listeningPort: number | undefined;
+  // Loaded while s3rver starts (the SDK's signer is half a second of module loading on a busy machine).
+  const authorizer = import('../auth/gate.ts').then(({ s3Authorizer }) =>
+    s3Authorizer({ store, listening: () => listeningPort, ...(options.onRefused ? { onRefused: options.onRefused } : {}) }),
+  );
+  authorizer.catch(() => undefined); // a failure answers every request below
   const child = fork(
     CHILD_SCRIPT,
     [
@@ -82,7 +100,6 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
         port: options.port ?? 0,
         directory: options.directory,
         buckets: options.buckets,
-        listBucketPrefixes: options.listBucketPrefixes ?? null,
         notificationDelayMs: options.notificationDelayMs ?? 0,
       }),
     ],
@@ -106,6 +123,7 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     child.on('message', (message: ChildMessage) => {
       if (message.type === 'ready') {
         clearTimeout(timer);
+        listeningPort = message.port;
         resolve(message.port);
       } else if (message.type === 'error') {
         clearTimeout(timer);
@@ -113,6 +131,17 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
       } else if (message.type === 'event') {
         for (const record of message.event.Records ?? []) options.onRecord?.(record);
       }
+    });
+    child.on('message', (message: ChildMessage) => {
+      if (message.type !== 'authorize') return;
+      const answer = (verdict: Verdict | Awaited<ReturnType<S3Authorizer['missingKey']>>) => {
+        if (child.connected) child.send({ type: 'verdict', id: message.id, verdict });
+      };
+      const judging = message.missingKey ? authorizer.then((gate) => gate.missingKey(message.request)) : authorizer.then((gate) => gate.authorize(message.request));
+      judging.then(answer, (error: unknown) =>
+        // Fail closed: a gate that breaks refuses (and says why).
+        answer({ allowed: false, status: 500, code: 'InternalError', message: `the gate failed: ${(error as Error).message}`, headers: { 'content-type': 'text/plain' }, body: `the gate failed: ${(error as Error).message}` }),
+      );
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
@@ -137,6 +166,8 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
+    credentials: { accessKeyId: store.user.accessKeyId, secretAccessKey: store.user.secretAccessKey },
+    store,
     flushNotifications: () =>
       new Promise<void>((resolve) => {
         if (!child.connected) return resolve();
@@ -157,7 +188,8 @@ type ChildMessage =
   | { type: 'ready'; port: number }
   | { type: 'error'; message: string }
   | { type: 'event'; event: { Records?: S3NotificationRecord[] } }
-  | { type: 'flushed'; id: number };
+  | { type: 'flushed'; id: number }
+  | { type: 'authorize'; id: number; request: IncomingSignedRequest; missingKey?: boolean };
 
 /** Asks the child to close, then waits for it to exit (kills it after a grace period). */
 async function stopChild(child: ChildProcess): Promise<void> {

@@ -36,15 +36,19 @@ describe('dispatch resolves EventBridge keys whatever S3 answers for the missing
     await rm(dir, { recursive: true, force: true });
   });
 
+  const getInbox = { Effect: 'Allow', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/inbox/*` };
+  const listInbox = { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${BUCKET}`, Condition: { StringLike: { 's3:prefix': 'inbox/*' } } };
+
   it.each([
-    ['403: no s3:ListBucket at all', [] as string[]],
-    ['404: s3:ListBucket on the inbox prefix (the dispatch grant)', ['inbox/']],
-  ])('%s', async (_label, listBucketPrefixes) => {
-    // Prepare: only the raw key exists; decoding "c++ notes" would give "c   notes"
-    const server = await startLocalS3({ directory: path.join(dir, String(servers.length)), buckets: [BUCKET], listBucketPrefixes });
+    ['403: no s3:ListBucket at all', [getInbox]],
+    ['404: s3:ListBucket on the inbox prefix (the dispatch grant)', [getInbox, listInbox]],
+  ])('%s', async (_label, statements) => {
+    // Prepare: only the raw key exists; decoding "c++ notes" would give "c   notes". Dispatch signs as its role.
+    const server = await startLocalS3({ directory: path.join(dir, String(servers.length)), buckets: [BUCKET] });
     servers.push(server);
-    const s3 = localS3Client(server.endpoint);
-    const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/c++ notes.geojson', Body: '{}' }));
+    const put = await localS3Client(server.endpoint, server.credentials).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/c++ notes.geojson', Body: '{}' }));
+    const role = server.store.addPrincipal('dispatch', 'arn:aws:iam::000000000000:role/dispatch-role', [{ Version: '2012-10-17', Statement: statements }]);
+    const s3 = localS3Client(server.endpoint, role);
     const [ref] = objectsFromMessage(event('inbox/c++ notes.geojson', put.ETag!.replace(/"/g, '')));
 
     // Act

@@ -37,7 +37,8 @@ import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { DEFAULT_PREFIXES, jobIdFor, normaliseEtag, type Route } from '../../functions/routing/index.ts';
 import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
-import { localS3Client, LOCAL_S3_CREDENTIALS } from '../../local/s3/client.ts';
+import { localS3Client } from '../../local/s3/client.ts';
+import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -65,10 +66,10 @@ export async function startAwsServices(): Promise<AwsServices> {
     await s3Server?.close();
     throw err;
   }
-  const dynamoClient = new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: LOCAL_S3_CREDENTIALS });
+  const dynamoClient = new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
   const servers = { s3Server };
   return {
-    s3: localS3Client(s3Server.endpoint),
+    s3: localS3Client(s3Server.endpoint, s3Server.credentials),
     doc: DynamoDBDocumentClient.from(dynamoClient, { marshallOptions: { removeUndefinedValues: true } }),
     async close() {
       dynamoClient.destroy();

@@ -28,7 +28,7 @@ describe('degraded start', () => {
     // Prepare: an input waiting in the inbox (the start's inbox sweep dispatches it), and a closed gate
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-degraded-'));
     const s3rver = await startLocalS3({ directory: path.join(stateDir, 's3'), buckets: [BUCKET], port: 0 });
-    const put = await localS3Client(s3rver.endpoint).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/held.geojson', Body: squareAoi() }));
+    const put = await localS3Client(s3rver.endpoint, s3rver.credentials).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/held.geojson', Body: squareAoi() }));
     await s3rver.close();
     const jobId = jobIdFor({ bucket: BUCKET, key: 'inbox/held.geojson', etag: put.ETag ?? '' });
     let answer!: () => void;

@@ -45,7 +45,7 @@ describe('drop folder: only whole files go up', () => {
     const folder: DropFolder = await watchDropFolder({
       dir: path.join(dir, name, 'drop'),
       uploadedDir: path.join(dir, name, 'uploaded'),
-      s3: localS3Client(s3rver.endpoint),
+      s3: localS3Client(s3rver.endpoint, s3rver.credentials),
       bucket: BUCKET,
       intervalMs: 100,
       onUploaded: (upload) => {
@@ -81,7 +81,7 @@ describe('drop folder: only whole files go up', () => {
     expect(first.size).toBe(3 * CHUNK.length);
     expect(uploads).toHaveLength(1);
     expect(errors).toEqual([]);
-    const object = await localS3Client(s3rver.endpoint).send(new GetObjectCommand({ Bucket: BUCKET, Key: 'inbox/slow.geojson' }));
+    const object = await localS3Client(s3rver.endpoint, s3rver.credentials).send(new GetObjectCommand({ Bucket: BUCKET, Key: 'inbox/slow.geojson' }));
     expect(object.ContentLength).toBe(3 * CHUNK.length);
     expect((await readFile(first.file)).length).toBe(3 * CHUNK.length);
   });

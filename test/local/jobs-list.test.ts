@@ -2,6 +2,7 @@
  * `jobs list` says when it shows fewer jobs than the ledger holds, instead of
  * letting the newest 50 pass for all of them.
  */
+import { CredentialStore } from '../../local/auth/credentials.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -27,6 +28,7 @@ describe('jobs list on a ledger of 55 jobs', () => {
     }
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-jobs-'));
     await writeFile(path.join(stateDir, ENDPOINTS_FILE), JSON.stringify({ dynamodb: dynamodb.endpoint, ledgerTable: table }));
+    await CredentialStore.open(stateDir); // the credentials.json a running `start` issued
   }, 120_000);
   afterAll(async () => {
     vi.restoreAllMocks();

@@ -46,7 +46,7 @@ describe('local S3 writes', () => {
 
   it('answers the old object or the new one, whole, while the key is written again', async () => {
     // Prepare: an object, and a second upload of the same key held half way
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, s3rver.credentials);
     const first = Buffer.alloc(SIZE, 1);
     const second = Buffer.alloc(SIZE, 2);
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/x.geojson', Body: first }));

@@ -1,32 +1,19 @@
 /**
  * The local S3 refuses keys that s3rver's file store would turn into paths
- * outside its bucket folder (or into another key's file), and can answer like
- * AWS does to a principal without s3:ListBucket (403 instead of 404).
+ * outside its bucket folder (or into another key's file), even from a signer
+ * the gate admits, and answers like AWS does to a principal without
+ * s3:ListBucket (403 instead of 404).
  */
-import { request } from 'node:http';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { CopyObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { rawRequest, signedRequest } from '../support/signed-request.ts';
 import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'guard-bucket';
-
-/** A raw request: the path goes on the wire exactly as given (fetch and the SDK may normalise dot segments). */
-function rawRequest(endpoint: string, method: string, rawPath: string, body = '', headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(endpoint);
-  return new Promise((resolve, reject) => {
-    const req = request({ hostname, port, method, path: rawPath, headers: { 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function statusOf(promise: Promise<unknown>): Promise<number> {
   try {
@@ -45,7 +32,7 @@ describe('local S3 key guard', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-guard-'));
     server = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
-    s3 = localS3Client(server.endpoint);
+    s3 = localS3Client(server.endpoint, server.credentials);
   }, 60_000);
   afterAll(async () => {
     await server?.close();
@@ -57,12 +44,14 @@ describe('local S3 key guard', () => {
     ['percent-encoded dot-dot segments', `/${BUCKET}/x/%2E%2E/%2E%2E/%2e%2e/outside`],
     ['an encoded slash between dot-dots', `/${BUCKET}/x%2F..%2F..%2F..%2Foutside`],
     ['a dot-dot bucket name', '/%2E%2E/outside'],
-  ])('refuses an unauthenticated PUT with %s and writes nothing outside the bucket folder', async (_label, rawPath) => {
+  ])('refuses a PUT with %s, signed or not, and writes nothing outside the bucket folder', async (_label, rawPath) => {
     // Act
-    const answer = await rawRequest(server.endpoint, 'PUT', rawPath, 'evil');
+    const unsigned = await rawRequest(server.endpoint, { method: 'PUT', path: rawPath, body: 'evil' });
+    const signed = await signedRequest(server.endpoint, server.credentials, { method: 'PUT', path: rawPath, body: 'evil' });
     // Assess
-    expect(answer.status).toBe(400);
-    expect(answer.text).toContain('refuses');
+    expect(unsigned.status).toBe(403);
+    expect(signed.status).toBe(400);
+    expect(signed.text).toContain('refuses');
     expect((await readdir(dir)).sort()).toEqual(['s3']);
     expect((await readdir(path.join(dir, 's3'))).sort()).toEqual([BUCKET]);
   });
@@ -118,12 +107,18 @@ describe('local S3 as a principal with limited s3:ListBucket', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** A client signing as a role allowed s3:GetObject on the bucket, and s3:ListBucket on these prefixes only (all when undefined). */
   async function serverWith(name: string, listBucketPrefixes?: string[]): Promise<S3Client> {
-    const server = await startLocalS3({ directory: path.join(dir, name), buckets: [BUCKET], ...(listBucketPrefixes && { listBucketPrefixes }) });
+    const server = await startLocalS3({ directory: path.join(dir, name), buckets: [BUCKET] });
     servers.push(server);
-    const s3 = localS3Client(server.endpoint);
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/here.geojson', Body: '{}' }));
-    return s3;
+    await localS3Client(server.endpoint, server.credentials).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/here.geojson', Body: '{}' }));
+    const list = { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${BUCKET}` };
+    const statements = [
+      { Effect: 'Allow', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*` },
+      ...(listBucketPrefixes === undefined ? [list] : listBucketPrefixes.map((prefix) => ({ ...list, Condition: { StringLike: { 's3:prefix': `${prefix}*` } } }))),
+    ];
+    const role = server.store.addPrincipal('reader', 'arn:aws:iam::000000000000:role/reader', [{ Version: '2012-10-17', Statement: statements }]);
+    return localS3Client(server.endpoint, role);
   }
 
   it('answers 403 for a missing key without ListBucket, and 200 for an existing one', async () => {
@@ -154,7 +149,7 @@ describe('local S3 as a principal with limited s3:ListBucket', () => {
     expect(listAll).toBe(403);
   }, 60_000);
 
-  it('answers 404 by default, as s3rver does', async () => {
+  it('answers 404 with s3:ListBucket on the bucket', async () => {
     // Prepare
     const s3 = await serverWith('default');
     // Act

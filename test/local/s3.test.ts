@@ -26,7 +26,7 @@ describe('local S3 (s3rver in a child process)', () => {
 
   it('round-trips an object with the SDK settings and emits an object-created record', async () => {
     // Prepare
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, s3rver.credentials);
     const key = 'inbox/a b+c.geojson';
     // Act
     const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: '{"type":"FeatureCollection","features":[]}' }));
@@ -46,7 +46,7 @@ describe('local S3 (s3rver in a child process)', () => {
     const late: S3NotificationRecord[] = [];
     const slow = await startLocalS3({ directory: path.join(dir, 'slow'), buckets: [BUCKET], notificationDelayMs: 1_500, onRecord: (r) => late.push(r) });
     try {
-      const s3 = localS3Client(slow.endpoint);
+      const s3 = localS3Client(slow.endpoint, slow.credentials);
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/late-1.json', Body: '{}' }));
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/late-2.json', Body: '{}' }));
       const beforeFlush = late.length;
@@ -64,7 +64,7 @@ describe('local S3 (s3rver in a child process)', () => {
 
   it('completes a Copy record (no ETag in it) with HEAD through the dispatch code', async () => {
     // Prepare
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, s3rver.credentials);
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'src.json', Body: '{}' }));
     // Act
     await s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'inbox/copied.json', CopySource: `${BUCKET}/src.json` }));
@@ -80,7 +80,7 @@ describe('local S3 (s3rver in a child process)', () => {
 
   it('lists page by page with continuation tokens (DES under the legacy provider) and keeps tags', async () => {
     // Prepare
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, s3rver.credentials);
     await Promise.all(
       Array.from({ length: 12 }, (_, i) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `many/${i}.txt`, Body: String(i) }))),
     );
@@ -101,7 +101,7 @@ describe('local S3 (s3rver in a child process)', () => {
 
   it('uploads files copied into the drop folder to the same path under the inbox, once complete', async () => {
     // Prepare
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, s3rver.credentials);
     const dropDir = path.join(dir, 'drop');
     const uploadedDir = path.join(dir, 'uploaded');
     const uploads: { key: string; etag: string }[] = [];
@@ -127,11 +127,11 @@ describe('local S3 lifecycle', () => {
     // Prepare
     const dir = await mkdtemp(path.join(testTmp(), 'mfb-s3-'));
     const first = await startLocalS3({ directory: dir, buckets: [BUCKET] });
-    await localS3Client(first.endpoint).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept.txt', Body: 'kept' }));
+    await localS3Client(first.endpoint, first.credentials).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept.txt', Body: 'kept' }));
     await first.close();
     // Act
     const second = await startLocalS3({ directory: dir, buckets: [BUCKET] });
-    const got = await localS3Client(second.endpoint).send(new GetObjectCommand({ Bucket: BUCKET, Key: 'kept.txt' }));
+    const got = await localS3Client(second.endpoint, second.credentials).send(new GetObjectCommand({ Bucket: BUCKET, Key: 'kept.txt' }));
     // Assess
     expect(await got.Body?.transformToString()).toBe('kept');
     await second.close();

@@ -103,7 +103,7 @@ describe('Upload Image from S3', () => {
     const headerBytes = size - side * side * 3;
     const sent = createHash('sha256');
     const body = syntheticGeoTiffStream(spec).pipe(numbered(headerBytes, sent));
-    const s3 = localS3Client(s3rver!.endpoint);
+    const s3 = localS3Client(s3rver!.endpoint, s3rver!.credentials);
     const key = 'inbox/rasters/numbered.tif';
     await new Upload({ client: s3, params: { Bucket: BUCKET, Key: key, Body: body } }).done();
     const expected = sent.digest('hex');

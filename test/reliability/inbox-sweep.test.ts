@@ -33,7 +33,7 @@ afterAll(async () => {
 async function putWithoutBridge(stateDir: string, objects: Record<string, string>): Promise<void> {
   const s3rver = await startLocalS3({ directory: path.join(stateDir, 's3'), buckets: [BUCKET], port: 0 });
   try {
-    const s3 = localS3Client(s3rver.endpoint);
+    const s3 = localS3Client(s3rver.endpoint, s3rver.credentials);
     for (const [key, body] of Object.entries(objects)) await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
   } finally {
     await s3rver.close();

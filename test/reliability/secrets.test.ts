@@ -110,7 +110,7 @@ async function everythingWritten(rel: ReliabilityBridge, captured: string[]): Pr
   found.push({ where: 'events file', text: await readFile(bridge.eventsFile, 'utf8') });
   found.push({ where: 'execution records', text: JSON.stringify(rel.executions) });
 
-  const ddb = new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const ddb = new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: bridge.credentials });
   try {
     let startKey: Record<string, unknown> | undefined;
     do {

@@ -87,7 +87,7 @@ export async function startReliabilityBridge(options: ReliabilityBridgeOptions =
     throw error;
   }
   const doc = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    new DynamoDBClient({ endpoint: bridge.endpoints.dynamodb, region: 'us-east-1', credentials: bridge.credentials }),
   );
   return {
     bridge,

@@ -1,0 +1,115 @@
+/**
+ * A gate in front of an AWS JSON-protocol service that checks nothing itself
+ * (DynamoDB Local accepts any key): listens on 127.0.0.1, authorizes each
+ * request (gate.ts) and forwards what passes, unchanged, to the service.
+ * Bodies are read whole first (the signature covers them; DynamoDB requests
+ * are at most 16 MB).
+ */
+import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http';
+import type { CredentialStore } from './credentials.ts';
+import { jsonAuthorizer, sendRefusal, type IncomingSignedRequest, type Refusal } from './gate.ts';
+import type { JsonAuthorizationOptions, JsonServiceName } from './json-actions.ts';
+
+/** DynamoDB's largest request (BatchWriteItem / TransactWriteItems). */
+const MAX_BODY_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+
+export interface JsonGateProxyOptions extends JsonAuthorizationOptions {
+  service: JsonServiceName;
+  /** The service behind the gate, e.g. DynamoDB Local's http://127.0.0.1:PORT. */
+  target: string;
+  store: CredentialStore;
+  /** Default 0: a free port. */
+  port?: number;
+  onRefused?: (refusal: Refusal, request: IncomingSignedRequest) => void;
+  /** Headers added to every forwarded request (the secret DynamoDB Local's launcher asks for). */
+  forwardHeaders?: Record<string, string>;
+}
+
+export interface JsonGateProxy {
+  /** http://127.0.0.1:PORT: what clients use instead of the target. */
+  readonly endpoint: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Thrown when the gate cannot listen. */
+export class JsonGateStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'JsonGateStartError';
+  }
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(undefined);
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise<JsonGateProxy> {
+  const target = new URL(options.target);
+  let port: number | undefined;
+  const authorizer = jsonAuthorizer(options.service, {
+    store: options.store,
+    listening: () => port,
+    ...(options.resourceOf ? { resourceOf: options.resourceOf } : {}),
+    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+  });
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((request, response) => {
+    void (async () => {
+      const body = await readBody(request);
+      if (body === undefined) {
+        response.writeHead(413, { 'content-type': 'text/plain', connection: 'close' });
+        response.end('request body too large');
+        return;
+      }
+      const verdict = await authorizer.authorize({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers }, body);
+      if (!verdict.allowed) return sendRefusal(response, verdict, request.method);
+      const forward = httpRequest(
+        { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length), ...options.forwardHeaders }, agent },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      forward.on('error', (error) => {
+        if (response.headersSent) return response.destroy(error);
+        response.writeHead(502, { 'content-type': 'text/plain' });
+        response.end(`the ${options.service} service behind the gate did not answer: ${error.message}`);
+      });
+      forward.end(body);
+    })().catch((error: unknown) => {
+      // Fail closed.
+      if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end(`the gate failed: ${(error as Error).message}`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(new JsonGateStartError(`the ${options.service} gate cannot listen on 127.0.0.1:${options.port ?? 0}: ${error.message}`, { cause: error })));
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  port = (server.address() as { port: number }).port;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      agent.destroy();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * Evaluation of in-process calls (the engine invoking a function as the state
+ * machine's role), and of the user's own principal, which may do anything.
+ */
+import { describe, expect, it } from 'vitest';
+import { CredentialStore, accessDeniedMessage, evaluate } from '../../local/auth/gate.ts';
+
+const FN = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:mapflow-bridge-${name}`;
+
+describe('evaluate', () => {
+  const store = CredentialStore.inMemory();
+  const sm = store.addPrincipal('state-machine', 'arn:aws:iam::000000000000:role/bridge-StateMachineRole', [
+    { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: [FN('register-job'), `${FN('register-job')}:*`] }] },
+  ]);
+  const principal = store.principal(sm.accessKeyId)!;
+
+  it('allows what the role allows and names what it does not, as AWS does', async () => {
+    // Act
+    const allowed = await evaluate(principal, [{ action: 'lambda:InvokeFunction', resource: FN('register-job') }]);
+    const denied = await evaluate(principal, [{ action: 'lambda:InvokeFunction', resource: FN('finish-job') }]);
+    // Assess
+    expect(allowed).toEqual({ allowed: true });
+    expect(denied.allowed).toBe(false);
+    expect(accessDeniedMessage(principal, denied as Extract<typeof denied, { allowed: false }>)).toBe(
+      `User: arn:aws:sts::000000000000:assumed-role/bridge-StateMachineRole/state-machine is not authorized to perform: lambda:InvokeFunction on resource: ${FN('finish-job')} because no identity-based policy allows the lambda:InvokeFunction action`,
+    );
+  });
+
+  it('refuses an action the evaluator does not know instead of guessing', async () => {
+    // Act
+    const decision = await evaluate(principal, [{ action: 'lambda:NoSuchAction', resource: FN('register-job') }]);
+    // Assess
+    expect(decision).toMatchObject({ allowed: false, error: expect.any(String) });
+  });
+
+  it("lets the user's own principal do anything", async () => {
+    // Act
+    const decision = await evaluate(store.user, [{ action: 's3:DeleteBucket', resource: 'arn:aws:s3:::any' }]);
+    // Assess
+    expect(decision).toEqual({ allowed: true });
+  });
+});
