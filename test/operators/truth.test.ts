@@ -34,6 +34,7 @@ import { DEFAULT_CONSOLE_PORT, MAPFLOW_ACCESS_FILE, readMapflowAccess, recordSim
 import { START_USAGE } from '../../local/cli/start.ts';
 import { createServer, type Server } from 'node:net';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { CredentialStore } from '../../local/auth/credentials.ts';
 import { testTmp } from '../support/temp.ts';
 
 const dynamodb = useDynamoDbLocal();
@@ -46,6 +47,7 @@ beforeAll(async () => {
   stateDir = await mkdtemp(path.join(testTmp(), 'mfb-truth-'));
   // What a running `start` writes: the CLI reads the ledger through it.
   await writeFile(path.join(stateDir, ENDPOINTS_FILE), JSON.stringify({ dynamodb: dynamodb.endpoint, ledgerTable: table }));
+  await CredentialStore.open(stateDir); // the credentials.json a running `start` issued
 }, 120_000);
 afterAll(async () => {
   await rm(stateDir, { recursive: true, force: true });

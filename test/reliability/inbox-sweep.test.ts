@@ -8,7 +8,7 @@
 import { PutObjectCommand, PutObjectTaggingCommand } from '@aws-sdk/client-s3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { InputObject } from '../../functions/core/model.ts';
 import { sweepInbox } from '../../functions/jobs/inbox-sweep.ts';
 import { jobIdFor } from '../../functions/routing/index.ts';
@@ -80,6 +80,9 @@ describe('inbox sweep', () => {
     const dir = await mkdtemp(path.join(testTmp(), 'mfb-sweep-aws-'));
     dirs.push(dir);
     const s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET], port: 0 });
+    // Local clients sign with the process's keys (functions/runtime/aws.ts localCredentials): the ones this S3 issued.
+    vi.stubEnv('AWS_ACCESS_KEY_ID', s3rver.credentials.accessKeyId);
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', s3rver.credentials.secretAccessKey);
     try {
       const { ensureLedgerTable } = await import('../../local/dynamodb/index.ts');
       const endpoint = await sharedDynamoDbEndpoint();
@@ -90,8 +93,8 @@ describe('inbox sweep', () => {
         BRIDGE_S3_ENDPOINT: s3rver.endpoint,
         BRIDGE_DYNAMODB_ENDPOINT: endpoint,
         AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'S3RVER',
-        AWS_SECRET_ACCESS_KEY: 'S3RVER',
+        AWS_ACCESS_KEY_ID: s3rver.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3rver.credentials.secretAccessKey,
         MAPFLOW_TOKEN: 'unused',
       });
       const keys = Array.from({ length: 7 }, (_, i) => `inbox/old-${i}.geojson`);
@@ -118,6 +121,7 @@ describe('inbox sweep', () => {
       expect(fresh.tooYoung).toBe(8);
       for (const object of dispatched) expect(object.etag).toMatch(/^[0-9a-f]{32}$/);
     } finally {
+      vi.unstubAllEnvs();
       await s3rver.close();
     }
   });
