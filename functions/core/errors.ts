@@ -90,6 +90,8 @@ export const REJECTION_CODES = [
   'TIFF_BLOCK_TOO_LARGE',
   'TIFF_TOO_MANY_BLOCKS',
   'TIFF_DECODED_TOO_LARGE',
+  'TIFF_UNSUPPORTED_COMPRESSION',
+  'TIFF_TOO_MANY_BANDS',
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 
