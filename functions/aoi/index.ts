@@ -153,6 +153,7 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
   // One valid geometry for the whole file: shared edges dissolved, overlaps counted once.
   const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - Date.now(), label: 'the polygons of the file' });
+  checkMergedCounts(geometry);
   const areaSqM = geodesicAreaSqM(geometry);
 
   if (options.aoiAreaLimitSqM !== undefined) checkAreaLimit(features, areaSqM, options.aoiAreaLimitSqM);
@@ -239,6 +240,29 @@ function checkCounts(features: CollectedFeature[]): void {
       details: { positions, maxPositions: MAX_POSITIONS },
     });
   }
+}
+
+/**
+ * The merged geometry is what travels on (work objects, Mapflow's request):
+ * the union adds a position at every crossing, so it is held to the same
+ * ring and position limits as the file.
+ * @throws InputRejected GEOMETRY_TOO_COMPLEX
+ */
+function checkMergedCounts(geometry: Polygon | MultiPolygon): void {
+  const polygons = geometry.type === 'Polygon' ? [geometry.coordinates] : geometry.coordinates;
+  let rings = 0;
+  let positions = 0;
+  for (const polygon of polygons) {
+    rings += polygon.length;
+    for (const ring of polygon) positions += ring.length;
+  }
+  if (rings <= MAX_RINGS && positions <= MAX_POSITIONS) return;
+  throw new InputRejected(
+    'GEOMETRY_TOO_COMPLEX',
+    `merged together, the polygons make ${rings} rings and ${positions} positions; the bridge sends at most ${MAX_RINGS} rings and ${MAX_POSITIONS} positions. ` +
+      'Dissolve and simplify them in a GIS first (e.g. mapshaper -simplify), or split the file into several files',
+    { details: { rings, positions, maxRings: MAX_RINGS, maxPositions: MAX_POSITIONS } },
+  );
 }
 
 /** Positions of one (unvalidated) polygon. */
