@@ -156,7 +156,8 @@ function readPosition(position: unknown, where: string, details: Record<string, 
   if (typeof lon !== 'number' || typeof lat !== 'number' || !Number.isFinite(lon) || !Number.isFinite(lat)) {
     throw new InputRejected(
       'INVALID_GEOMETRY',
-      `${where}: coordinates must be plain numbers, found ${JSON.stringify(position).slice(0, 60)}`,
+      `${where}: coordinates must be plain numbers, found ${describePosition(position)}. ` +
+        'Write each position as [longitude, latitude] in degrees (numbers beyond ±1.8e308, such as 1e400, are infinite)',
       { details },
     );
   }
@@ -198,4 +199,15 @@ function planarArea(ring: Position[]): number {
 
 function fmt(position: Position): string {
   return `[${position.map((v) => +v.toFixed(7)).join(', ')}]`;
+}
+
+/** A position as the user wrote it, for messages: infinite numbers as numbers (JSON.stringify writes them as null), nesting not followed. */
+function describePosition(position: unknown): string {
+  if (!Array.isArray(position)) return typeof position === 'string' ? JSON.stringify(position.slice(0, 40)) : String(position).slice(0, 40);
+  const parts = position.slice(0, 3).map((v: unknown) => {
+    if (typeof v === 'number') return Number.isFinite(v) ? String(v) : v > 0 ? 'an infinite number (beyond 1.8e308)' : v < 0 ? 'a negative infinite number' : 'NaN';
+    if (Array.isArray(v)) return 'a nested array';
+    return typeof v === 'string' ? JSON.stringify(v.slice(0, 20)) : String(v);
+  });
+  return `[${parts.join(', ')}${position.length > 3 ? ', ...' : ''}]`;
 }

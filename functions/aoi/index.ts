@@ -28,6 +28,16 @@ export const MAX_POLYGONS = 2_500;
 export const MAX_RINGS = 10_000;
 /** Most positions in one file. */
 export const MAX_POSITIONS = 100_000;
+/**
+ * Deepest nesting of arrays and objects anywhere in the file. GeoJSON needs
+ * 9 (a MultiPolygon's positions in a Feature in a FeatureCollection), 17
+ * with GeometryCollections nested MAX_GEOMETRY_NESTING deep; the rest is left
+ * for properties. Every later walk (the checks, messages, the copy to a
+ * worker) may recurse: 5,000 levels in a `crs` member or a position, or a
+ * 40,000-deep `mapflow` array, overflowed the stack (issue 23).
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Deepest GeometryCollection nesting (RFC 7946 advises against any). */
 export const MAX_GEOMETRY_NESTING = 4;
 /** Self-intersection test work per file: the sum of each tested polygon's positions squared. */
@@ -106,6 +116,7 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     const head = typeof file === 'string' ? Buffer.from(file.slice(0, 8), 'utf8') : file.subarray(0, 8);
     throw new InputRejected('NOT_JSON', notJsonMessage(head, body, cause), { cause });
   }
+  checkNesting(doc);
   if (!isObject(doc) || typeof doc.type !== 'string' || !GEOJSON_TYPES.includes(doc.type)) {
     const found = isObject(doc) ? (typeof doc.type === 'string' ? `"type": "${printable(doc.type)}"` : 'an object without "type"') : `a JSON ${Array.isArray(doc) ? 'array' : typeof doc}`;
     throw new InputRejected(
@@ -241,6 +252,51 @@ function checkCounts(features: CollectedFeature[]): void {
     });
   }
 }
+
+/**
+ * The nesting of the parsed document, walked without recursion, before
+ * anything else looks at it.
+ * @throws InputRejected JSON_TOO_DEEP (OVERRIDE_TOO_LARGE in the mapflow member, GEOMETRY_TOO_COMPLEX in GeometryCollections)
+ */
+function checkNesting(doc: unknown): void {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: doc, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_JSON_DEPTH) throw tooDeep(path);
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], depth: depth + 1, path: depth < 4 ? `${path}.${i}` : path });
+    } else {
+      for (const key of Object.keys(value)) stack.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1, path: depth < 4 ? `${path}.${key}` : path });
+    }
+  }
+}
+
+/** The rejection for nesting beyond MAX_JSON_DEPTH, with the code of the part it is in (the mapflow member and GeometryCollections have their own). */
+function tooDeep(path: string): InputRejected {
+  const where = printable(path.split('.').filter(Boolean).slice(0, 4).join('.'), 80);
+  if (where.startsWith('mapflow')) {
+    return new InputRejected('OVERRIDE_TOO_LARGE', `"mapflow": ${where} is nested more than ${MAX_JSON_DEPTH} levels deep (its values may nest ${OVERRIDE_NESTING}). Keep per-file settings short (a model, a few blocks, small inferenceParams); larger settings belong in the route`, {
+      details: { maxDepth: MAX_JSON_DEPTH, path: where },
+    });
+  }
+  if (/(^|\.)geometries(\.|$)/.test(where)) {
+    return new InputRejected(
+      'GEOMETRY_TOO_COMPLEX',
+      `GeometryCollections are nested more than ${MAX_GEOMETRY_NESTING} deep (under "${where}"); list the polygons in one MultiPolygon or as features instead (RFC 7946 advises against nesting)`,
+      { details: { maxNesting: MAX_GEOMETRY_NESTING, path: where } },
+    );
+  }
+  return new InputRejected(
+    'JSON_TOO_DEEP',
+    `the JSON is nested more than ${MAX_JSON_DEPTH} levels deep (under "${where}"); GeoJSON needs fewer than 20. ` +
+      'Write positions as [longitude, latitude], keep properties and the "crs" member flat, and export the file again',
+    { details: { maxDepth: MAX_JSON_DEPTH, path: where } },
+  );
+}
+
+/** Nesting the mapflow member's values may have (OVERRIDE_LIMITS in functions/routing/overrides.ts). */
+const OVERRIDE_NESTING = 8;
 
 /**
  * The merged geometry is what travels on (work objects, Mapflow's request):

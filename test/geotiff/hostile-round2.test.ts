@@ -53,6 +53,24 @@ describe('hostile corpus, second round, in process', () => {
     expect((outcome as Error).message).toMatch(/code 4093/);
   });
 
+  it('reports 1e400 as an infinite number, not as null', async () => {
+    // Prepare
+    const file = (await HOSTILE_ROUND2.find((e) => e.file === 'coordinate-1e400.geojson')!.make()) as string;
+
+    // Act
+    const outcome = (() => {
+      try {
+        return parseAoi(file);
+      } catch (error) {
+        return error;
+      }
+    })();
+
+    // Assess
+    expect((outcome as Error).message).toMatch(/found \[7\.45, an infinite number \(beyond 1\.8e308\)\]/);
+    expect((outcome as Error).message).not.toMatch(/null/);
+  });
+
   it('names the middle strip that is a bomb', async () => {
     // Prepare
     const content = (await HOSTILE_ROUND2.find((e) => e.file === 'deflate-bomb-middle.tif')!.make()) as Uint8Array;
