@@ -7,7 +7,7 @@
 import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import type { Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
-import { isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
+import { areaOfUse, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
 import {
   BLOCK_SLACK_BYTES,
@@ -154,7 +154,8 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   const ys = corners.map((p) => p[1]);
   const bbox: [number, number, number, number] = [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 
-  const footprintRing = densifiedOutline(transform, width, height).map(toWgs84(epsg));
+  const outline = densifiedOutline(transform, width, height);
+  const footprintRing = outline.map(toWgs84(epsg));
   if (footprintRing.some(([lon, lat]) => !Number.isFinite(lon) || !Number.isFinite(lat) || Math.abs(lon) > 180 || Math.abs(lat) > 90)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -172,6 +173,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
       { details: { epsg } },
     );
   }
+  checkPlacement(epsg, outline, footprintRing, bbox);
   const lons = footprintRing.map((p) => p[0]);
   const lats = footprintRing.map((p) => p[1]);
   const bbox4326: [number, number, number, number] = [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)];
@@ -185,6 +187,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
     pixelSizeM = [pixelSize[0] * units, pixelSize[1] * units];
   }
 
+  checkPixelSize(pixelSizeM, epsg);
   if (options.probePixels) await probePixels(image, adapter, layout, source);
 
   return {
@@ -415,6 +418,13 @@ function readEpsg(image: GeoTIFFImage, transform: Affine): number {
       `the image's coordinate reference system has no EPSG code (${keys.GTCitationGeoKey ?? 'user-defined'}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
     );
   }
+  if (!Number.isInteger(code)) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image's coordinate reference system code is ${code}, which is not an EPSG code (they are integers): assign its CRS again, e.g. gdal_edit.py -a_srs EPSG:32632 image.tif`,
+      { details: { epsg: code } },
+    );
+  }
   if (!projDefinition(code)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -439,6 +449,68 @@ function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
     default:
       throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of EPSG:${epsg} is not metres or feet: reproject it to a metric CRS`);
   }
+}
+
+/** Farthest the image may reach beyond its CRS's area of use, degrees (images near a zone's or country's edge are common). */
+export const AREA_OF_USE_MARGIN_DEG = 3;
+/** Largest difference a projection's round trip may leave, CRS units (metres): proj4's datum shifts stay around a millimetre. */
+const ROUND_TRIP_TOLERANCE = 1;
+
+/**
+ * The image must lie where its CRS is defined, in projected coordinates and
+ * on the ground: proj4 answers coordinates far outside a projection with
+ * in-range nonsense (a UTM northing of 1e9 came back as 9E 1.84N, a Web
+ * Mercator x beyond the world wrapped to 171W), so every outline point must
+ * survive the round trip to WGS84 and back, and the footprint must lie
+ * within the CRS's area of use (EPSG dataset, crs-areas.ts) with a margin.
+ * @throws InputRejected NOT_GEOREFERENCED
+ */
+function checkPlacement(epsg: number, outline: [number, number][], footprint: [number, number][], bbox: [number, number, number, number]): void {
+  const back = fromWgs84(epsg);
+  const drift = outline.reduce((max, p, i) => {
+    const [x, y] = back(footprint[i]!);
+    return Math.max(max, Math.hypot(x - p[0], y - p[1]));
+  }, 0);
+  const bounds = bbox.map((v) => +v.toPrecision(6)).join(', ');
+  if (!(drift <= ROUND_TRIP_TOLERANCE)) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image's coordinates (bounds ${bounds}) lie outside what EPSG:${epsg} can represent (converted to longitude/latitude and back they move by ${drift.toPrecision(3)} units): ` +
+        'the geotransform or the CRS is wrong; check them (gdalinfo) and assign the right CRS, e.g. gdal_edit.py -a_srs EPSG:32632',
+      { details: { epsg, bbox, roundTripDrift: drift } },
+    );
+  }
+  const area = areaOfUse(epsg);
+  if (!area) return;
+  const [west, south, east, north] = area;
+  const m = AREA_OF_USE_MARGIN_DEG;
+  // Longitudes on the circle: an area may run across 180° (west > east), and its margin too.
+  const span = east - west >= 360 ? 360 : (((east - west) % 360) + 360) % 360;
+  const inLon = (lon: number) => span + 2 * m >= 360 || (((lon - (west - m)) % 360) + 360) % 360 <= span + 2 * m;
+  const outside = footprint.find(([lon, lat]) => !inLon(lon) || lat < south - m || lat > north + m);
+  if (outside) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image lies at ${outside.map((v) => +v.toFixed(4)).join(', ')} (longitude, latitude), outside the area where EPSG:${epsg} is used ` +
+        `(${west}° to ${east}° longitude, ${south}° to ${north}° latitude, EPSG dataset): the CRS or the geotransform is wrong; assign the right CRS (e.g. gdal_edit.py -a_srs) or reproject the image`,
+      { details: { epsg, areaOfUse: area, position: outside } },
+    );
+  }
+}
+
+/** A ground pixel between 1 mm and 100 km: anything else is not imagery of the Earth as Mapflow processes it. */
+export const PIXEL_SIZE_RANGE_M: readonly [number, number] = [1e-3, 1e5];
+
+/** @throws InputRejected NOT_GEOREFERENCED for a pixel size outside PIXEL_SIZE_RANGE_M */
+function checkPixelSize(pixelSizeM: [number, number], epsg: number): void {
+  const [min, max] = PIXEL_SIZE_RANGE_M;
+  if (pixelSizeM.every((v) => v >= min && v <= max)) return;
+  throw new InputRejected(
+    'NOT_GEOREFERENCED',
+    `the geotransform gives pixels of ${pixelSizeM.map((v) => v.toPrecision(3)).join(' x ')} m in EPSG:${epsg}; a ground pixel is between 1 mm and 100 km: ` +
+      'the pixel size (or the unit of the CRS) is wrong; export the image again with its georeferencing',
+    { details: { pixelSizeM, range: PIXEL_SIZE_RANGE_M } },
+  );
 }
 
 function apply(t: Affine, col: number, row: number): [number, number] {
