@@ -19,6 +19,8 @@ export interface CrossingCount {
   pairs: number;
   /** The count stopped at a limit (crossings or pairs): the true figures are at least these. */
   stopped: boolean;
+  /** Where the first crossing found lies (approximately, for messages). */
+  at?: [number, number];
 }
 
 /**
@@ -63,7 +65,10 @@ export function countCrossings(polygons: Position[][][], maxCrossings: number, m
       const ty1 = seg[t * 4 + 1]!;
       const ty2 = seg[t * 4 + 3]!;
       if (Math.max(ty1, ty2) < sLow || Math.min(ty1, ty2) > sHigh) continue;
-      if (touches(seg[t * 4]!, ty1, tx2, ty2, sx1, sy1, sx2, sy2)) result.crossings++;
+      if (touches(seg[t * 4]!, ty1, tx2, ty2, sx1, sy1, sx2, sy2)) {
+        result.crossings++;
+        result.at ??= meeting(seg[t * 4]!, ty1, tx2, ty2, sx1, sy1, sx2, sy2);
+      }
     }
     active.length = kept;
     active.push(s);
@@ -73,6 +78,14 @@ export function countCrossings(polygons: Position[][][], maxCrossings: number, m
     }
   }
   return result;
+}
+
+/** Where two meeting segments meet (their lines' intersection; an end of one when they are collinear). */
+function meeting(px: number, py: number, qx: number, qy: number, rx: number, ry: number, sx: number, sy: number): [number, number] {
+  const d = (qx - px) * (sy - ry) - (qy - py) * (sx - rx);
+  if (d === 0) return within(px, py, qx, qy, rx, ry) ? [rx, ry] : [sx, sy];
+  const t = ((rx - px) * (sy - ry) - (ry - py) * (sx - rx)) / d;
+  return [px + t * (qx - px), py + t * (qy - py)];
 }
 
 function orient(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {

@@ -11,7 +11,7 @@ import { DISSOLVE_BUDGET_MS, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
-import { describePlace, KINKS_MAX_POSITIONS, validatePolygon, type PolygonPlace } from './geometry.ts';
+import { describePlace, KINKS_MAX_POSITIONS, SELF_CROSSING_SWEEP_PAIRS, validatePolygon, type PolygonPlace } from './geometry.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
 export { KINKS_MAX_POSITIONS } from './geometry.ts';
@@ -146,12 +146,13 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   // One budget for every dissolve of the file (each feature's, then the whole file's).
   const deadline = Date.now() + DISSOLVE_BUDGET_MS;
   let kinksWork = 0;
+  const sweepBudget = { pairs: SELF_CROSSING_SWEEP_PAIRS };
   const features = collected.features.map(({ index, name, polygons }): AoiFeature => {
     const valid = polygons.map((coordinates, polygonIndex) => {
       const size = positionsOf(coordinates);
       const checkCrossings = size <= KINKS_MAX_POSITIONS && kinksWork + size * size <= KINKS_WORK_BUDGET;
       if (checkCrossings) kinksWork += size * size;
-      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { checkCrossings });
+      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { checkCrossings, sweepBudget });
     });
     const label = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
     const geometry = dissolvePolygons(
