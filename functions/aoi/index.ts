@@ -83,10 +83,13 @@ export const MAX_GEOJSON_BYTES = 20 * 1024 * 1024;
 
 /** FILE_TOO_LARGE for a GeoJSON, saying what to do; `size` when known (a streamed read stops at the limit). */
 export function geoJsonTooLarge(maxBytes: number, size?: number): InputRejected {
-  const found = size !== undefined ? formatBytes(size) : `over ${formatBytes(maxBytes)}`;
+  // A size just over the limit rounds to the limit's own figure ("20 MiB" for 21 MB): then the bytes say it.
+  const exact = (n: number) => `${(n / 1024 ** 2).toFixed(2)} MiB (${n.toLocaleString('en-US')} bytes)`;
+  const close = size !== undefined && formatBytes(size) === formatBytes(maxBytes);
+  const found = size === undefined ? `over ${formatBytes(maxBytes)}` : close ? exact(size) : formatBytes(size);
   return new InputRejected(
     'FILE_TOO_LARGE',
-    `the GeoJSON is ${found}; at most ${formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
+    `the GeoJSON is ${found}; at most ${close ? exact(maxBytes) : formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
       `(e.g. QGIS "Simplify" or mapshaper -simplify), or remove the properties you do not need`,
     { details: { maxBytes, ...(size !== undefined && { size }) } },
   );
@@ -206,6 +209,19 @@ export async function parseAoiOffThread(file: string | Uint8Array, options: Pars
  */
 function rejectUtf16(bytes: Uint8Array): void {
   const [a, b, c, d] = bytes;
+  // UTF-32 first: its little-endian mark starts like UTF-16's (FF FE), then two zeros.
+  let utf32: string | undefined;
+  if (a === 0xff && b === 0xfe && c === 0 && d === 0) utf32 = 'little-endian';
+  else if (a === 0 && b === 0 && c === 0xfe && d === 0xff) utf32 = 'big-endian';
+  else if (bytes.length >= 8 && a !== 0 && b === 0 && c === 0 && d === 0 && bytes[5] === 0 && bytes[6] === 0 && bytes[7] === 0) utf32 = 'little-endian';
+  else if (bytes.length >= 8 && a === 0 && b === 0 && c === 0 && d !== 0 && bytes[4] === 0 && bytes[5] === 0 && bytes[6] === 0) utf32 = 'big-endian';
+  if (utf32) {
+    throw new InputRejected(
+      'NOT_JSON',
+      `the file is UTF-32 text (${utf32}); GeoJSON must be UTF-8 (RFC 7946). Save it again as UTF-8 (e.g. in a text editor's "Save with encoding", or iconv -f UTF-32 -t UTF-8)`,
+      { details: { encoding: `UTF-32 ${utf32}` } },
+    );
+  }
   let order: string | undefined;
   if (a === 0xff && b === 0xfe && !(c === 0 && d === 0)) order = 'little-endian';
   else if (a === 0xfe && b === 0xff) order = 'big-endian';

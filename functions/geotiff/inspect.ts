@@ -139,6 +139,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   const layout = checkBlockLayout(image);
   checkTagCounts(tagCounts, layout);
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
+  checkRealValued(dtypes);
   const transform = await readTransform(image);
   const epsg = readEpsg(image, transform);
   const geographic = isGeographic(epsg);
@@ -349,11 +350,28 @@ function sniff(head: Uint8Array): string {
   return '';
 }
 
+/**
+ * Complex and unknown sample formats are not imagery Mapflow processes, and
+ * geotiff.js cannot decode them (which used to read as a damaged file).
+ * @throws InputRejected UNSUPPORTED_DATA_TYPE
+ */
+function checkRealValued(dtypes: string[]): void {
+  const odd = [...new Set(dtypes.filter((t) => t.startsWith('complex') || t.startsWith('format')))];
+  if (odd.length === 0) return;
+  throw new InputRejected(
+    'UNSUPPORTED_DATA_TYPE',
+    `the image's data type is ${odd.join('/')}; the bridge takes real-valued bands (8-bit for Mapflow's models). ` +
+      'Convert it, e.g. gdal_translate -ot Byte -scale in.tif out.tif (for complex SAR data, compute the amplitude first)',
+    { details: { dtypes: odd } },
+  );
+}
+
 function dtypeOf(image: GeoTIFFImage, sample: number): string {
   const bits = image.getBitsPerSample(sample);
   const format = image.getSampleFormat(sample);
-  const kind = format === 2 ? 'int' : format === 3 ? 'float' : format === 1 || format === 4 ? 'uint' : `format${format}-`;
-  return `${kind}${bits}`;
+  const kind = format === 2 ? 'int' : format === 3 ? 'float' : format === 1 || format === 4 ? 'uint' : format === 5 ? 'complex-int' : format === 6 ? 'complex-float' : `format${format}-`;
+  // GDAL's complex types name each part's bits: CInt16 has 32 bits per sample.
+  return kind.startsWith('complex') ? `${kind}${bits / 2}` : `${kind}${bits}`;
 }
 
 async function numbers(image: GeoTIFFImage, tag: 'ModelTransformation' | 'ModelTiepoint' | 'ModelPixelScale'): Promise<number[] | undefined> {

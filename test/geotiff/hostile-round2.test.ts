@@ -71,6 +71,32 @@ describe('hostile corpus, second round, in process', () => {
     expect((outcome as Error).message).not.toMatch(/null/);
   });
 
+  it('says what is wrong with UTF-32 text, a complex image and a file just over 20 MiB', async () => {
+    // Prepare
+    const make = async (file: string) => {
+      const content = await HOSTILE_ROUND2.find((e) => e.file === file)!.make();
+      return typeof content === 'string' ? new TextEncoder().encode(content) : content;
+    };
+    const catching = async (work: () => unknown) => {
+      try {
+        await work();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+
+    // Act
+    const utf32 = await catching(async () => parseAoi(await make('utf32le.geojson')));
+    const complex = await catching(async () => inspectGeoTiff(memory(await make('complex-int16.tif')), { probePixels: true }));
+    const large = await catching(async () => parseAoi(await make('geojson-21mb.geojson')));
+
+    // Assess
+    expect(utf32).toMatch(/^NOT_JSON: the file is UTF-32 text \(little-endian\).*iconv -f UTF-32 -t UTF-8/);
+    expect(complex).toMatch(/^UNSUPPORTED_DATA_TYPE: the image's data type is complex-int16;.*gdal_translate -ot Byte/);
+    expect(large).toMatch(/^FILE_TOO_LARGE: the GeoJSON is 20\.03 MiB \(21,000,000 bytes\); at most 20\.00 MiB \(20,971,520 bytes\)/);
+  }, 120_000);
+
   it('names the middle strip that is a bomb', async () => {
     // Prepare
     const content = (await HOSTILE_ROUND2.find((e) => e.file === 'deflate-bomb-middle.tif')!.make()) as Uint8Array;
