@@ -276,17 +276,40 @@ function checkCounts(features: CollectedFeature[]): void {
  * @throws InputRejected JSON_TOO_DEEP (OVERRIDE_TOO_LARGE in the mapflow member, GEOMETRY_TOO_COMPLEX in GeometryCollections)
  */
 function checkNesting(doc: unknown): void {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value: doc, depth: 0, path: '' }];
-  while (stack.length > 0) {
-    const { value, depth, path } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth >= MAX_JSON_DEPTH) throw tooDeep(path);
-    if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], depth: depth + 1, path: depth < 4 ? `${path}.${i}` : path });
-    } else {
-      for (const key of Object.keys(value)) stack.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1, path: depth < 4 ? `${path}.${key}` : path });
+  // Only objects and arrays go on the stack, with their depth and the top-level member they are in (no per-node objects or paths:
+  // a 17 MB file has millions of nodes).
+  const values: object[] = [];
+  const depths: number[] = [];
+  const tops: string[] = [];
+  if (typeof doc === 'object' && doc !== null) values.push(doc), depths.push(0), tops.push('');
+  while (values.length > 0) {
+    const value = values.pop()!;
+    const depth = depths.pop()!;
+    const top = tops.pop()!;
+    if (depth >= MAX_JSON_DEPTH) throw tooDeep(pathTo(doc, top));
+    const children = Array.isArray(value) ? value : Object.values(value);
+    const keys = depth === 0 && !Array.isArray(value) ? Object.keys(value) : undefined;
+    for (let i = 0; i < children.length; i++) {
+      const child: unknown = children[i];
+      if (typeof child !== 'object' || child === null) continue;
+      values.push(child);
+      depths.push(depth + 1);
+      tops.push(keys ? keys[i]! : top);
     }
   }
+}
+
+/** A readable path into the deep member `top`: its first few levels, following the first nested value. */
+function pathTo(doc: unknown, top: string): string {
+  const path = top ? [top] : [];
+  let value: unknown = top && typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)[top] : doc;
+  while (path.length < 4 && typeof value === 'object' && value !== null) {
+    const entry = Array.isArray(value) ? value.findIndex((v) => typeof v === 'object' && v !== null) : Object.keys(value).find((k) => typeof (value as Record<string, unknown>)[k] === 'object');
+    if (entry === undefined || entry === -1) break;
+    path.push(String(entry));
+    value = (value as Record<string, unknown>)[entry as string];
+  }
+  return path.join('.');
 }
 
 /** The rejection for nesting beyond MAX_JSON_DEPTH, with the code of the part it is in (the mapflow member and GeometryCollections have their own). */

@@ -39,6 +39,13 @@ export const WORKER_CONCURRENCY = Math.max(1, Math.min(2, availableParallelism()
  */
 export const WORKER_TIME_LIMIT_MS = 120_000;
 
+/**
+ * A worker is kept for the next task only after an input this small: V8
+ * keeps the heap a big parse grew (two kept workers after the hostile corpus
+ * held the bridge at 1.19 GB), and only small files need the saved start-up.
+ */
+export const REUSE_AFTER_INPUT_BYTES = 1024 * 1024;
+
 let running = 0;
 const queue: (() => void)[] = [];
 
@@ -95,7 +102,9 @@ const idle: Worker[] = [];
 let nextTaskId = 0;
 
 function runTask<T>(task: string, args: Record<string, unknown>, source?: RangeSource): Promise<T> {
-  return slot(() => runInWorker<T>(task, args, source));
+  const file = args.file as string | Uint8Array | undefined;
+  const inputBytes = source ? source.size : typeof file === 'string' ? file.length * 3 : (file?.byteLength ?? 0);
+  return slot(() => runInWorker<T>(task, args, source, inputBytes <= REUSE_AFTER_INPUT_BYTES));
 }
 
 function startWorker(): Worker {
@@ -111,7 +120,7 @@ function startWorker(): Worker {
  * that died (out of memory) is dropped, and the task is rejected with
  * INPUT_TOO_COMPLEX: the job ends REJECTED, the bridge goes on.
  */
-function runInWorker<T>(task: string, args: Record<string, unknown>, source?: RangeSource): Promise<T> {
+function runInWorker<T>(task: string, args: Record<string, unknown>, source: RangeSource | undefined, keep: boolean): Promise<T> {
   const worker = idle.pop() ?? startWorker();
   const id = nextTaskId++;
   const { port1, port2 } = new MessageChannel();
@@ -150,7 +159,7 @@ function runInWorker<T>(task: string, args: Record<string, unknown>, source?: Ra
     clearTimeout(timer);
     detach();
     port1.close();
-    if (reusable && idle.length < WORKER_CONCURRENCY) idle.push(worker);
+    if (reusable && keep && idle.length < WORKER_CONCURRENCY) idle.push(worker);
     else void worker.terminate();
   });
 }
