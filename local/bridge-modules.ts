@@ -12,7 +12,7 @@ export { Upload } from '@aws-sdk/lib-storage';
 export { Ledger } from '../functions/ledger/ledger.ts';
 export { bridgeContext } from '../functions/runtime/context.ts';
 export { completeObject, dispatchObjectCreated, objectsFromMessage } from '../functions/handlers/dispatch.ts';
-export { reconcile } from '../functions/handlers/reconcile.ts';
+export { finishJobAsFailed, reconcile } from '../functions/handlers/reconcile.ts';
 export { loadLocalDefinition } from '../lib/local-definition-cache.ts';
 export { startSimulator } from './simulator/index.ts';
 export { checkDefinition, LocalEngine } from './engine/engine.ts';

@@ -39,6 +39,7 @@ import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, typ
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
 import { CredentialStore, type IssuedCredentials, type PolicyDocument } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
+import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, writeResumeCounts } from './crash-resumes.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -290,7 +291,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     s3Start.catch(() => undefined);
     // The JVM and s3rver are starting: now this process loads the rest of the bridge.
     const {
-      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile,
+      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile, finishJobAsFailed,
       loadLocalDefinition, startSimulator, checkDefinition, LocalEngine, loadTaskResources, LocalTaskTokens, followEvents, localS3Client,
       startJsonGateProxy, jsonAuthorizer, watchDropFolder,
     } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
@@ -511,8 +512,20 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     }
 
     if (options.resumeUnfinished ?? persistent) {
-      const resumed = await timed('unfinished jobs resumed', () => resumeUnfinishedJobs(ledger, engine));
+      const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
+        resumeUnfinishedJobs(ledger, engine, stateDir, (row, uncleanStops) =>
+          finishJobAsFailed(context, row, undefined, new Date(), {
+            code: PROCESS_CRASHED,
+            message:
+              `The bridge stopped without closing ${uncleanStops} times in a row while this job was ${row.status} (a step of it may crash the process), so it was not resumed again. ` +
+              'Drop the file again under a new name to retry; if it ends the same way, the file is likely crafted to crash the bridge: keep it out of the inbox and report it.',
+          }),
+        ),
+      );
+      // Cleared on a clean stop: what is left at the next start means the bridge did not close.
+      stops.push({ name: 'the unclean-stop counts', stop: async () => clearResumeCounts(stateDir) });
       if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} unfinished job(s): ${resumed.join(', ')}`);
+      for (const jobId of gaveUp) log(`local bridge: ${jobId} was in flight through ${MAX_UNCLEAN_RESUMES} unclean stops in a row; ended FAILED (${PROCESS_CRASHED}) instead of resumed`);
     }
 
     let drop: DropFolder | undefined;
@@ -632,16 +645,33 @@ export async function startS3OnPort(
   }
 }
 
-/** Restarts the execution of every job whose ledger row is not final. */
-async function resumeUnfinishedJobs(ledger: Ledger, engine: LocalEngine): Promise<string[]> {
-  const resumed: string[] = [];
-  for (const status of JOB_STATUSES.filter((s) => !isFinalStatus(s))) {
-    for (const row of await ledger.listByStatus(status, { limit: 1_000 })) {
-      const input: ExecutionInput = { jobId: row.jobId, input: row.input };
-      if ((await engine.start(row.jobId, input)) === 'started') resumed.push(row.jobId);
-    }
+/**
+ * Restarts the execution of every job whose ledger row is not final, except
+ * those in flight through MAX_UNCLEAN_RESUMES unclean stops in a row
+ * (local/crash-resumes.ts), which `giveUp` ends.
+ */
+async function resumeUnfinishedJobs(
+  ledger: Ledger,
+  engine: LocalEngine,
+  stateDir: string,
+  giveUp: (row: LedgerRow, uncleanStops: number) => Promise<unknown>,
+): Promise<{ resumed: string[]; gaveUp: string[] }> {
+  const rows: LedgerRow[] = [];
+  for (const status of JOB_STATUSES.filter((s) => !isFinalStatus(s))) rows.push(...(await ledger.listByStatus(status, { limit: 1_000 })));
+  const plan = planResumes(rows.map((row) => row.jobId), readResumeCounts(stateDir));
+  writeResumeCounts(stateDir, plan.counts);
+  const gaveUp: string[] = [];
+  for (const { jobId, uncleanStops } of plan.giveUp) {
+    await giveUp(rows.find((row) => row.jobId === jobId)!, uncleanStops);
+    gaveUp.push(jobId);
   }
-  return resumed;
+  const resumed: string[] = [];
+  for (const jobId of plan.resume) {
+    const row = rows.find((r) => r.jobId === jobId)!;
+    const input: ExecutionInput = { jobId: row.jobId, input: row.input };
+    if ((await engine.start(row.jobId, input)) === 'started') resumed.push(row.jobId);
+  }
+  return { resumed, gaveUp };
 }
 
 /** Sets (or, with undefined, removes) variables; returns a function that restores them. */

@@ -15,6 +15,7 @@ import { featureCollection, multiPolygon } from '@turf/helpers';
 import { union } from '@turf/union';
 import type { MultiPolygon, Polygon, Position } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
+import { countCrossings } from './crossings.ts';
 
 /** Polygons merged by one polyclip-ts call. */
 export const DISSOLVE_BATCH = 32;
@@ -24,6 +25,19 @@ export const DISSOLVE_BATCH = 32;
  * 1024 MB (about 0.6 of a vCPU); the accepted inputs dissolve in a few seconds.
  */
 export const DISSOLVE_BUDGET_MS = 20_000;
+
+/**
+ * Most edge crossings (points where a union must split edges) among the
+ * polygons merged in one file. A union call cannot be interrupted, so its
+ * work is bounded before it starts: the worst measured shape (interlocking
+ * combs, every tooth crossed by every other) costs about 0.5 ms and 5 KB per
+ * crossing, so 50,000 stay within the Plan Processing function's time and
+ * memory with a 2x margin; 2,500 overlapping squares cross 39,004 times.
+ */
+export const MAX_CROSSINGS = 50_000;
+
+/** Most segment pairs the crossing count compares (a sweep: about 0.1 s per million). */
+export const MAX_CROSSING_PAIRS = 20_000_000;
 
 export interface DissolveOptions {
   /** Default DISSOLVE_BUDGET_MS. */
@@ -46,8 +60,10 @@ export function dissolvePolygons(polygons: Rings[], options: DissolveOptions = {
 
   const kept: Rings[] = [];
   const result: Rings[] = [];
+  const groups = touchingGroups(polygons);
+  checkCrossings(groups.filter((group) => group.length > 1).flat(), label);
   try {
-    for (const group of touchingGroups(polygons)) {
+    for (const group of groups) {
       if (group.length === 1) {
         kept.push(group[0]!);
         continue;
@@ -65,6 +81,24 @@ export function dissolvePolygons(polygons: Rings[], options: DissolveOptions = {
   const all = [...kept, ...result];
   if (all.length === 0) throw new InputRejected('INVALID_GEOMETRY', `the union of ${label} is empty`);
   return all.length === 1 ? { type: 'Polygon', coordinates: all[0]! } : { type: 'MultiPolygon', coordinates: all };
+}
+
+/**
+ * The crossings of every polygon that will be merged, counted before any
+ * union (the budget above is only checked between union calls).
+ * @throws InputRejected GEOMETRY_TOO_COMPLEX
+ */
+function checkCrossings(merged: Rings[], label: string): void {
+  if (merged.length < 2) return;
+  const count = countCrossings(merged, MAX_CROSSINGS, MAX_CROSSING_PAIRS);
+  if (!count.stopped) return;
+  const what = count.crossings > MAX_CROSSINGS ? `their edges cross more than ${MAX_CROSSINGS.toLocaleString('en-US')} times` : `their edges overlap in more than ${MAX_CROSSING_PAIRS.toLocaleString('en-US')} pairs`;
+  throw new InputRejected(
+    'GEOMETRY_TOO_COMPLEX',
+    `${label} cannot be merged within the bridge's limits: ${what} (the work of a union grows with the crossings). ` +
+      'Merge them in a GIS first ("Dissolve") and simplify them (e.g. mapshaper -simplify), or split them into several files',
+    { details: { crossings: count.crossings, pairs: count.pairs, maxCrossings: MAX_CROSSINGS, maxPairs: MAX_CROSSING_PAIRS } },
+  );
 }
 
 /** Unions one group layer by layer, DISSOLVE_BATCH at a time, checking the deadline between calls. */

@@ -6,6 +6,7 @@
  */
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { kinks } from '@turf/kinks';
+import { countCrossings } from './crossings.ts';
 import type { Polygon, Position } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
 import { printable } from '../storage/describe.ts';
@@ -41,9 +42,14 @@ function ringLabel(ringIndex: number): string {
  * Validates the coordinates of one polygon (the `coordinates` member of a
  * Polygon) and returns a clean copy: 2D positions, consecutive repeated
  * positions removed (they are legal GeoJSON but read as self-intersections).
- * @throws InputRejected INVALID_GEOMETRY, COORDINATES_OUT_OF_RANGE, CROSSES_ANTIMERIDIAN, SELF_INTERSECTING
+ * @throws InputRejected INVALID_GEOMETRY, COORDINATES_OUT_OF_RANGE, CROSSES_ANTIMERIDIAN, SELF_INTERSECTING, GEOMETRY_TOO_COMPLEX
  */
-export function validatePolygon(coordinates: unknown, place: PolygonPlace, options: { checkCrossings?: boolean } = {}): Polygon {
+export function validatePolygon(
+  coordinates: unknown,
+  place: PolygonPlace,
+  /** checkCrossings false: the sweep instead of kinks (the file's kinks budget is spent); sweepBudget: the file's pairs left for the sweep. */
+  options: { checkCrossings?: boolean; sweepBudget?: { pairs: number } } = {},
+): Polygon {
   const where = describePlace(place);
   const details = { featureIndex: place.featureIndex, polygonIndex: place.polygonIndex };
   const invalid = (message: string, ringIndex?: number): never => {
@@ -79,7 +85,11 @@ export function validatePolygon(coordinates: unknown, place: PolygonPlace, optio
   const polygon: Polygon = { type: 'Polygon', coordinates: cleaned };
 
   const positions = cleaned.reduce((n, ring) => n + ring.length, 0);
-  if ((options.checkCrossings ?? true) && positions <= KINKS_MAX_POSITIONS) {
+  if (!((options.checkCrossings ?? true) && positions <= KINKS_MAX_POSITIONS)) {
+    // Too large for kinks (every pair of segments): a bounded sweep instead. A figure-eight left unchecked had
+    // its lobes cancel in the area, and the budget guard priced 43 km² as 9 credits.
+    checkCrossingsBySweep(cleaned, where, details, options.sweepBudget);
+  } else {
     const crossings = kinks(polygon).features;
     if (crossings.length > 0) {
       const at = crossings[0]!.geometry.coordinates;
@@ -111,6 +121,47 @@ export function validatePolygon(coordinates: unknown, place: PolygonPlace, optio
     }
   });
   return polygon;
+}
+
+/** Segment pairs the sweep may compare per file, shared by the polygons kinks does not test. */
+export const SELF_CROSSING_SWEEP_PAIRS = 50_000_000;
+
+/**
+ * Self-intersections of a polygon too large for kinks, by the bounded sweep
+ * of crossings.ts: any edge crossing, or an edge ending inside another, is
+ * one. When the file's budget of pairs is spent, the polygon is refused
+ * rather than passed unchecked.
+ * @throws InputRejected SELF_INTERSECTING, GEOMETRY_TOO_COMPLEX
+ */
+function checkCrossingsBySweep(rings: Position[][], where: string, details: Record<string, unknown>, budget: { pairs: number } = { pairs: SELF_CROSSING_SWEEP_PAIRS }): void {
+  // A ring that passes through one of its own vertices again crosses (or touches) itself there: the sweep skips shared vertices.
+  let repeated: Position | undefined;
+  for (const ring of rings) {
+    const seen = new Set<string>();
+    for (let i = 0; i < ring.length - 1 && !repeated; i++) {
+      const key = `${ring[i]![0]},${ring[i]![1]}`;
+      if (seen.has(key)) repeated = ring[i];
+      seen.add(key);
+    }
+  }
+  const count = repeated ? undefined : countCrossings([rings], 0, Math.max(0, budget.pairs));
+  if (count) budget.pairs -= count.pairs;
+  if (repeated || count!.crossings > 0) {
+    const at = (repeated as [number, number] | undefined) ?? count!.at!;
+    throw new InputRejected(
+      'SELF_INTERSECTING',
+      `${where} intersects itself at ${fmt(at)}. Redraw the outline so its edges do not cross (a figure-eight must be two polygons), e.g. with "Fix geometries" in QGIS`,
+      { details: { ...details, at } },
+    );
+  }
+  if (count!.stopped) {
+    throw new InputRejected(
+      'GEOMETRY_TOO_COMPLEX',
+      `${where} could not be checked for self-intersections within the bridge's limits (${SELF_CROSSING_SWEEP_PAIRS.toLocaleString('en-US')} segment pairs per file): ` +
+        'simplify the polygons (e.g. mapshaper -simplify) or split the file into several files',
+      { details: { ...details, maxPairs: SELF_CROSSING_SWEEP_PAIRS } },
+    );
+  }
 }
 
 /**
@@ -156,7 +207,8 @@ function readPosition(position: unknown, where: string, details: Record<string, 
   if (typeof lon !== 'number' || typeof lat !== 'number' || !Number.isFinite(lon) || !Number.isFinite(lat)) {
     throw new InputRejected(
       'INVALID_GEOMETRY',
-      `${where}: coordinates must be plain numbers, found ${JSON.stringify(position).slice(0, 60)}`,
+      `${where}: coordinates must be plain numbers, found ${describePosition(position)}. ` +
+        'Write each position as [longitude, latitude] in degrees (numbers beyond ±1.8e308, such as 1e400, are infinite)',
       { details },
     );
   }
@@ -198,4 +250,15 @@ function planarArea(ring: Position[]): number {
 
 function fmt(position: Position): string {
   return `[${position.map((v) => +v.toFixed(7)).join(', ')}]`;
+}
+
+/** A position as the user wrote it, for messages: infinite numbers as numbers (JSON.stringify writes them as null), nesting not followed. */
+function describePosition(position: unknown): string {
+  if (!Array.isArray(position)) return typeof position === 'string' ? JSON.stringify(position.slice(0, 40)) : String(position).slice(0, 40);
+  const parts = position.slice(0, 3).map((v: unknown) => {
+    if (typeof v === 'number') return Number.isFinite(v) ? String(v) : v > 0 ? 'an infinite number (beyond 1.8e308)' : v < 0 ? 'a negative infinite number' : 'NaN';
+    if (Array.isArray(v)) return 'a nested array';
+    return typeof v === 'string' ? JSON.stringify(v.slice(0, 20)) : String(v);
+  });
+  return `[${parts.join(', ')}${position.length > 3 ? ', ...' : ''}]`;
 }

@@ -11,7 +11,7 @@ import { DISSOLVE_BUDGET_MS, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
-import { describePlace, KINKS_MAX_POSITIONS, validatePolygon, type PolygonPlace } from './geometry.ts';
+import { describePlace, KINKS_MAX_POSITIONS, SELF_CROSSING_SWEEP_PAIRS, validatePolygon, type PolygonPlace } from './geometry.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
 export { KINKS_MAX_POSITIONS } from './geometry.ts';
@@ -28,6 +28,16 @@ export const MAX_POLYGONS = 2_500;
 export const MAX_RINGS = 10_000;
 /** Most positions in one file. */
 export const MAX_POSITIONS = 100_000;
+/**
+ * Deepest nesting of arrays and objects anywhere in the file. GeoJSON needs
+ * 9 (a MultiPolygon's positions in a Feature in a FeatureCollection), 17
+ * with GeometryCollections nested MAX_GEOMETRY_NESTING deep; the rest is left
+ * for properties. Every later walk (the checks, messages, the copy to a
+ * worker) may recurse: 5,000 levels in a `crs` member or a position, or a
+ * 40,000-deep `mapflow` array, overflowed the stack (issue 23).
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Deepest GeometryCollection nesting (RFC 7946 advises against any). */
 export const MAX_GEOMETRY_NESTING = 4;
 /** Self-intersection test work per file: the sum of each tested polygon's positions squared. */
@@ -73,10 +83,13 @@ export const MAX_GEOJSON_BYTES = 20 * 1024 * 1024;
 
 /** FILE_TOO_LARGE for a GeoJSON, saying what to do; `size` when known (a streamed read stops at the limit). */
 export function geoJsonTooLarge(maxBytes: number, size?: number): InputRejected {
-  const found = size !== undefined ? formatBytes(size) : `over ${formatBytes(maxBytes)}`;
+  // A size just over the limit rounds to the limit's own figure ("20 MiB" for 21 MB): then the bytes say it.
+  const exact = (n: number) => `${(n / 1024 ** 2).toFixed(2)} MiB (${n.toLocaleString('en-US')} bytes)`;
+  const close = size !== undefined && formatBytes(size) === formatBytes(maxBytes);
+  const found = size === undefined ? `over ${formatBytes(maxBytes)}` : close ? exact(size) : formatBytes(size);
   return new InputRejected(
     'FILE_TOO_LARGE',
-    `the GeoJSON is ${found}; at most ${formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
+    `the GeoJSON is ${found}; at most ${close ? exact(maxBytes) : formatBytes(maxBytes)} is accepted. Split it into several files (each one job), simplify the polygons ` +
       `(e.g. QGIS "Simplify" or mapshaper -simplify), or remove the properties you do not need`,
     { details: { maxBytes, ...(size !== undefined && { size }) } },
   );
@@ -106,6 +119,7 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     const head = typeof file === 'string' ? Buffer.from(file.slice(0, 8), 'utf8') : file.subarray(0, 8);
     throw new InputRejected('NOT_JSON', notJsonMessage(head, body, cause), { cause });
   }
+  checkNesting(doc);
   if (!isObject(doc) || typeof doc.type !== 'string' || !GEOJSON_TYPES.includes(doc.type)) {
     const found = isObject(doc) ? (typeof doc.type === 'string' ? `"type": "${printable(doc.type)}"` : 'an object without "type"') : `a JSON ${Array.isArray(doc) ? 'array' : typeof doc}`;
     throw new InputRejected(
@@ -135,12 +149,13 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   // One budget for every dissolve of the file (each feature's, then the whole file's).
   const deadline = Date.now() + DISSOLVE_BUDGET_MS;
   let kinksWork = 0;
+  const sweepBudget = { pairs: SELF_CROSSING_SWEEP_PAIRS };
   const features = collected.features.map(({ index, name, polygons }): AoiFeature => {
     const valid = polygons.map((coordinates, polygonIndex) => {
       const size = positionsOf(coordinates);
       const checkCrossings = size <= KINKS_MAX_POSITIONS && kinksWork + size * size <= KINKS_WORK_BUDGET;
       if (checkCrossings) kinksWork += size * size;
-      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { checkCrossings });
+      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { checkCrossings, sweepBudget });
     });
     const label = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
     const geometry = dissolvePolygons(
@@ -153,6 +168,7 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
   // One valid geometry for the whole file: shared edges dissolved, overlaps counted once.
   const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - Date.now(), label: 'the polygons of the file' });
+  checkMergedCounts(geometry);
   const areaSqM = geodesicAreaSqM(geometry);
 
   if (options.aoiAreaLimitSqM !== undefined) checkAreaLimit(features, areaSqM, options.aoiAreaLimitSqM);
@@ -193,6 +209,19 @@ export async function parseAoiOffThread(file: string | Uint8Array, options: Pars
  */
 function rejectUtf16(bytes: Uint8Array): void {
   const [a, b, c, d] = bytes;
+  // UTF-32 first: its little-endian mark starts like UTF-16's (FF FE), then two zeros.
+  let utf32: string | undefined;
+  if (a === 0xff && b === 0xfe && c === 0 && d === 0) utf32 = 'little-endian';
+  else if (a === 0 && b === 0 && c === 0xfe && d === 0xff) utf32 = 'big-endian';
+  else if (bytes.length >= 8 && a !== 0 && b === 0 && c === 0 && d === 0 && bytes[5] === 0 && bytes[6] === 0 && bytes[7] === 0) utf32 = 'little-endian';
+  else if (bytes.length >= 8 && a === 0 && b === 0 && c === 0 && d !== 0 && bytes[4] === 0 && bytes[5] === 0 && bytes[6] === 0) utf32 = 'big-endian';
+  if (utf32) {
+    throw new InputRejected(
+      'NOT_JSON',
+      `the file is UTF-32 text (${utf32}); GeoJSON must be UTF-8 (RFC 7946). Save it again as UTF-8 (e.g. in a text editor's "Save with encoding", or iconv -f UTF-32 -t UTF-8)`,
+      { details: { encoding: `UTF-32 ${utf32}` } },
+    );
+  }
   let order: string | undefined;
   if (a === 0xff && b === 0xfe && !(c === 0 && d === 0)) order = 'little-endian';
   else if (a === 0xfe && b === 0xff) order = 'big-endian';
@@ -239,6 +268,97 @@ function checkCounts(features: CollectedFeature[]): void {
       details: { positions, maxPositions: MAX_POSITIONS },
     });
   }
+}
+
+/**
+ * The nesting of the parsed document, walked without recursion, before
+ * anything else looks at it.
+ * @throws InputRejected JSON_TOO_DEEP (OVERRIDE_TOO_LARGE in the mapflow member, GEOMETRY_TOO_COMPLEX in GeometryCollections)
+ */
+function checkNesting(doc: unknown): void {
+  // Only objects and arrays go on the stack, with their depth and the top-level member they are in (no per-node objects or paths:
+  // a 17 MB file has millions of nodes).
+  const values: object[] = [];
+  const depths: number[] = [];
+  const tops: string[] = [];
+  if (typeof doc === 'object' && doc !== null) values.push(doc), depths.push(0), tops.push('');
+  while (values.length > 0) {
+    const value = values.pop()!;
+    const depth = depths.pop()!;
+    const top = tops.pop()!;
+    if (depth >= MAX_JSON_DEPTH) throw tooDeep(pathTo(doc, top));
+    const children = Array.isArray(value) ? value : Object.values(value);
+    const keys = depth === 0 && !Array.isArray(value) ? Object.keys(value) : undefined;
+    for (let i = 0; i < children.length; i++) {
+      const child: unknown = children[i];
+      if (typeof child !== 'object' || child === null) continue;
+      values.push(child);
+      depths.push(depth + 1);
+      tops.push(keys ? keys[i]! : top);
+    }
+  }
+}
+
+/** A readable path into the deep member `top`: its first few levels, following the first nested value. */
+function pathTo(doc: unknown, top: string): string {
+  const path = top ? [top] : [];
+  let value: unknown = top && typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)[top] : doc;
+  while (path.length < 4 && typeof value === 'object' && value !== null) {
+    const entry = Array.isArray(value) ? value.findIndex((v) => typeof v === 'object' && v !== null) : Object.keys(value).find((k) => typeof (value as Record<string, unknown>)[k] === 'object');
+    if (entry === undefined || entry === -1) break;
+    path.push(String(entry));
+    value = (value as Record<string, unknown>)[entry as string];
+  }
+  return path.join('.');
+}
+
+/** The rejection for nesting beyond MAX_JSON_DEPTH, with the code of the part it is in (the mapflow member and GeometryCollections have their own). */
+function tooDeep(path: string): InputRejected {
+  const where = printable(path.split('.').filter(Boolean).slice(0, 4).join('.'), 80);
+  if (where.startsWith('mapflow')) {
+    return new InputRejected('OVERRIDE_TOO_LARGE', `"mapflow": ${where} is nested more than ${MAX_JSON_DEPTH} levels deep (its values may nest ${OVERRIDE_NESTING}). Keep per-file settings short (a model, a few blocks, small inferenceParams); larger settings belong in the route`, {
+      details: { maxDepth: MAX_JSON_DEPTH, path: where },
+    });
+  }
+  if (/(^|\.)geometries(\.|$)/.test(where)) {
+    return new InputRejected(
+      'GEOMETRY_TOO_COMPLEX',
+      `GeometryCollections are nested more than ${MAX_GEOMETRY_NESTING} deep (under "${where}"); list the polygons in one MultiPolygon or as features instead (RFC 7946 advises against nesting)`,
+      { details: { maxNesting: MAX_GEOMETRY_NESTING, path: where } },
+    );
+  }
+  return new InputRejected(
+    'JSON_TOO_DEEP',
+    `the JSON is nested more than ${MAX_JSON_DEPTH} levels deep (under "${where}"); GeoJSON needs fewer than 20. ` +
+      'Write positions as [longitude, latitude], keep properties and the "crs" member flat, and export the file again',
+    { details: { maxDepth: MAX_JSON_DEPTH, path: where } },
+  );
+}
+
+/** Nesting the mapflow member's values may have (OVERRIDE_LIMITS in functions/routing/overrides.ts). */
+const OVERRIDE_NESTING = 8;
+
+/**
+ * The merged geometry is what travels on (work objects, Mapflow's request):
+ * the union adds a position at every crossing, so it is held to the same
+ * ring and position limits as the file.
+ * @throws InputRejected GEOMETRY_TOO_COMPLEX
+ */
+function checkMergedCounts(geometry: Polygon | MultiPolygon): void {
+  const polygons = geometry.type === 'Polygon' ? [geometry.coordinates] : geometry.coordinates;
+  let rings = 0;
+  let positions = 0;
+  for (const polygon of polygons) {
+    rings += polygon.length;
+    for (const ring of polygon) positions += ring.length;
+  }
+  if (rings <= MAX_RINGS && positions <= MAX_POSITIONS) return;
+  throw new InputRejected(
+    'GEOMETRY_TOO_COMPLEX',
+    `merged together, the polygons make ${rings} rings and ${positions} positions; the bridge sends at most ${MAX_RINGS} rings and ${MAX_POSITIONS} positions. ` +
+      'Dissolve and simplify them in a GIS first (e.g. mapshaper -simplify), or split the file into several files',
+    { details: { rings, positions, maxRings: MAX_RINGS, maxPositions: MAX_POSITIONS } },
+  );
 }
 
 /** Positions of one (unvalidated) polygon. */

@@ -9,6 +9,7 @@
  * message asking for a reprojection, rather than guessed.
  */
 import proj4 from 'proj4';
+import { CRS_AREAS } from './crs-areas.ts';
 
 const NATIONAL_GRIDS: Record<number, string> = {
   // Swiss CH1903+ / LV95
@@ -29,8 +30,23 @@ const WGS84_LIKE_GEOGRAPHIC = new Set([4326, 4258, 4269]);
 export const SUPPORTED_CRS_TEXT =
   'EPSG:4326 (also 4258, 4269), EPSG:3857, UTM zones EPSG:326xx/327xx (also ETRS89 258xx, NAD83 269xx), EPSG:2056, 28992, 27700, 3035, 2154';
 
-/** proj4 definition of an EPSG code, or undefined when the bridge does not know it. */
+/** Every EPSG code projDefinition knows, in order. */
+export const SUPPORTED_EPSG_CODES: readonly number[] = [
+  ...WGS84_LIKE_GEOGRAPHIC,
+  3857,
+  900913,
+  3785,
+  102100,
+  ...Array.from({ length: 60 }, (_, i) => 32601 + i),
+  ...Array.from({ length: 60 }, (_, i) => 32701 + i),
+  ...Array.from({ length: 11 }, (_, i) => 25828 + i),
+  ...Array.from({ length: 23 }, (_, i) => 26901 + i),
+  ...Object.keys(NATIONAL_GRIDS).map(Number),
+];
+
+/** proj4 definition of an EPSG code, or undefined when the bridge does not know it (codes are integers). */
 export function projDefinition(epsg: number): string | undefined {
+  if (!Number.isInteger(epsg)) return undefined;
   if (WGS84_LIKE_GEOGRAPHIC.has(epsg)) return '+proj=longlat +datum=WGS84 +no_defs';
   if (epsg === 3857 || epsg === 900913 || epsg === 3785 || epsg === 102100) {
     return '+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs';
@@ -57,6 +73,20 @@ export function toWgs84(epsg: number): (position: [number, number]) => [number, 
   if (isGeographic(epsg)) return (p) => [p[0], p[1]];
   const converter = proj4(definition, 'EPSG:4326');
   return (p) => converter.forward(p) as [number, number];
+}
+
+/** Converts WGS84 [lon, lat] to positions of an EPSG system (the inverse of toWgs84). */
+export function fromWgs84(epsg: number): (position: [number, number]) => [number, number] {
+  const definition = projDefinition(epsg);
+  if (!definition) throw new Error(`EPSG:${epsg} is not supported`);
+  if (isGeographic(epsg)) return (p) => [p[0], p[1]];
+  const converter = proj4(definition, 'EPSG:4326');
+  return (p) => converter.inverse(p) as [number, number];
+}
+
+/** Area of use of an EPSG code the bridge knows, [west, south, east, north] (west > east: across 180°). */
+export function areaOfUse(epsg: number): readonly [number, number, number, number] | undefined {
+  return CRS_AREAS[epsg] ?? (projDefinition(epsg)?.includes('+proj=merc') ? CRS_AREAS[3857] : undefined);
 }
 
 /** Metres per degree of longitude and of latitude at a latitude, on the WGS84 ellipsoid. */

@@ -7,9 +7,20 @@
 import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import type { Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
-import { isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
+import { areaOfUse, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
-import { BlockOverflow, checkBlockDecodedSize, checkBlockLayout, checkImageSize, MAX_PLAUSIBLE_OFFSET, type BlockLayout } from './limits.ts';
+import {
+  BLOCK_SLACK_BYTES,
+  BlockOverflow,
+  checkBands,
+  checkBlockDecodedSize,
+  checkBlockLayout,
+  checkImageSize,
+  LzwCodeError,
+  MAX_COMPRESSED_RATIO,
+  MAX_PLAUSIBLE_OFFSET,
+  type BlockLayout,
+} from './limits.ts';
 
 export interface GeoTiffInfo {
   width: number;
@@ -40,9 +51,20 @@ export interface GeoTiffInfo {
 }
 
 export interface InspectOptions {
-  /** Also check that the image data is within the file and that its first and last blocks decode. */
+  /**
+   * Also check the image data: every block lies within the file and decodes
+   * to no more than its declared size (each compressed block is read once,
+   * streamed in windows of SCAN_WINDOW_BYTES), and the first and last blocks
+   * decode.
+   */
   probePixels?: boolean;
 }
+
+/** Bytes read at once while scanning every block (adjacent blocks share a read). */
+export const SCAN_WINDOW_BYTES = 8 * 1024 * 1024;
+
+/** Values a tag the inspection reads whole may hold (tiepoints, scales, matrices); offsets and byte counts are bounded by the block grid. */
+export const MAX_TAG_VALUES = 65_536;
 
 /** Blocks whose compressed bytes exceed this are range-checked but not read by the probe (a single-strip image can be the whole file). */
 export const PROBE_MAX_BLOCK_BYTES = 16 * 1024 * 1024;
@@ -87,7 +109,7 @@ export async function inspectGeoTiffInProcess(source: RangeSource, options: Insp
   if (source.size === 0) throw new InputRejected('EMPTY_FILE', 'the file is empty: drop the GeoTIFF again once it is completely written');
   const adapter = new RangeSourceAdapter(source);
   try {
-    return await inspectWith(adapter, options);
+    return await inspectWith(adapter, options, source);
   } catch (error) {
     throw classify(error, adapter);
   }
@@ -105,16 +127,19 @@ function classify(error: unknown, adapter: RangeSourceAdapter): unknown {
   return new InputRejected('TIFF_CORRUPT', `the TIFF cannot be read (${errorText(error)}): export the image again`, { cause: error });
 }
 
-async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions): Promise<GeoTiffInfo> {
-  const image = await openFirstImage(adapter);
+async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions, source: RangeSource): Promise<GeoTiffInfo> {
+  const { image, tagCounts } = await openFirstImage(adapter);
 
   const width = image.getWidth();
   const height = image.getHeight();
   // Sizes first: everything below (footprint, probe) scales with them.
   checkImageSize(width, height);
-  const layout = checkBlockLayout(image);
   const bands = image.getSamplesPerPixel();
+  checkBands(bands);
+  const layout = checkBlockLayout(image);
+  checkTagCounts(tagCounts, layout);
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
+  checkRealValued(dtypes);
   const transform = await readTransform(image);
   const epsg = readEpsg(image, transform);
   const geographic = isGeographic(epsg);
@@ -130,7 +155,8 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
   const ys = corners.map((p) => p[1]);
   const bbox: [number, number, number, number] = [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 
-  const footprintRing = densifiedOutline(transform, width, height).map(toWgs84(epsg));
+  const outline = densifiedOutline(transform, width, height);
+  const footprintRing = outline.map(toWgs84(epsg));
   if (footprintRing.some(([lon, lat]) => !Number.isFinite(lon) || !Number.isFinite(lat) || Math.abs(lon) > 180 || Math.abs(lat) > 90)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -148,6 +174,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
       { details: { epsg } },
     );
   }
+  checkPlacement(epsg, outline, footprintRing, bbox);
   const lons = footprintRing.map((p) => p[0]);
   const lats = footprintRing.map((p) => p[1]);
   const bbox4326: [number, number, number, number] = [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)];
@@ -161,7 +188,8 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
     pixelSizeM = [pixelSize[0] * units, pixelSize[1] * units];
   }
 
-  if (options.probePixels) await probePixels(image, adapter, layout);
+  checkPixelSize(pixelSizeM, epsg);
+  if (options.probePixels) await probePixels(image, adapter, layout, source);
 
   return {
     width,
@@ -183,7 +211,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions)
 }
 
 /** Opens the TIFF and parses its first image directory, naming what is wrong when it cannot. */
-async function openFirstImage(adapter: RangeSourceAdapter): Promise<GeoTIFFImage> {
+async function openFirstImage(adapter: RangeSourceAdapter): Promise<{ image: GeoTIFFImage; tagCounts: Map<number, number> }> {
   let tiff: GeoTIFF;
   try {
     tiff = await GeoTIFF.fromSource(adapter.asGeoTiffSource());
@@ -203,12 +231,12 @@ async function openFirstImage(adapter: RangeSourceAdapter): Promise<GeoTIFFImage
   if (tiff.firstIFDOffset >= adapter.fileSize) {
     throw new InputRejected('TIFF_TRUNCATED', `the file ends (${adapter.fileSize} bytes) before its image directory at byte ${tiff.firstIFDOffset}: it was cut short; upload it again`);
   }
-  await assertDirectoryWithinFile(adapter, tiff);
+  const tagCounts = await assertDirectoryWithinFile(adapter, tiff);
   try {
     const image = await tiff.getImage(0);
     // Touch the fields every later step needs, so a damaged directory fails here.
     if (!(image.getWidth() > 0 && image.getHeight() > 0 && image.getSamplesPerPixel() > 0)) throw new Error('image has no pixels');
-    return image;
+    return { image, tagCounts };
   } catch (cause) {
     if (cause instanceof ShortReadError || adapter.readBeyondEnd) throw truncated(cause);
     throw new InputRejected('TIFF_CORRUPT', `the TIFF's image directory cannot be read (${errorText(cause)}): export the image again`, { cause });
@@ -223,7 +251,8 @@ const FIELD_TYPE_SIZES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8,
  * directory, and every tag value stored outside it, is checked to lie within
  * the file first.
  */
-async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoTIFF): Promise<void> {
+async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoTIFF): Promise<Map<number, number>> {
+  const counts = new Map<number, number>();
   const size = adapter.fileSize;
   const at = tiff.firstIFDOffset;
   const big = tiff.bigTiff;
@@ -242,6 +271,7 @@ async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoT
     const base = i * entrySize;
     const type = table.getUint16(base + 2, tiff.littleEndian);
     const count = big ? Number(table.getBigUint64(base + 4, tiff.littleEndian)) : table.getUint32(base + 4, tiff.littleEndian);
+    counts.set(table.getUint16(base, tiff.littleEndian), count);
     const bytes = (FIELD_TYPE_SIZES[type] ?? 1) * count;
     if (bytes <= inline) continue;
     const valueAt = big ? Number(table.getBigUint64(base + 12, tiff.littleEndian)) : table.getUint32(base + 8, tiff.littleEndian);
@@ -252,6 +282,40 @@ async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoT
     if (valueAt + bytes > size) {
       const tag = table.getUint16(base, tiff.littleEndian);
       throw new InputRejected('TIFF_TRUNCATED', `the file ends (${size} bytes) before the value of TIFF tag ${tag} (bytes ${valueAt}-${valueAt + bytes}): it was cut short; upload it again`);
+    }
+  }
+  return counts;
+}
+
+const OFFSET_TAGS: Record<number, string> = { 273: 'strip offsets', 279: 'strip byte counts', 324: 'tile offsets', 325: 'tile byte counts' };
+const VALUE_TAGS: Record<number, string> = { 33550: 'ModelPixelScale', 33922: 'ModelTiepoint', 34264: 'ModelTransformation', 34735: 'GeoKeyDirectory', 34736: 'GeoDoubleParams', 34737: 'GeoAsciiParams' };
+
+/**
+ * Counts of the tags the inspection loads, from the raw directory, before any
+ * is loaded: the block index may not list more entries than the grid has
+ * blocks (12 million offsets for a one-strip image made 12 million objects,
+ * 828 MB), and the georeferencing tags stay small.
+ * @throws InputRejected TIFF_CORRUPT
+ */
+function checkTagCounts(counts: Map<number, number>, layout: BlockLayout): void {
+  for (const [tag, what] of Object.entries(OFFSET_TAGS)) {
+    const count = counts.get(Number(tag));
+    if (count !== undefined && count > layout.count) {
+      throw new InputRejected(
+        'TIFF_CORRUPT',
+        `the TIFF lists ${count} ${what} for an image of ${layout.count} ${layout.tiled ? 'tiles' : 'strips'}: the image directory is damaged or crafted; export the image again`,
+        { details: { tag: Number(tag), count, blocks: layout.count } },
+      );
+    }
+  }
+  for (const [tag, what] of Object.entries(VALUE_TAGS)) {
+    const count = counts.get(Number(tag));
+    if (count !== undefined && count > MAX_TAG_VALUES) {
+      throw new InputRejected(
+        'TIFF_CORRUPT',
+        `the TIFF's ${what} tag holds ${count} values (at most ${MAX_TAG_VALUES} are read): the image directory is damaged or crafted; export the image again`,
+        { details: { tag: Number(tag), count, maxValues: MAX_TAG_VALUES } },
+      );
     }
   }
 }
@@ -286,11 +350,28 @@ function sniff(head: Uint8Array): string {
   return '';
 }
 
+/**
+ * Complex and unknown sample formats are not imagery Mapflow processes, and
+ * geotiff.js cannot decode them (which used to read as a damaged file).
+ * @throws InputRejected UNSUPPORTED_DATA_TYPE
+ */
+function checkRealValued(dtypes: string[]): void {
+  const odd = [...new Set(dtypes.filter((t) => t.startsWith('complex') || t.startsWith('format')))];
+  if (odd.length === 0) return;
+  throw new InputRejected(
+    'UNSUPPORTED_DATA_TYPE',
+    `the image's data type is ${odd.join('/')}; the bridge takes real-valued bands (8-bit for Mapflow's models). ` +
+      'Convert it, e.g. gdal_translate -ot Byte -scale in.tif out.tif (for complex SAR data, compute the amplitude first)',
+    { details: { dtypes: odd } },
+  );
+}
+
 function dtypeOf(image: GeoTIFFImage, sample: number): string {
   const bits = image.getBitsPerSample(sample);
   const format = image.getSampleFormat(sample);
-  const kind = format === 2 ? 'int' : format === 3 ? 'float' : format === 1 || format === 4 ? 'uint' : `format${format}-`;
-  return `${kind}${bits}`;
+  const kind = format === 2 ? 'int' : format === 3 ? 'float' : format === 1 || format === 4 ? 'uint' : format === 5 ? 'complex-int' : format === 6 ? 'complex-float' : `format${format}-`;
+  // GDAL's complex types name each part's bits: CInt16 has 32 bits per sample.
+  return kind.startsWith('complex') ? `${kind}${bits / 2}` : `${kind}${bits}`;
 }
 
 async function numbers(image: GeoTIFFImage, tag: 'ModelTransformation' | 'ModelTiepoint' | 'ModelPixelScale'): Promise<number[] | undefined> {
@@ -355,6 +436,13 @@ function readEpsg(image: GeoTIFFImage, transform: Affine): number {
       `the image's coordinate reference system has no EPSG code (${keys.GTCitationGeoKey ?? 'user-defined'}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
     );
   }
+  if (!Number.isInteger(code)) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image's coordinate reference system code is ${code}, which is not an EPSG code (they are integers): assign its CRS again, e.g. gdal_edit.py -a_srs EPSG:32632 image.tif`,
+      { details: { epsg: code } },
+    );
+  }
   if (!projDefinition(code)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -379,6 +467,68 @@ function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
     default:
       throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of EPSG:${epsg} is not metres or feet: reproject it to a metric CRS`);
   }
+}
+
+/** Farthest the image may reach beyond its CRS's area of use, degrees (images near a zone's or country's edge are common). */
+export const AREA_OF_USE_MARGIN_DEG = 3;
+/** Largest difference a projection's round trip may leave, CRS units (metres): proj4's datum shifts stay around a millimetre. */
+const ROUND_TRIP_TOLERANCE = 1;
+
+/**
+ * The image must lie where its CRS is defined, in projected coordinates and
+ * on the ground: proj4 answers coordinates far outside a projection with
+ * in-range nonsense (a UTM northing of 1e9 came back as 9E 1.84N, a Web
+ * Mercator x beyond the world wrapped to 171W), so every outline point must
+ * survive the round trip to WGS84 and back, and the footprint must lie
+ * within the CRS's area of use (EPSG dataset, crs-areas.ts) with a margin.
+ * @throws InputRejected NOT_GEOREFERENCED
+ */
+function checkPlacement(epsg: number, outline: [number, number][], footprint: [number, number][], bbox: [number, number, number, number]): void {
+  const back = fromWgs84(epsg);
+  const drift = outline.reduce((max, p, i) => {
+    const [x, y] = back(footprint[i]!);
+    return Math.max(max, Math.hypot(x - p[0], y - p[1]));
+  }, 0);
+  const bounds = bbox.map((v) => +v.toPrecision(6)).join(', ');
+  if (!(drift <= ROUND_TRIP_TOLERANCE)) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image's coordinates (bounds ${bounds}) lie outside what EPSG:${epsg} can represent (converted to longitude/latitude and back they move by ${drift.toPrecision(3)} units): ` +
+        'the geotransform or the CRS is wrong; check them (gdalinfo) and assign the right CRS, e.g. gdal_edit.py -a_srs EPSG:32632',
+      { details: { epsg, bbox, roundTripDrift: drift } },
+    );
+  }
+  const area = areaOfUse(epsg);
+  if (!area) return;
+  const [west, south, east, north] = area;
+  const m = AREA_OF_USE_MARGIN_DEG;
+  // Longitudes on the circle: an area may run across 180° (west > east), and its margin too.
+  const span = east - west >= 360 ? 360 : (((east - west) % 360) + 360) % 360;
+  const inLon = (lon: number) => span + 2 * m >= 360 || (((lon - (west - m)) % 360) + 360) % 360 <= span + 2 * m;
+  const outside = footprint.find(([lon, lat]) => !inLon(lon) || lat < south - m || lat > north + m);
+  if (outside) {
+    throw new InputRejected(
+      'NOT_GEOREFERENCED',
+      `the image lies at ${outside.map((v) => +v.toFixed(4)).join(', ')} (longitude, latitude), outside the area where EPSG:${epsg} is used ` +
+        `(${west}° to ${east}° longitude, ${south}° to ${north}° latitude, EPSG dataset): the CRS or the geotransform is wrong; assign the right CRS (e.g. gdal_edit.py -a_srs) or reproject the image`,
+      { details: { epsg, areaOfUse: area, position: outside } },
+    );
+  }
+}
+
+/** A ground pixel between 1 mm and 100 km: anything else is not imagery of the Earth as Mapflow processes it. */
+export const PIXEL_SIZE_RANGE_M: readonly [number, number] = [1e-3, 1e5];
+
+/** @throws InputRejected NOT_GEOREFERENCED for a pixel size outside PIXEL_SIZE_RANGE_M */
+function checkPixelSize(pixelSizeM: [number, number], epsg: number): void {
+  const [min, max] = PIXEL_SIZE_RANGE_M;
+  if (pixelSizeM.every((v) => v >= min && v <= max)) return;
+  throw new InputRejected(
+    'NOT_GEOREFERENCED',
+    `the geotransform gives pixels of ${pixelSizeM.map((v) => v.toPrecision(3)).join(' x ')} m in EPSG:${epsg}; a ground pixel is between 1 mm and 100 km: ` +
+      'the pixel size (or the unit of the CRS) is wrong; export the image again with its georeferencing',
+    { details: { pixelSizeM, range: PIXEL_SIZE_RANGE_M } },
+  );
 }
 
 function apply(t: Affine, col: number, row: number): [number, number] {
@@ -410,82 +560,73 @@ function readNodata(image: GeoTIFFImage): number | null {
 }
 
 /**
- * Checks the pixel data without reading the whole image: every tile or strip
- * of the full-resolution image must lie inside the file, and its first and
- * last blocks must decode, within their declared decoded size.
+ * Checks the pixel data: every tile or strip of the full-resolution image
+ * must lie inside the file, every compressed one must decode to no more than
+ * its declared size, and the first and last must decode.
  *   - a block that starts at or after the end of the file: TIFF_TRUNCATED
- *   - a block that starts inside but runs past the end, or that fails to
- *     decode: TIFF_CORRUPT (a damaged offset or damaged data)
+ *   - a block that starts inside but runs past the end, blocks that overlap,
+ *     a block that fails to decode: TIFF_CORRUPT
  *   - a block that decodes to more than its declared size: TIFF_DECODED_TOO_LARGE
- *     (checked with bounded memory before geotiff.js, whose decoders have no
- *     output limit, is let near it)
+ *     (checked with bounded memory, every block, before geotiff.js, whose
+ *     decoders have no output limit, is let near the first and the last)
+ * Nothing is built per block: the offsets and byte counts stay typed arrays.
  */
-async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, layout: BlockLayout): Promise<void> {
+async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, layout: BlockLayout, source: RangeSource): Promise<void> {
   const directory = image.fileDirectory;
   const tiled = layout.tiled;
-  let offsets: number[];
-  let counts: number[];
+  const kind = tiled ? 'tile' : 'strip';
+  let offsets: ArrayLike<number | bigint>;
+  let counts: ArrayLike<number | bigint>;
   try {
-    offsets = Array.from((await directory.loadValue(tiled ? 'TileOffsets' : 'StripOffsets')) as ArrayLike<number>, Number);
-    counts = Array.from((await directory.loadValue(tiled ? 'TileByteCounts' : 'StripByteCounts')) as ArrayLike<number>, Number);
+    offsets = (await directory.loadValue(tiled ? 'TileOffsets' : 'StripOffsets')) as ArrayLike<number | bigint>;
+    counts = (await directory.loadValue(tiled ? 'TileByteCounts' : 'StripByteCounts')) as ArrayLike<number | bigint>;
+    if (!offsets || !counts || typeof offsets.length !== 'number' || typeof counts.length !== 'number') throw new Error('no offsets');
   } catch (cause) {
     if (cause instanceof ShortReadError || adapter.readBeyondEnd) throw truncated(cause);
     throw new InputRejected('TIFF_CORRUPT', 'the TIFF does not say where its image data is (no tile or strip offsets): export the image again', { cause });
   }
+  const blockCount = Math.min(offsets.length, layout.count);
+  const offsetOf = (i: number) => Number(offsets[i]);
+  const countOf = (i: number) => Number(counts[i] ?? 0);
   const size = adapter.fileSize;
-  const blocks = offsets.map((offset, i) => ({ index: i, offset, count: counts[i] ?? 0 })).filter((b) => b.count > 0);
-  const missing = blocks.filter((b) => b.offset >= size);
-  if (missing.length > 0) {
-    const needed = blocks.reduce((max, b) => Math.max(max, b.offset + b.count), 0);
+  let present = 0;
+  let missing = 0;
+  let needed = 0;
+  let overrun = -1;
+  for (let i = 0; i < blockCount; i++) {
+    const count = countOf(i);
+    if (!(count > 0)) continue;
+    const offset = offsetOf(i);
+    present++;
+    needed = Math.max(needed, offset + count);
+    if (offset >= size) missing++;
+    else if (offset + count > size && overrun < 0) overrun = i;
+  }
+  if (missing > 0) {
     throw new InputRejected(
       'TIFF_TRUNCATED',
-      `the file is ${size} bytes but its header places image data up to byte ${needed} (${missing.length} of ${blocks.length} ${tiled ? 'tiles' : 'strips'} are missing): it was cut short; upload it again`,
+      `the file is ${size} bytes but its header places image data up to byte ${needed} (${missing} of ${present} ${kind}s are missing): it was cut short; upload it again`,
       { details: { size, needed } },
     );
   }
-  const overrun = blocks.find((b) => b.offset + b.count > size);
-  if (overrun) {
+  if (overrun >= 0) {
     throw new InputRejected(
       'TIFF_CORRUPT',
-      `${tiled ? 'tile' : 'strip'} ${overrun.index} is said to span bytes ${overrun.offset}-${overrun.offset + overrun.count} but the file ends at byte ${size}: the file is damaged (or was cut short); export or upload it again`,
-      { details: { size, block: overrun.index } },
+      `${kind} ${overrun} is said to span bytes ${offsetOf(overrun)}-${offsetOf(overrun) + countOf(overrun)} but the file ends at byte ${size}: the file is damaged (or was cut short); export or upload it again`,
+      { details: { size, block: overrun } },
     );
   }
 
-  // The blocks holding the first and the last pixel, in every sample plane.
-  const perPlane = Math.ceil(image.getWidth() / layout.blockWidth) * Math.ceil(image.getHeight() / layout.blockHeight);
-  const planes = Math.max(1, Math.round(layout.count / perPlane));
-  const probed = [...new Set(Array.from({ length: planes }, (_, p) => [p * perPlane, p * perPlane + perPlane - 1]).flat())];
-  let decodable = true;
-  for (const index of probed) {
-    const count = counts[index] ?? 0;
-    const offset = offsets[index] ?? 0;
-    if (count <= 0 || count > PROBE_MAX_BLOCK_BYTES) {
-      decodable = false; // range-checked above; too large to read in a probe
-      continue;
-    }
-    const data = new Uint8Array((await adapter.fetch([{ offset, length: count }]))[0]!);
-    try {
-      if (checkBlockDecodedSize(layout.compression, data, layout.decodedBytes) === 'unchecked') decodable = false;
-    } catch (cause) {
-      if (cause instanceof BlockOverflow) {
-        throw new InputRejected(
-          'TIFF_DECODED_TOO_LARGE',
-          `${tiled ? 'tile' : 'strip'} ${index} holds ${count} compressed bytes that decode to more than its declared ${layout.blockWidth} x ${layout.blockHeight} pixels (${layout.decodedBytes} bytes): ` +
-            'the file is damaged or crafted (a decompression bomb); export the image again from a GIS',
-          { details: { block: index, compressedBytes: count, declaredBytes: layout.decodedBytes } },
-        );
-      }
-      throw new InputRejected('TIFF_CORRUPT', `the image data cannot be decoded (${tiled ? 'tile' : 'strip'} ${index}: ${errorText(cause)}): the file is damaged; export it again`, {
-        cause,
-        details: { block: index },
-      });
-    }
-  }
-  // geotiff.js' LZW and PackBits decoders collect their output in a plain array (8 bytes per byte).
-  if ((layout.compression === 5 || layout.compression === 32773) && layout.decodedBytes > PROBE_MAX_ARRAY_DECODED_BYTES) decodable = false;
-  if (!decodable) return; // a codec whose output cannot be bounded beforehand is not decoded
+  if (layout.compression !== 1) await scanBlocks(source, adapter, layout, blockCount, offsetOf, countOf);
 
+  // The first and last pixel through geotiff.js, whose decoders are safe once the streams are bounded above.
+  // ZSTD is not: zstddec allocates what the frame header declares. Node's zstd decoded every block above.
+  if (layout.compression === 50000) return;
+  const perPlane = Math.ceil(image.getWidth() / layout.blockWidth) * Math.ceil(image.getHeight() / layout.blockHeight);
+  const probed = [0, perPlane - 1];
+  // geotiff.js' LZW and PackBits decoders collect their output in a plain array (8 bytes per byte).
+  if ((layout.compression === 5 || layout.compression === 32773) && layout.decodedBytes > PROBE_MAX_ARRAY_DECODED_BYTES) return;
+  if (probed.some((i) => !(countOf(i) > 0) || countOf(i) > PROBE_MAX_BLOCK_BYTES)) return;
   const width = image.getWidth();
   const height = image.getHeight();
   const probes: [number, number][] = [
@@ -503,5 +644,117 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, lay
         { cause, details: { x, y } },
       );
     }
+  }
+}
+
+/**
+ * Declared pixel data the scan decodes at most (4 GiB: a 30,000 x 30,000 RGBA
+ * image, above the accounts' default maxPixelCount). Each distinct block is
+ * decoded once, so the work is bounded by this, whatever the file repeats.
+ */
+export const MAX_SCANNED_DECODED_BYTES = 4 * 1024 ** 3;
+
+/**
+ * Every compressed block, in file order, read in windows of at most
+ * SCAN_WINDOW_BYTES straight from the source (not through the header cache),
+ * checked by checkBlockDecodedSize with its declared size as the limit.
+ * Blocks listed twice with the same bytes are checked once; blocks that
+ * overlap otherwise are refused.
+ */
+async function scanBlocks(
+  source: RangeSource,
+  adapter: RangeSourceAdapter,
+  layout: BlockLayout,
+  blockCount: number,
+  offsetOf: (i: number) => number,
+  countOf: (i: number) => number,
+): Promise<void> {
+  const kind = layout.tiled ? 'tile' : 'strip';
+  const declared = layout.count * layout.decodedBytes;
+  if (declared > MAX_SCANNED_DECODED_BYTES) {
+    throw new InputRejected(
+      'IMAGE_TOO_MANY_PIXELS',
+      `the image's compressed pixel data decodes to ${(declared / 1024 ** 3).toFixed(1)} GiB; the bridge checks at most ${MAX_SCANNED_DECODED_BYTES / 1024 ** 3} GiB per image before uploading it (Mapflow accounts take 30,000 x 30,000 pixels by default). ` +
+        'Split it into tiles (e.g. gdal_retile.py -ps 10000 10000) and drop them one by one',
+      { details: { declaredBytes: declared, maxBytes: MAX_SCANNED_DECODED_BYTES } },
+    );
+  }
+  // A compressed block much larger than what it decodes to is damaged; reading one whole must stay bounded.
+  const maxCompressed = Math.max(PROBE_MAX_BLOCK_BYTES, layout.decodedBytes * MAX_COMPRESSED_RATIO + BLOCK_SLACK_BYTES);
+  const order = new Uint32Array(blockCount);
+  let used = 0;
+  for (let i = 0; i < blockCount; i++) {
+    const count = countOf(i);
+    if (!(count > 0)) continue;
+    if (count > maxCompressed) {
+      throw new InputRejected(
+        'TIFF_CORRUPT',
+        `${kind} ${i} holds ${count} compressed bytes for ${layout.decodedBytes} decoded bytes: no compression grows data that much; the file is damaged or crafted; export it again`,
+        { details: { block: i, compressedBytes: count, declaredBytes: layout.decodedBytes } },
+      );
+    }
+    order[used++] = i;
+  }
+  const sorted = order.subarray(0, used).sort((a, b) => offsetOf(a) - offsetOf(b) || a - b);
+  let k = 0;
+  let lastStart = -1;
+  let lastEnd = -1;
+  while (k < sorted.length) {
+    const start = offsetOf(sorted[k]!);
+    let end = start + countOf(sorted[k]!);
+    let last = k;
+    while (last + 1 < sorted.length) {
+      const next = sorted[last + 1]!;
+      const nextEnd = offsetOf(next) + countOf(next);
+      if (offsetOf(next) - end > BLOCK_SLACK_BYTES || Math.max(end, nextEnd) - start > SCAN_WINDOW_BYTES) break;
+      end = Math.max(end, nextEnd);
+      last++;
+    }
+    const window = new Uint8Array(await source.read(start, end - start));
+    adapter.bytesRead += window.byteLength;
+    if (window.byteLength < end - start) throw truncated(new ShortReadError(start, end - start, window.byteLength));
+    for (let m = k; m <= last; m++) {
+      const index = sorted[m]!;
+      const offset = offsetOf(index);
+      const count = countOf(index);
+      if (offset === lastStart && offset + count === lastEnd) continue; // the same bytes listed again
+      if (offset < lastEnd) {
+        throw new InputRejected('TIFF_CORRUPT', `${kind} ${index} overlaps another ${kind}'s bytes (${offset}-${offset + count}): the file is damaged or crafted; export it again`, {
+          details: { block: index },
+        });
+      }
+      lastStart = offset;
+      lastEnd = offset + count;
+      checkBlock(layout, index, window.subarray(offset - start, offset - start + count));
+    }
+    k = last + 1;
+  }
+}
+
+/** One block's bounded decode check, its failures as rejections. */
+function checkBlock(layout: BlockLayout, index: number, data: Uint8Array): void {
+  const kind = layout.tiled ? 'tile' : 'strip';
+  try {
+    checkBlockDecodedSize(layout.compression, data, layout.decodedBytes);
+  } catch (cause) {
+    if (cause instanceof BlockOverflow) {
+      throw new InputRejected(
+        'TIFF_DECODED_TOO_LARGE',
+        `${kind} ${index} holds ${data.byteLength} compressed bytes that decode to more than its declared ${layout.blockWidth} x ${layout.blockHeight} pixels (${layout.decodedBytes} bytes): ` +
+          'the file is damaged or crafted (a decompression bomb); export the image again from a GIS',
+        { details: { block: index, compressedBytes: data.byteLength, declaredBytes: layout.decodedBytes } },
+      );
+    }
+    if (cause instanceof LzwCodeError) {
+      throw new InputRejected(
+        'TIFF_CORRUPT',
+        `${kind} ${index} is not a valid TIFF LZW stream (${cause.message}); decoding it would not end. The file is damaged or crafted: export it again (e.g. gdal_translate -co COMPRESS=DEFLATE in.tif out.tif)`,
+        { cause, details: { block: index } },
+      );
+    }
+    throw new InputRejected('TIFF_CORRUPT', `the image data cannot be decoded (${kind} ${index}: ${errorText(cause)}): the file is damaged; export it again`, {
+      cause,
+      details: { block: index },
+    });
   }
 }

@@ -6,7 +6,7 @@
  *
  * Every value is documented, with its reason, in docs/inputs.md.
  */
-import { inflateSync, constants as zlib } from 'node:zlib';
+import { inflateSync, zstdDecompressSync, constants as zlib } from 'node:zlib';
 import type { GeoTIFFImage } from 'geotiff';
 import { InputRejected } from '../core/errors.ts';
 
@@ -38,6 +38,29 @@ export const MAX_BLOCKS = 4_194_304;
  * such a header is damaged, not cut short.
  */
 export const MAX_PLAUSIBLE_OFFSET = 2 ** 43;
+
+/**
+ * Most bands (samples per pixel) inspected: 256. Mapflow's models take 1 to 3;
+ * the inspect result lists one data type per band and travels in the job's
+ * execution state (256 KB on AWS): 65,535 bands made a 526 KB result.
+ */
+export const MAX_BANDS = 256;
+
+/**
+ * Compressions whose decoded size the bridge can bound from the compressed
+ * stream, without trusting the decoder: none (1), LZW (5), JPEG (7), Deflate
+ * (8, 32946), PackBits (32773), ZSTD (50000). Anything else (old-style JPEG,
+ * LERC, WebP, JPEG 2000, ...) is refused.
+ */
+export const SUPPORTED_COMPRESSIONS: Readonly<Record<number, string>> = { 1: 'none', 5: 'LZW', 7: 'JPEG', 8: 'Deflate', 32946: 'Deflate', 32773: 'PackBits', 50000: 'ZSTD' };
+
+/**
+ * A compressed block may hold at most this many bytes per decoded byte, plus
+ * BLOCK_SLACK_BYTES (LZW's worst case is 12 bits per byte, 1.5; the others are
+ * close to 1). A larger one is damaged, and reading it whole would cost memory.
+ */
+export const MAX_COMPRESSED_RATIO = 2;
+export const BLOCK_SLACK_BYTES = 64 * 1024;
 
 /** The tile or strip grid of the full-resolution image, as the header declares it. */
 export interface BlockLayout {
@@ -82,6 +105,7 @@ export function checkBlockLayout(image: GeoTIFFImage): BlockLayout {
   const rowsPerStrip = directory.hasTag('RowsPerStrip') ? Number(directory.getValue('RowsPerStrip') ?? 0) : height;
   const blockHeight = tiled ? Number(directory.getValue('TileLength') ?? 0) : Math.min(rowsPerStrip || height, height);
   const compression = Number(directory.getValue('Compression') ?? 1);
+  checkCompression(compression);
   if (!(blockWidth > 0 && blockHeight > 0)) {
     throw new InputRejected('TIFF_CORRUPT', `the TIFF declares ${tiled ? 'tiles' : 'strips'} of ${blockWidth} x ${blockHeight} pixels: the header is damaged; export the image again`);
   }
@@ -108,6 +132,35 @@ export function checkBlockLayout(image: GeoTIFFImage): BlockLayout {
     );
   }
   return { tiled, blockWidth, blockHeight, decodedBytes, count, compression };
+}
+
+/**
+ * The compression must be one whose decoded size can be bounded.
+ * @throws InputRejected TIFF_UNSUPPORTED_COMPRESSION
+ */
+export function checkCompression(compression: number): void {
+  if (SUPPORTED_COMPRESSIONS[compression] !== undefined) return;
+  throw new InputRejected(
+    'TIFF_UNSUPPORTED_COMPRESSION',
+    `the TIFF uses compression ${compression}${COMPRESSION_NAMES[compression] ? ` (${COMPRESSION_NAMES[compression]})` : ''}, whose decoded size the bridge cannot check before it is uploaded. ` +
+      'Write it again with Deflate, LZW, ZSTD or JPEG, e.g. gdal_translate -co COMPRESS=DEFLATE -co TILED=YES in.tif out.tif',
+    { details: { compression, supported: Object.keys(SUPPORTED_COMPRESSIONS).map(Number) } },
+  );
+}
+
+const COMPRESSION_NAMES: Record<number, string> = { 2: 'CCITT RLE', 3: 'CCITT fax 3', 4: 'CCITT fax 4', 6: 'old-style JPEG', 34712: 'JPEG 2000', 34887: 'LERC', 50001: 'WebP', 50002: 'JPEG XL' };
+
+/**
+ * The number of bands, before anything is built per band.
+ * @throws InputRejected TIFF_TOO_MANY_BANDS
+ */
+export function checkBands(bands: number): void {
+  if (bands <= MAX_BANDS) return;
+  throw new InputRejected(
+    'TIFF_TOO_MANY_BANDS',
+    `the image has ${bands} bands; the bridge inspects images of at most ${MAX_BANDS} bands (Mapflow's models take 1 to 3). Keep the bands the model needs, e.g. gdal_translate -b 1 -b 2 -b 3 in.tif out.tif`,
+    { details: { bands, maxBands: MAX_BANDS } },
+  );
 }
 
 /** What a bounded look at one block found: it fits, or the codec cannot be checked without decoding unbounded. */
@@ -149,10 +202,20 @@ export function checkBlockDecodedSize(compression: number, data: Uint8Array, lim
     case 32773:
       if (packBitsOutputLength(data, limit) > limit) throw new BlockOverflow(limit);
       return 'fits';
+    case 50000:
+      try {
+        zstdDecompressSync(data, { maxOutputLength: Math.max(1, limit) });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw new BlockOverflow(limit);
+        throw error;
+      }
+      return 'fits';
     case 7: {
-      const frame = jpegFrameSize(data);
-      if (!frame) return 'unchecked';
-      if (frame.width * frame.height * frame.components > limit) throw new BlockOverflow(limit);
+      // Every frame counts: the decoder builds each one (a second frame of 65528 x 65528 took 1.7 GB).
+      const frames = jpegFrames(data);
+      if (frames.length === 0) throw new Error('the JPEG data has no frame header');
+      const decoded = frames.reduce((sum, f) => sum + f.width * f.height * Math.max(1, f.components), 0);
+      if (decoded > limit) throw new BlockOverflow(limit);
       return 'fits';
     }
     default:
@@ -160,10 +223,23 @@ export function checkBlockDecodedSize(compression: number, data: Uint8Array, lim
   }
 }
 
+/** Codes geotiff.js' LZW decoder can look up (its table has 4,093 entries, 0-4092). */
+export const LZW_DECODABLE_CODES = 4093;
+
+/** An LZW stream no TIFF writer produces, which geotiff.js' decoder cannot decode safely. */
+export class LzwCodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LzwCodeError';
+  }
+}
+
 /**
  * Output length of a TIFF LZW stream, mirroring geotiff.js' decoder (code
  * widths 9-12 with early change, a frozen table at 12 bits) but tracking only
  * the length of each table entry. Stops counting once past `limit`.
+ * Validates the code stream on the way: a code beyond the table a writer
+ * fills, or one not yet defined, throws LzwCodeError.
  */
 export function lzwOutputLength(data: Uint8Array, limit: number): number {
   const CLEAR = 256;
@@ -197,12 +273,16 @@ export function lzwOutputLength(data: Uint8Array, limit: number): number {
       if (code > CLEAR) throw new Error(`corrupted LZW code ${code}`);
       out += 1;
       old = code;
+    } else if (code >= LZW_DECODABLE_CODES) {
+      // geotiff.js' table has 4,093 entries: a code at or beyond it reads past the table and loops until the heap is gone.
+      throw new LzwCodeError(`LZW code ${code} lies beyond the 4,093-entry code table that TIFF writers fill (libtiff resets it at 4,094)`);
     } else if (code < tableLength) {
       out += lengths[code]!;
       if (old !== undefined && tableLength < 4096) lengths[tableLength++] = lengths[old]! + 1;
       old = code;
     } else {
       if (old === undefined) throw new Error(`invalid LZW code ${code} with no previous code`);
+      if (code > tableLength) throw new LzwCodeError(`LZW code ${code} is not yet in the table (${tableLength} entries)`);
       out += lengths[old]! + 1;
       if (tableLength < 4096) lengths[tableLength++] = lengths[old]! + 1;
       old = code;
@@ -233,27 +313,44 @@ export function packBitsOutputLength(data: Uint8Array, limit: number): number {
   return out;
 }
 
-/** Width, height and components from a JPEG's start-of-frame marker, if it has one. */
-export function jpegFrameSize(data: Uint8Array): { width: number; height: number; components: number } | undefined {
-  let i = 2; // after SOI
-  while (i + 9 < data.length) {
+/**
+ * Width, height and components of every start-of-frame marker in a JPEG
+ * stream, entropy-coded data included (a frame after the first scan counts
+ * as much as the first one).
+ */
+export function jpegFrames(data: Uint8Array): { width: number; height: number; components: number }[] {
+  const frames: { width: number; height: number; components: number }[] = [];
+  let i = 0;
+  while (i + 1 < data.length) {
     if (data[i] !== 0xff) {
       i++;
       continue;
     }
     const marker = data[i + 1]!;
-    if (marker === 0xff || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {
+    // fill bytes, stuffed zeros in scan data, TEM, restart markers, SOI and EOI carry no length
+    if (marker === 0xff) {
+      i++;
+      continue;
+    }
+    if (marker === 0x00 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
       i += 2;
       continue;
     }
+    if (i + 3 >= data.length) break;
     const length = (data[i + 2]! << 8) | data[i + 3]!;
+    if (length < 2) throw new Error(`JPEG marker 0x${marker.toString(16)} has a length of ${length}`);
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      return { height: (data[i + 5]! << 8) | data[i + 6]!, width: (data[i + 7]! << 8) | data[i + 8]!, components: data[i + 9]! };
+      if (i + 9 >= data.length) throw new Error('the JPEG frame header is cut short');
+      frames.push({ height: (data[i + 5]! << 8) | data[i + 6]!, width: (data[i + 7]! << 8) | data[i + 8]!, components: data[i + 9]! });
     }
-    if (marker === 0xda) return undefined; // scan data before any frame header
-    i += 2 + length;
+    i += 2 + length; // a scan's data follows its header: walked byte by byte above
   }
-  return undefined;
+  return frames;
+}
+
+/** The first frame of a JPEG stream (kept for callers of the single-frame check). */
+export function jpegFrameSize(data: Uint8Array): { width: number; height: number; components: number } | undefined {
+  return jpegFrames(data)[0];
 }
 
 function mib(bytes: number): string {

@@ -162,7 +162,17 @@ function noteBacklog(backlog: { oldestInFlightSecondsByRoute: Record<string, num
 
 /** Ends a lost job. Returns false when the row turned final meanwhile (nothing changed). */
 async function finishLostJob(ctx: BridgeContext, row: LedgerRow, executionArn: string | undefined, at: Date): Promise<boolean> {
-  const error: JobError = {
+  return finishJobAsFailed(ctx, row, executionArn, at);
+}
+
+/**
+ * Ends an unfinished job as FAILED outside its execution: report, ledger,
+ * slots, event, tag. With no `given` error it is EXECUTION_LOST; local mode
+ * gives its own (a job whose steps kept crashing the bridge).
+ * Returns false when the row turned final meanwhile (nothing changed).
+ */
+export async function finishJobAsFailed(ctx: BridgeContext, row: LedgerRow, executionArn: string | undefined, at: Date, given?: JobError): Promise<boolean> {
+  const error: JobError = given ?? {
     code: EXECUTION_LOST,
     message: executionArn
       ? `The workflow execution stopped while the job was ${row.status} without recording an outcome. To retry, drop the file again under a new name (the same file under the same key counts as done).`
@@ -184,7 +194,7 @@ async function finishLostJob(ctx: BridgeContext, row: LedgerRow, executionArn: s
   });
   const { changed, row: final } = await ctx.ledger.transition(row.jobId, 'FAILED', { error, reportKey: key }, `${error.code}: reconciler`);
   if (!changed) return false;
-  ctx.logger.warn('job finished as lost', { jobId: row.jobId, lastStatus: row.status, executionArn });
+  ctx.logger.warn('job finished as failed outside its execution', { jobId: row.jobId, code: error.code, lastStatus: row.status, executionArn });
   await ctx.slots.releaseJob(row.jobId);
   await ctx.events.publish(EVENT_DETAIL_TYPES.FAILED, eventDetailFromRow(final));
   recordJobOutcome(final);

@@ -11,7 +11,7 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/core/model.ts';
-import { parseRoutes, recordedKind } from '../../functions/routing/index.ts';
+import { invalidKeyRejection, parseRoutes, recordedKind } from '../../functions/routing/index.ts';
 import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR, OutputConflict } from './outputs.ts';
 import { clock, costOf, formatCost, formatError, table } from './format.ts';
@@ -266,10 +266,26 @@ async function runFiles(options: RunOptions): Promise<number> {
 
 async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: string) => void): Promise<RunJobSummary[]> {
   const started = Date.now();
-  // Uploads run side by side (bounded), in file order; each is logged as it lands.
-  const dropped = await mapBounded(options.files, DROP_CONCURRENCY, async (file) => {
+  // Uploads run side by side (bounded), in file order; each is logged as it lands. A file whose name
+  // cannot become a key (or that the local S3 refuses) gets its summary and the run goes on.
+  const dropped = await mapBounded(options.files, DROP_CONCURRENCY, async (file): Promise<{ file: string; jobId: string; kind: InputKind } | RunJobSummary> => {
     const name = path.basename(file);
-    const { object, jobId } = await bridge.putInbox(file, name);
+    const refused = localKeyProblem(name);
+    if (refused) {
+      log(`${printableName(name)}: REJECTED INVALID_KEY`);
+      return notDropped(file, 'REJECTED', refused);
+    }
+    let dropped: Awaited<ReturnType<LocalBridge['putInbox']>>;
+    try {
+      dropped = await bridge.putInbox(file, name);
+    } catch (error) {
+      log(`${printableName(name)}: the local S3 refused it (${(error as Error).message})`);
+      return notDropped(file, 'REJECTED', {
+        code: 'INVALID_KEY',
+        message: `the local S3 refused the name ${printableName(name)} (${(error as Error).message}); rename the file (letters, digits, '.', '-', '_') and run it again.`,
+      });
+    }
+    const { object, jobId } = dropped;
     // Every file is a job; one the bridge does not take ends REJECTED UNSUPPORTED_FILE_TYPE like on any other path.
     const kind = recordedKind(object.key);
     log(`dropped ${name} -> s3://${bridge.bucket}/${object.key} (job ${jobId})`);
@@ -279,6 +295,10 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
   const summaries: RunJobSummary[] = [];
   let timeoutSaid = false;
   for (const job of dropped) {
+    if ('status' in job) {
+      summaries.push(job);
+      continue;
+    }
     let timedOut = Date.now() >= deadline;
     let row = timedOut
       ? undefined
@@ -312,6 +332,41 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
 }
 
 /** A job's line of the summary, from its final ledger row. */
+/**
+ * Longest file name the local S3 can store: s3rver keeps each object as a
+ * file named after the key's last segment plus '._S3rver_metadata.json', and
+ * file systems take 255 bytes per name (a 240-byte name got a 500). S3 itself
+ * takes keys up to 1,024 bytes.
+ */
+export const LOCAL_MAX_NAME_BYTES = 255 - '._S3rver_metadata.json'.length;
+
+/** Why `name` cannot be put into the local inbox, or undefined. */
+export function localKeyProblem(name: string): { code: string; message: string } | undefined {
+  const rejection = invalidKeyRejection(`inbox/${name}`);
+  if (rejection) {
+    return { code: 'INVALID_KEY', message: `the file name ${printableName(name)} cannot be a key: ${rejection.message.replace(/^INVALID_KEY: /, '')}` };
+  }
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > LOCAL_MAX_NAME_BYTES) {
+    return {
+      code: 'INVALID_KEY',
+      message: `the file name is ${bytes} bytes long; the local S3 stores at most ${LOCAL_MAX_NAME_BYTES} bytes per name (each object is a file; S3 on AWS takes up to 1,024 bytes per key). Rename the file to a shorter name and run it again.`,
+    };
+  }
+  return undefined;
+}
+
+/** A file name for a log line or message: control characters as escapes, long names cut. */
+function printableName(name: string): string {
+  const escaped = JSON.stringify(name);
+  return escaped.length > 80 ? `${escaped.slice(0, 60)}..." (${Buffer.byteLength(name, 'utf8')} bytes)` : escaped;
+}
+
+/** The summary of a file that never became a job. */
+function notDropped(file: string, status: 'REJECTED', error: { code: string; message: string }): RunJobSummary {
+  return { file, jobId: null, kind: recordedKind(`inbox/${path.basename(file)}`), status, processingId: null, mosaicId: null, imageId: null, cost: null, results: [], report: null, error };
+}
+
 export function summarise(
   file: string,
   jobId: string,

@@ -1,22 +1,25 @@
 // Worker-thread entry for CPU-heavy checks in local mode (see workers.ts):
-// loads the TypeScript module through tsx, runs one function, posts the result.
-import { parentPort, workerData } from 'node:worker_threads';
+// loads the TypeScript modules through tsx once, then runs one task per
+// message, posting each result back. A worker is reused for the next task;
+// one that overran its time or memory is terminated by the main thread.
+import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
-const { task, args, port } = workerData;
-try {
-  let result;
+
+async function run(task, args, port) {
   if (task === 'parseAoi') {
     const { parseAoi } = await import('../../functions/aoi/index.ts');
-    result = parseAoi(args.file, args.options);
+    const result = parseAoi(args.file, args.options);
     // The mapflow member is sent back by structured clone, which a hostile one (thousands of levels deep)
     // would overflow: its bounds are checked here, as applyOverrides checks them in the main thread.
     if (result.overrides !== null && typeof result.overrides === 'object' && !Array.isArray(result.overrides)) {
       const { checkOverrideBounds } = await import('../../functions/routing/overrides.ts');
       checkOverrideBounds(result.overrides);
     }
-  } else if (task === 'inspectGeoTiff') {
+    return result;
+  }
+  if (task === 'inspectGeoTiff') {
     const { inspectGeoTiffInProcess } = await import('../../functions/geotiff/inspect.ts');
     // Ranged reads are served by the main thread, which holds the real source (S3, a file).
     let next = 0;
@@ -36,16 +39,22 @@ try {
           port.postMessage({ id, offset, length });
         }),
     };
-    result = await inspectGeoTiffInProcess(source, args.options);
-  } else {
-    throw new Error(`unknown task ${task}`);
+    return inspectGeoTiffInProcess(source, args.options);
   }
-  parentPort.postMessage({ ok: true, result });
-} catch (error) {
-  parentPort.postMessage({
-    ok: false,
-    error: { name: error?.name ?? 'Error', message: error?.message ?? String(error), code: error?.code, details: error?.details },
-  });
-} finally {
-  port?.close();
+  throw new Error(`unknown task ${task}`);
 }
+
+parentPort.on('message', async ({ id, task, args, port }) => {
+  try {
+    const result = await run(task, args, port);
+    parentPort.postMessage({ id, ok: true, result });
+  } catch (error) {
+    parentPort.postMessage({
+      id,
+      ok: false,
+      error: { name: error?.name ?? 'Error', message: error?.message ?? String(error), code: error?.code, details: error?.details },
+    });
+  } finally {
+    port?.close();
+  }
+});

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_POLYGONS, parseAoiOffThread } from '../../functions/aoi/index.ts';
 import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
-import { IN_THREAD_AOI_BYTES, installCpuWorkers, uninstallCpuWorkers } from '../../local/engine/workers.ts';
+import { installCpuWorkers, uninstallCpuWorkers, WORKER_TIME_LIMIT_MS } from '../../local/engine/workers.ts';
 import { squaresGrid } from '../fixtures/hostile/make-hostile.ts';
+import { interlockingCombs } from '../fixtures/hostile/round2.ts';
 import { deflateBomb, hostileTiff } from '../fixtures/hostile/tiff-writer.ts';
 
 /** Counts turns of the event loop while `work` runs: 0 means it blocked the thread throughout. */
@@ -47,21 +48,23 @@ describe('CPU-heavy checks in worker threads', () => {
     expect(turns).toBeGreaterThan(10);
   });
 
-  it('parses a small GeoJSON in this thread (starting a worker costs more than the parse) and a big one in a worker', { timeout: 180_000 }, async () => {
-    // Prepare: one square (well under IN_THREAD_AOI_BYTES), and a grid above it
+  it('parses a small GeoJSON in a worker too (issue 23: 65 KB of interlocking combs held the loop for 38 s), the worker reused', { timeout: 180_000 }, async () => {
+    // Prepare: one square, and a grid
     const small = squaresGrid(1);
     const big = squaresGrid(MAX_POLYGONS);
-    expect(small.length).toBeLessThan(IN_THREAD_AOI_BYTES);
-    expect(big.length).toBeGreaterThan(IN_THREAD_AOI_BYTES);
 
     // Act
-    const inThread = await loopTurnsDuring(() => parseAoiOffThread(small));
+    const first = await loopTurnsDuring(() => parseAoiOffThread(small));
+    const second = await loopTurnsDuring(() => parseAoiOffThread(small));
     const offThread = await loopTurnsDuring(() => parseAoiOffThread(big));
 
-    // Assess: the small one never let the loop turn (no worker round trip); the big one did
-    expect(inThread.result.areaSqM).toBeGreaterThan(0);
-    expect(inThread.turns).toBe(0);
+    // Assess: each let the loop turn (a worker answered)
+    expect(first.result.areaSqM).toBeGreaterThan(0);
+    expect(second.result.areaSqM).toBe(first.result.areaSqM);
+    expect(first.turns).toBeGreaterThan(0);
+    expect(second.turns).toBeGreaterThan(0);
     expect(offThread.turns).toBeGreaterThan(0);
+    expect(WORKER_TIME_LIMIT_MS).toBe(120_000);
   });
 
   it('brings a rejection back from the worker with its code and details', { timeout: 120_000 }, async () => {
@@ -86,6 +89,27 @@ describe('CPU-heavy checks in worker threads', () => {
     // Assess
     expect(info).toMatchObject({ width: 16, height: 16, epsg: 32632 });
     expect(rejection).toMatchObject({ name: 'InputRejected', code: 'TIFF_DECODED_TOO_LARGE' });
+  });
+});
+
+describe('a check that overruns its worker\'s time', () => {
+  beforeAll(() => installCpuWorkers({ timeLimitMs: 500 }));
+  afterAll(() => uninstallCpuWorkers());
+
+  it('is stopped and rejected with INPUT_TOO_COMPLEX, and the next check gets a fresh worker', { timeout: 120_000 }, async () => {
+    // Prepare: two interlocking combs under the crossing limit, whose union runs for many seconds
+    const slow = interlockingCombs(150);
+
+    // Act
+    const rejection = await parseAoiOffThread(slow).catch((error: unknown) => error);
+    installCpuWorkers(); // the usual limit again: a fresh worker's start alone can take 0.5 s on a loaded machine
+    const next = await parseAoiOffThread(squaresGrid(4));
+
+    // Assess
+    expect(rejection).toBeInstanceOf(InputRejected);
+    expect(rejection).toMatchObject({ code: 'INPUT_TOO_COMPLEX', details: { limit: 'time', timeLimitMs: 500 } });
+    expect((rejection as Error).message).toMatch(/validating and merging the polygons took longer than 0.5 s.*simplify/);
+    expect(next.areaSqM).toBeGreaterThan(0);
   });
 });
 

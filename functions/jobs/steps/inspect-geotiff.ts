@@ -31,10 +31,20 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
   const { input } = state;
   if (input.size === 0) throw new InputRejected('EMPTY_FILE', `'${input.key}' is empty; drop the GeoTIFF again once it is fully written.`);
 
+  const client = await ctx.mapflow();
+  // The file size first: the probe reads every compressed block, which must not happen for a file Mapflow refuses anyway.
+  const usage = await client.getStorageUsage();
+  const limits = {
+    maxUploadFileSize: usage.maxUploadFileSize ?? DEFAULT_MAX_UPLOAD_FILE_SIZE,
+    maxPixelCount: usage.maxPixelCount ?? DEFAULT_MAX_PIXEL_COUNT,
+    // No limit (memoryLimit: null) means no free-space check.
+    ...(usage.limitBytes !== undefined && usage.limitBytes > 0 && usage.freeBytes !== undefined && { freeBytes: usage.freeBytes }),
+  };
+  if (input.size > limits.maxUploadFileSize) checkImageLimits({ width: 0, height: 0 }, input.size, limits);
+
   const source = s3RangeSource(ctx.s3, { bucket: input.bucket, key: input.key, versionId: input.versionId, size: input.size });
   const info = await inspectGeoTiff(source, { probePixels: true });
 
-  const client = await ctx.mapflow();
   if (job.processImages) {
     const status = await client.getUserStatus();
     const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
@@ -75,13 +85,7 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
     }
   }
 
-  const usage = await client.getStorageUsage();
-  checkImageLimits(info, input.size, {
-    maxUploadFileSize: usage.maxUploadFileSize ?? DEFAULT_MAX_UPLOAD_FILE_SIZE,
-    maxPixelCount: usage.maxPixelCount ?? DEFAULT_MAX_PIXEL_COUNT,
-    // No limit (memoryLimit: null) means no free-space check.
-    ...(usage.limitBytes !== undefined && usage.limitBytes > 0 && usage.freeBytes !== undefined && { freeBytes: usage.freeBytes }),
-  });
+  checkImageLimits(info, input.size, limits);
 
   const { bytesRead: _bytesRead, ...image } = info;
   return { ...image, size: input.size };

@@ -1,0 +1,76 @@
+/**
+ * Issue 23: the second-round hostile corpus (test/fixtures/hostile/round2.ts),
+ * with two names S3 or the local S3 refuses and one good file, end to end
+ * through `mapflow-bridge local run --json`, as a user runs it: the JSON is
+ * printed whatever the files, every hostile file REJECTED with its code, the
+ * good file SUCCEEDED, and the bridge process's peak RSS (VmHWM) below 1 GiB.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { loadLocalDefinition } from '../../lib/local-definition-cache.ts';
+import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
+import type { RunJobSummary } from '../../local/cli/run.ts';
+import { writeRound2Corpus } from '../fixtures/hostile/round2.ts';
+import { ROOT, squareAoi } from './helpers.ts';
+import { testTmp } from '../support/temp.ts';
+
+const run = promisify(execFile);
+const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const GiB = 1024 ** 3;
+
+describe('the second-round hostile corpus through local run', () => {
+  it('prints its JSON, rejects every hostile file with its code and finishes the good one, within 1 GiB', { timeout: 1_200_000 }, async () => {
+    // Prepare: the corpus, a name with a newline, a 240-byte name, and a good file
+    const base = await mkdtemp(path.join(testTmp(), 'mfb-hostile2-'));
+    const corpus = path.join(base, 'corpus');
+    const work = path.join(base, 'work');
+    await mkdir(work);
+    const entries = await writeRound2Corpus(corpus);
+    const newline = 'two\nlines.geojson';
+    const long = `${'n'.repeat(232)}.geojson`;
+    await writeFile(path.join(corpus, newline), squareAoi());
+    await writeFile(path.join(corpus, long), squareAoi());
+    await writeFile(path.join(corpus, 'good.geojson'), squareAoi());
+    await loadLocalDefinition({ pollPolicy: LOCAL_POLL_POLICY });
+    const probe = path.join(base, 'peak-rss.mjs');
+    const peakFile = path.join(base, 'peak-rss.txt');
+    await writeFile(
+      probe,
+      `import { readFileSync, writeFileSync } from 'node:fs';\n` +
+        `process.on('exit', () => writeFileSync(${JSON.stringify(peakFile)}, /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]));\n`,
+    );
+    const files = [...entries.map((e) => e.file), newline, long, 'good.geojson'].map((name) => path.join(corpus, name));
+
+    // Act
+    const result = await run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', '--out', path.join(work, 'out'), ...files], {
+      cwd: work,
+      timeout: 1_150_000,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+      if (typeof error.code !== 'number') throw error;
+      return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
+    });
+    const jobs = (JSON.parse(result.stdout) as { jobs: RunJobSummary[] }).jobs;
+    const peakBytes = Number(readFileSync(peakFile, 'utf8')) * 1024;
+
+    // Assess
+    const outcomes = Object.fromEntries(jobs.map((job) => [path.basename(job.file), `${job.status} ${job.error?.code ?? ''}`]));
+    const expected = {
+      ...Object.fromEntries(entries.map((e) => [e.file, `REJECTED ${e.expectedCode}`])),
+      [newline]: 'REJECTED INVALID_KEY',
+      [long]: 'REJECTED INVALID_KEY',
+      'good.geojson': 'SUCCEEDED ',
+    };
+    expect(outcomes, result.stderr.slice(-4000)).toEqual(expected);
+    for (const job of jobs.filter((j) => j.status !== 'SUCCEEDED')) expect(job.error?.message.length ?? 0, job.file).toBeGreaterThan(40);
+    expect(jobs.find((j) => path.basename(j.file) === long)?.error?.message).toMatch(/240 bytes long; the local S3 stores at most 233 bytes per name/);
+    expect(result.stderr).not.toMatch(/RangeError|heap out of memory|Maximum call stack|unhandled|FATAL/i);
+    expect(peakBytes).toBeGreaterThan(0);
+    expect(peakBytes).toBeLessThan(GiB);
+    console.log(`hostile corpus, round 2: ${jobs.length} files, bridge peak RSS ${(peakBytes / 1024 ** 2).toFixed(0)} MiB`);
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * Issue 23, point 1(b): a job whose step keeps crashing the bridge is not
+ * resumed forever. Each start counts the unclean stops a job was in flight
+ * through; the third ends it FAILED (PROCESS_CRASHED) and the bridge serves
+ * the other jobs. A clean stop clears the counts.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LocalBridge } from '../../local/bridge.ts';
+import { MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, writeResumeCounts } from '../../local/crash-resumes.ts';
+import type { LocalEvent } from '../../local/events/file.ts';
+import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
+import { testTmp } from '../support/temp.ts';
+
+describe('planResumes', () => {
+  it('resumes jobs after a clean stop without counting, and counts each unclean stop a job was in flight through', () => {
+    // Act
+    const clean = planResumes(['a', 'b'], undefined);
+    const first = planResumes(['a', 'b'], clean.counts);
+    const second = planResumes(['a', 'c'], first.counts);
+
+    // Assess
+    expect(clean).toEqual({ resume: ['a', 'b'], giveUp: [], counts: { a: 0, b: 0 } });
+    expect(first.counts).toEqual({ a: 1, b: 1 });
+    expect(second).toEqual({ resume: ['a', 'c'], giveUp: [], counts: { a: 2, c: 1 } });
+  });
+
+  it(`gives a job up at the ${MAX_UNCLEAN_RESUMES}rd unclean stop in a row and keeps resuming the others`, () => {
+    // Act
+    const plan = planResumes(['stuck', 'other'], { stuck: MAX_UNCLEAN_RESUMES - 1, other: 0 });
+
+    // Assess
+    expect(plan).toEqual({ resume: ['other'], giveUp: [{ jobId: 'stuck', uncleanStops: MAX_UNCLEAN_RESUMES }], counts: { other: 1 } });
+  });
+
+  it('reads a counts file cut short by the crash as an unclean stop', async () => {
+    // Prepare
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-resumes-'));
+    await writeFile(path.join(dir, 'unclean-resumes.json'), '{"a":');
+
+    // Act
+    const counts = readResumeCounts(dir);
+
+    // Assess
+    expect(counts).toEqual({});
+    expect(planResumes(['a'], counts).counts).toEqual({ a: 1 });
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('a local bridge after unclean stops', () => {
+  let stateDir: string;
+  let bridge: LocalBridge | undefined;
+
+  afterAll(async () => {
+    await bridge?.close();
+    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it('ends a job in flight through three unclean stops FAILED with PROCESS_CRASHED, and finishes a new one', { timeout: 240_000 }, async () => {
+    // Prepare: a job in flight (Mapflow takes long), the bridge stopped with it unfinished
+    stateDir = await mkdtemp(path.join(testTmp(), 'mfb-crashes-'));
+    let inProgress!: (event: LocalEvent) => void;
+    const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
+    bridge = await startTestBridge({
+      stateDir,
+      simulator: { processingSeconds: 600 },
+      onEvent: (event) => {
+        if (event.detail.status === 'IN_PROGRESS') inProgress(event);
+      },
+    });
+    const aoi = path.join(stateDir, 'area.geojson');
+    await writeFile(aoi, squareAoi());
+    await bridge.putInbox(aoi, 'stuck.geojson');
+    const { detail } = await started;
+    await bridge.close();
+    bridge = undefined;
+    const cleared = !existsSync(path.join(stateDir, 'unclean-resumes.json'));
+    // What two starts that each died with the job in flight leave behind (a crash cannot run close()).
+    writeResumeCounts(stateDir, { [detail.jobId]: MAX_UNCLEAN_RESUMES - 1 });
+
+    // Act: the next start
+    bridge = await startTestBridge({ stateDir, simulator: { processingSeconds: 1 } });
+    const stuck = await bridge.ledger.get(detail.jobId);
+    const other = await bridge.putInbox(aoi, 'other.geojson');
+    const otherRow = await bridge.waitForJob(other.jobId);
+
+    // Assess
+    expect(cleared).toBe(true);
+    expect(stuck).toMatchObject({ status: 'FAILED', error: { code: PROCESS_CRASHED } });
+    expect(stuck?.error?.message).toMatch(/stopped without closing 3 times in a row.*Drop the file again under a new name/);
+    expect(otherRow?.status).toBe('SUCCEEDED');
+    expect(readResumeCounts(stateDir)).toEqual({});
+  });
+});
