@@ -35,10 +35,16 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
+import { LOCAL_AWS } from '../lib/local-account.ts';
+import type { AssemblyModel, LocalNames } from './assembly/template.ts';
+import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
+import type { CredentialsFor } from './assembly/runtime.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
 export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
+/** The state machine's name in its local ARN (arn:aws:states:us-east-1:000000000000:stateMachine:mapflow-bridge). */
+export const LOCAL_STATE_MACHINE_NAME = 'mapflow-bridge';
 
 /**
  * Credit budget of every route that sets none when the embedded simulator runs:
@@ -116,6 +122,20 @@ export interface LocalBridgeOptions {
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   /** Called when a Task invocation ends, timed (benchmarks: bench/admission.ts). */
   onTask?: (trace: TaskTrace) => void;
+  /**
+   * Run this synthesized cloud assembly (a `cdk.out` folder holding a
+   * MapflowBridge, e.g. your own app's) instead of synthesizing the bridge
+   * with the options above; `templateFile` names the stack when the assembly
+   * holds several. Its routes, poll policy and slots are the template's.
+   */
+  assembly?: { dir: string; templateFile?: string };
+  /**
+   * The credentials each function's process gets (local IAM: one key pair per
+   * role). Default: the local bridge's shared credentials for all.
+   */
+  credentialsFor?: CredentialsFor;
+  /** Checks every request at the local Step Functions, EventBridge and Secrets Manager endpoints (local IAM). */
+  authorize?: AuthorizeHook;
   /**
    * Start again the executions of jobs the ledger shows unfinished (they were
    * in flight when the bridge stopped; executions live in memory). Default:
@@ -206,6 +226,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
   const dropDir = path.join(stateDir, 'drop');
+  // What the template's bucket, ledger and state machine are called here (local/assembly/template.ts).
+  const localNames: LocalNames = { bucket, ledgerTable, stateMachineName: LOCAL_STATE_MACHINE_NAME };
   const eventsFile = path.join(stateDir, 'events.jsonl');
 
   // Everything started so far, stopped in reverse order on close or on a failed start.
@@ -262,9 +284,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     s3Start.catch(() => undefined);
     // The JVM and s3rver are starting: now this process loads the rest of the bridge.
     const {
-      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile,
-      loadLocalDefinition, startSimulator, checkDefinition, LocalEngine, loadTaskResources, LocalTaskTokens, followEvents, localS3Client,
-      LOCAL_S3_CREDENTIALS, watchDropFolder,
+      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, loadLocalAssembly, readAssembly, startAssemblyRuntime,
+      startSimulator, checkDefinition, followEvents, localS3Client, LOCAL_S3_CREDENTIALS, watchDropFolder,
     } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
 
     // Mapflow: the embedded simulator unless a target is given.
@@ -298,48 +319,66 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       return doc;
     });
     ledgerReady.catch(() => undefined); // awaited below, after the services
-    // Meanwhile, in this process: the handlers' modules (the Lambda code, imported once)...
-    const handlersLoad = timed('handler modules imported', () => loadTaskResources());
-    handlersLoad.catch(() => undefined); // awaited below, after the services
-    // ...and the definition CDK synthesizes for AWS, from the disk cache when its
-    // sources are unchanged (lib/local-definition-cache.ts); a miss synthesizes (CPU-bound, in this process).
-    let definition: Record<string, unknown> | undefined;
-    let definitionCache: StartupTimeline['definitionCache'] = 'off';
+    // Meanwhile, in this process: the cloud assembly `cdk deploy` would upload, synthesized with this
+    // bridge's settings, from the disk cache when its sources are unchanged (local/assembly/cache.ts);
+    // a miss synthesizes (CPU-bound, in this process) and bundles the handlers once per change of the sources.
+    const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
+    let assembly: { model: AssemblyModel; cache: StartupTimeline['definitionCache'] } | undefined;
     let synthError: unknown;
     try {
-      // A synthesized definition is checked (aws-local-stepfunctions' ASL check) before it is cached,
-      // so a warm start builds the engine without that CPU work.
-      const loaded = await timed('state machine definition', () =>
-        loadLocalDefinition(
-          {
-            pollPolicy: localPollPolicy(options),
-            ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-          },
-          process.env,
-          undefined,
-          checkDefinition,
-        ),
-      );
-      definition = loaded.definition;
-      definitionCache = loaded.cache;
+      assembly = await timed('cloud assembly', async () => {
+        const loaded = await (options.assembly
+          ? Promise.resolve({ dir: options.assembly.dir, templateFile: options.assembly.templateFile, cache: 'off' as const, dispose: async () => undefined })
+          : loadLocalAssembly(
+              {
+                pollPolicy: localPollPolicy(options),
+                ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+                ...(routesJson !== undefined ? { routes: parseRoutes(routesJson).routes } : {}),
+              },
+              // A fresh assembly's definition gets aws-local-stepfunctions' ASL check before it is cached,
+              // so a warm start builds the engine without that CPU work.
+              { check: async (dir, templateFile) => checkDefinition((await readAssembly(dir, localNames, templateFile)).stateMachine.definition), log },
+            ));
+        stops.push({ name: 'the cloud assembly', stop: () => loaded.dispose() });
+        const model = await readAssembly(loaded.dir, localNames, loaded.templateFile);
+        // An assembly given from outside (a consumer's cdk.out) has not been checked yet.
+        if (options.assembly) checkDefinition(model.stateMachine.definition);
+        return { model, cache: loaded.cache };
+      });
       const phase = phases.at(-1);
-      if (phase?.name === 'state machine definition') phase.name = `state machine definition (cache ${loaded.cache})`;
+      if (phase?.name === 'cloud assembly') phase.name = `cloud assembly (cache ${assembly.cache})`;
     } catch (error) {
       synthError = error;
     }
-    // While the services come up: the engine (checking the definition is CPU work in this process,
-    // the JVM's start is not); it starts nothing until the dispatcher hands it a job.
-    // SendTaskSuccess for its waiting states (slot hand-over) comes through the real SDK (endpoint below).
-    const taskTokens = new LocalTaskTokens();
-    const engineReady = (async () => {
-      if (synthError || !definition) throw synthError;
-      const taskResources = await handlersLoad;
-      const engineStartMs = performance.now();
-      const engine = new LocalEngine({
-        definition,
-        checkDefinition: false,
-        taskTokens,
-        taskResources,
+    const services = await Promise.allSettled([simulatorStart, dynamodbStart, s3Start, ledgerReady]);
+    const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    if (synthError || !assembly) throw synthError;
+    const definitionCache = assembly.cache;
+    const simulator = await simulatorStart;
+    const dynamodb: DynamoDbLocal = await dynamodbStart;
+    const s3rver: LocalS3 = await s3Start;
+    const mapflow: Required<MapflowTarget> = options.mapflow
+      ? { email: '', ...options.mapflow }
+      : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
+
+    const doc = await ledgerReady;
+    const ledger = new Ledger(doc, ledgerTable);
+    const s3 = localS3Client(s3rver.endpoint);
+    const inboxPrefix = assembly.model.functions.find((fn) => fn.environment.INBOX_PREFIX)?.environment.INBOX_PREFIX ?? 'inbox/';
+
+    // The functions of the assembly, each from its bundle, and the services they call.
+    const runtime = await timed('assembly runtime', () =>
+      startAssemblyRuntime({
+        model: (assembly as { model: AssemblyModel }).model,
+        s3Endpoint: s3rver.endpoint,
+        dynamodbEndpoint: dynamodb.endpoint,
+        mapflow,
+        eventsFile,
+        logDir: path.join(stateDir, 'logs'),
+        defaultCredentials: LOCAL_S3_CREDENTIALS,
+        ...(options.credentialsFor ? { credentialsFor: options.credentialsFor } : {}),
+        ...(options.authorize ? { authorize: options.authorize } : {}),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
@@ -351,28 +390,29 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           }
           options.onExecutionStopped?.(execution);
         },
-      });
-      phases.push({ name: 'state machine engine', startMs: engineStartMs, endMs: performance.now() });
-      return engine;
-    })();
-    engineReady.catch(() => undefined); // awaited below, after the services
-    const services = await Promise.allSettled([simulatorStart, dynamodbStart, s3Start, handlersLoad, ledgerReady, engineReady]);
-    const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure) throw failure.reason;
-    if (synthError || !definition) throw synthError;
-    const simulator = await simulatorStart;
-    const dynamodb: DynamoDbLocal = await dynamodbStart;
-    const s3rver: LocalS3 = await s3Start;
-    const mapflow: Required<MapflowTarget> = options.mapflow
-      ? { email: '', ...options.mapflow }
-      : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
+        onDuplicateStart: (name) => {
+          // A re-drop of a finished job's exact file is recognised (exactly once) and ends at
+          // Register Job without an event; on a terminal, say so rather than stay silent.
+          void ledger.get(name).then((row) => {
+            const input = (runtime.engine.describe(name)?.input as ExecutionInput | undefined)?.input;
+            if (row && isFinalStatus(row.status) && input && row.input.key === input.key) {
+              log(
+                `${input.key.slice(inboxPrefix.length)}: same file as job ${name}, already ${row.status}: not run again. ` +
+                  'To run it again, drop it under a new name or change the file.',
+              );
+            }
+          }, () => undefined);
+        },
+        log,
+      }),
+    );
+    stops.push({ name: 'the functions and their services', stop: () => runtime.close() });
+    const engine = runtime.engine;
 
-    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen());
-    stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
-
-    // The handlers' environment, as the CDK construct sets it on AWS.
+    // The operator tools of this process (jobs retry / cancel through the control endpoint) read
+    // this environment; the functions never see it (each runs on the template's, see local/assembly).
     const restoreEnv = setEnvironment({
-      BRIDGE_SFN_ENDPOINT: tokenEndpoint.endpoint,
+      BRIDGE_SFN_ENDPOINT: runtime.endpoints.sfn,
       LEDGER_TABLE: ledgerTable,
       BRIDGE_S3_ENDPOINT: s3rver.endpoint,
       BRIDGE_DYNAMODB_ENDPOINT: dynamodb.endpoint,
@@ -381,12 +421,11 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       MAPFLOW_TOKEN: mapflow.token,
       MAPFLOW_EMAIL: mapflow.email || undefined,
       MAPFLOW_SECRET_ARN: undefined,
-      ROUTES: options.mapflow ? options.routes : withSimulatedBudget(options.routes),
+      ROUTES: routesJson,
       POLL_POLICY: JSON.stringify(localPollPolicy(options)),
       MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
-      // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
       POWERTOOLS_METRICS_DISABLED: 'true',
-      AWS_REGION: 'us-east-1',
+      AWS_REGION: LOCAL_AWS.region,
       AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,
       AWS_SESSION_TOKEN: undefined,
@@ -394,49 +433,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     });
     stops.push({ name: 'the environment', stop: async () => restoreEnv() });
 
-    const doc = await ledgerReady;
-    const ledger = new Ledger(doc, ledgerTable);
-    const s3 = localS3Client(s3rver.endpoint);
-
-    const engine = await engineReady;
-    stops.push({ name: 'the state machine executions', stop: () => engine.close() });
-
-    // Dispatch: the same code the AWS trigger runs, one notification at a time.
-    // s3rver's records carry raw keys (AWS URL-encodes them).
-    const contextStartMs = performance.now();
-    const context = bridgeContext(process.env);
-    phases.push({ name: 'dispatch context', startMs: contextStartMs, endMs: performance.now() });
-    let dispatching: Promise<void> = Promise.resolve();
-    let pendingDispatches = 0;
-    const dispatch = (record: S3NotificationRecord): void => {
-      if (!record.eventName.startsWith('ObjectCreated:')) return;
-      pendingDispatches++;
-      dispatching = dispatching
-        .then(async () => {
-          const refs = objectsFromMessage({ Records: [record] }, { keysEncoded: false });
-          const objects = await Promise.all(refs.map((ref) => completeObject(context, ref)));
-          await dispatchObjectCreated(context, objects, async (name, input) => {
-            const outcome = await engine.start(name, input);
-            // A re-drop of a finished job's exact file is recognised (exactly once) and ends at
-            // Register Job without an event; on a terminal, say so rather than stay silent.
-            const row = await ledger.get(name);
-            if (row && isFinalStatus(row.status) && row.input.key === input.input.key) {
-              log(
-                `${input.input.key.slice(context.config.prefixes.inbox.length)}: same file as job ${name}, already ${row.status}: not run again. ` +
-                  'To run it again, drop it under a new name or change the file.',
-              );
-            }
-            return outcome;
-          });
-        })
-        .catch((error: unknown) => log(`local bridge: dispatch of ${record.s3.object.key} failed: ${describe(error)}`))
-        .finally(() => {
-          pendingDispatches--;
-        });
-    };
-    onRecord = dispatch;
-    notifications.splice(0).forEach(dispatch);
-    stops.push({ name: 'the dispatcher', stop: () => dispatching });
+    // The trigger: s3rver's notifications go through the template's rule and queue to dispatch.
+    onRecord = (record) => runtime.onS3Record(record);
+    notifications.splice(0).forEach(onRecord);
 
     // Events, followed live for the caller.
     let follower: EventFollower | undefined;
@@ -447,7 +446,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     // Reconciler: settles jobs whose execution is gone (e.g. after a restart).
     const reconcileNow = async (): Promise<void> => {
-      await reconcile(context, { isAlive: engine.isAlive, listRunning: engine.listRunning });
+      // The reconcile function with the schedule's event, as EventBridge invokes it.
+      await runtime.reconcileNow();
     };
     const reconcileEvery = options.reconcileIntervalMs ?? 30_000;
     if (reconcileEvery > 0) {
@@ -492,9 +492,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
     }
 
-    const dispatchIdle = async (): Promise<void> => {
-      while (pendingDispatches > 0) await dispatching;
-    };
+    const dispatchIdle = (): Promise<void> => runtime.dispatchIdle();
 
     const bridge: LocalBridge = {
       startup: { entryMs, readyMs: performance.now(), definitionCache, phases },
@@ -526,7 +524,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             await s3rver.flushNotifications();
             await dispatchIdle();
             await engine.idle();
-            if (pendingDispatches === 0 && engine.running().length === 0) return;
+            if (runtime.pendingDispatches === 0 && engine.running().length === 0) return;
           }
         });
       },
