@@ -39,6 +39,7 @@ import { LOCAL_AWS } from '../lib/local-account.ts';
 import type { AssemblyModel, LocalNames } from './assembly/template.ts';
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
 import type { CredentialsFor } from './assembly/runtime.ts';
+import type { LocalAssemblySettings } from './assembly/cache.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -330,11 +331,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         const loaded = await (options.assembly
           ? Promise.resolve({ dir: options.assembly.dir, templateFile: options.assembly.templateFile, cache: 'off' as const, dispose: async () => undefined })
           : loadLocalAssembly(
-              {
-                pollPolicy: localPollPolicy(options),
-                ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-                ...(routesJson !== undefined ? { routes: parseRoutes(routesJson).routes } : {}),
-              },
+              localAssemblySettings(options),
               // A fresh assembly's definition gets aws-local-stepfunctions' ASL check before it is cached,
               // so a warm start builds the engine without that CPU work.
               { check: async (dir, templateFile) => checkDefinition((await readAssembly(dir, localNames, templateFile)).stateMachine.definition), log },
@@ -625,6 +622,23 @@ async function withTimeout<T>(what: string, ms: number, work: () => Promise<T>):
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * The settings the local bridge synthesizes its assembly with (the template
+ * then carries them): tests and benches load the same assembly ahead
+ * (`loadLocalAssembly(localAssemblySettings(options))`) to keep a cold
+ * synthesis out of what they measure.
+ */
+export function localAssemblySettings(
+  options: Pick<LocalBridgeOptions, 'mapflow' | 'routes' | 'pollPolicy' | 'maxConcurrentProcessings'>,
+): LocalAssemblySettings {
+  const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
+  return {
+    pollPolicy: localPollPolicy(options),
+    ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+    ...(routesJson !== undefined ? { routes: parseRoutes(routesJson).routes } : {}),
+  };
 }
 
 /** Copies a file (used by the start command to drop the bundled samples). */

@@ -73,8 +73,9 @@ class Environment {
       },
     });
     if (log) {
-      this.worker.stdout.pipe(log, { end: false });
-      this.worker.stderr.pipe(log, { end: false });
+      // Written, not piped: a pipe per environment would pile listeners on the one log stream.
+      this.worker.stdout.on('data', (chunk: Buffer) => log.write(chunk));
+      this.worker.stderr.on('data', (chunk: Buffer) => log.write(chunk));
     } else {
       this.worker.stdout.resume();
       this.worker.stderr.resume();
