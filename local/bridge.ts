@@ -135,6 +135,12 @@ export interface LocalBridgeOptions {
    * role). Default: the local bridge's shared credentials for all.
    */
   credentialsFor?: CredentialsFor;
+  /**
+   * Every function writes its output (logs, EMF metrics) to
+   * `<stateDir>/logs/<function>.log`, as CloudWatch Logs keeps it; this also
+   * gets it (`local run --verbose`).
+   */
+  functionOutput?: (chunk: Buffer) => void;
   /** Checks every request at the local Step Functions, EventBridge and Secrets Manager endpoints (local IAM). */
   authorize?: AuthorizeHook;
   /**
@@ -375,6 +381,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         logDir: path.join(stateDir, 'logs'),
         defaultCredentials: LOCAL_S3_CREDENTIALS,
         ...(options.credentialsFor ? { credentialsFor: options.credentialsFor } : {}),
+        ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),
         ...(options.authorize ? { authorize: options.authorize } : {}),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),

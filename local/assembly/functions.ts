@@ -39,6 +39,8 @@ export interface LocalFunctionOptions {
   environment: Record<string, string>;
   /** Where the function's output goes (omitted: discarded). */
   logDir?: string;
+  /** Also hands the function's output here (`local run --verbose`: stderr). */
+  output?: (chunk: Buffer) => void;
   maxEnvironments?: number;
 }
 
@@ -57,6 +59,7 @@ class Environment {
   private nextId = 0;
 
   constructor(private readonly options: LocalFunctionOptions, log?: WriteStream) {
+    const output = options.output;
     const { spec } = options;
     this.worker = new Worker(RUNTIME, {
       env: options.environment,
@@ -72,10 +75,14 @@ class Environment {
         logGroupName: `/aws/lambda/${spec.functionName}`,
       },
     });
-    if (log) {
+    if (log || output) {
       // Written, not piped: a pipe per environment would pile listeners on the one log stream.
-      this.worker.stdout.on('data', (chunk: Buffer) => log.write(chunk));
-      this.worker.stderr.on('data', (chunk: Buffer) => log.write(chunk));
+      const write = (chunk: Buffer) => {
+        log?.write(chunk);
+        output?.(chunk);
+      };
+      this.worker.stdout.on('data', write);
+      this.worker.stderr.on('data', write);
     } else {
       this.worker.stdout.resume();
       this.worker.stderr.resume();

@@ -48,6 +48,8 @@ export interface AssemblyRuntimeOptions {
   eventsFile: string;
   /** Where each function's output goes (`<logDir>/<function>.log`). */
   logDir?: string;
+  /** Also hands every function's output here. */
+  functionOutput?: (chunk: Buffer) => void;
   /** Default: the local bridge's shared credentials for every principal. */
   credentialsFor?: CredentialsFor;
   defaultCredentials: AwsCredentials;
@@ -146,6 +148,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
             credentials,
           }),
           ...(options.logDir ? { logDir: options.logDir } : {}),
+          ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),
       );

@@ -28,6 +28,8 @@ interface Message {
   firstReceivedAt?: number;
   receiveCount: number;
   visibleAt: number;
+  /** In a batch being dispatched: not received again before that batch ends (the template's visibility timeout, six times the function's, would outlast it anyway). */
+  inBatch?: boolean;
 }
 
 /** The EventBridge event S3 sends for a created object (S3 -> EventBridge notifications). */
@@ -122,7 +124,7 @@ export class LocalTrigger {
   /** Messages waiting to be received (visible now) or being processed. */
   get pending(): number {
     const now = Date.now();
-    return this.inFlight + this.messages.filter((m) => m.visibleAt <= now).length;
+    return this.messages.filter((m) => m.inBatch || m.visibleAt <= now).length;
   }
 
   /** Resolves when no message is visible or in a batch (messages waiting out a visibility timeout are not waited for). */
@@ -150,7 +152,7 @@ export class LocalTrigger {
       const batch: Message[] = [];
       for (const message of [...this.messages]) {
         if (batch.length >= spec.batchSize) break;
-        if (message.visibleAt > now) continue;
+        if (message.inBatch || message.visibleAt > now) continue;
         if (spec.queue.maxReceiveCount !== undefined && message.receiveCount >= spec.queue.maxReceiveCount) {
           this.remove(message);
           this.deadLetters.push(message.body);
@@ -160,6 +162,7 @@ export class LocalTrigger {
         message.receiveCount++;
         message.firstReceivedAt ??= now;
         message.visibleAt = now + spec.queue.visibilityTimeoutSeconds * 1000;
+        message.inBatch = true;
         batch.push(message);
       }
       if (batch.length === 0) break;
@@ -204,13 +207,18 @@ export class LocalTrigger {
       })),
     };
     let failed: Set<string>;
+    const release = () => {
+      for (const message of batch) message.inBatch = false;
+    };
     try {
       const response = (await this.options.dispatch.invoke(event)) as { batchItemFailures?: { itemIdentifier?: unknown }[] } | null;
       failed = this.failuresOf(batch, response);
     } catch (error) {
+      release();
       this.options.log(`local bridge: dispatch failed on a batch of ${batch.length}: ${(error as Error).name}: ${(error as Error).message} (the messages come back after ${spec.queue.visibilityTimeoutSeconds} s)`);
       return;
     }
+    release();
     // Deleted on success; the failed ones stay hidden until their visibility timeout ends.
     for (const message of batch) if (!failed.has(message.messageId)) this.remove(message);
     if (failed.size > 0) this.options.log(`local bridge: dispatch reported ${failed.size} failed message(s); they come back after ${spec.queue.visibilityTimeoutSeconds} s`);

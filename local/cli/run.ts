@@ -40,7 +40,9 @@ Options:
   --timeout <seconds>         give up waiting after this long (default 900)
   --keep-state                keep the run's state folder (S3 objects, ledger, events) and print where it is;
                               by default it is removed when the run ends or is stopped (Ctrl-C, SIGTERM)
-  --verbose                   show the handlers' logs (on stderr)
+  --assembly <dir>            run this synthesized cloud assembly (\`npx cdk synth -o <dir>\` of an app with a
+                              MapflowBridge) instead of the bridge's own; its routes and poll policy apply
+  --verbose                   show the functions' logs (on stderr)
   -h, --help                  show this help
 
 Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.`;
@@ -84,6 +86,8 @@ interface RunOptions {
   timeoutMs: number;
   verbose: boolean;
   keepState?: boolean;
+  /** --assembly: a cdk.out folder to run. */
+  assembly?: string;
 }
 
 export async function runLocalCommand(args: string[]): Promise<number> {
@@ -132,6 +136,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
       timeout: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'keep-state': { type: 'boolean', default: false },
+      assembly: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -194,6 +199,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     timeoutMs,
     verbose: values.verbose ?? false,
     keepState: values['keep-state'] ?? false,
+    ...(values.assembly !== undefined ? { assembly: path.resolve(values.assembly) } : {}),
   };
 }
 
@@ -230,6 +236,8 @@ async function runFiles(options: RunOptions): Promise<number> {
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
+      ...(options.assembly ? { assembly: { dir: options.assembly } } : {}),
+      ...(options.verbose ? { functionOutput: (chunk: Buffer) => void process.stderr.write(chunk) } : {}),
       dropFolder: false,
       reconcileIntervalMs: 0,
       log,
