@@ -36,9 +36,9 @@ import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
 import { LOCAL_AWS } from '../lib/local-account.ts';
-import type { AssemblyModel, LocalNames } from './assembly/template.ts';
+import type { AssemblyModel, LocalNames, Principal } from './assembly/template.ts';
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
-import type { CredentialsFor } from './assembly/runtime.ts';
+import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
@@ -182,6 +182,12 @@ export interface LocalBridge {
   readonly s3: S3Client;
   readonly ledger: Ledger;
   readonly engine: LocalEngine;
+  /**
+   * What runs: the cloud assembly's folder and template (read and resolved),
+   * each bridge function (by logical id) as it runs from its asset, and each
+   * principal's resolved policies (the hook of local IAM).
+   */
+  readonly assembly: { dir: string; model: AssemblyModel; functions: AssemblyRuntime['functions']; principals: Principal[] };
   /** The embedded simulator (undefined with a given Mapflow). */
   readonly simulator?: RunningSimulator;
   /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
@@ -509,6 +515,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       s3,
       ledger,
       engine,
+      assembly: { dir: assembly.model.assemblyDir, model: assembly.model, functions: runtime.functions, principals: runtime.principals },
       ...(simulator ? { simulator } : {}),
 
       async putInbox(file, relativeKey) {
