@@ -159,10 +159,38 @@ export async function findBridgeTemplate(assemblyDir: string, templateFile?: str
 export async function readAssembly(assemblyDir: string, names: LocalNames, templateFile?: string): Promise<AssemblyModel> {
   const file = await findBridgeTemplate(assemblyDir, templateFile);
   const template = JSON.parse(await readFile(path.join(assemblyDir, file), 'utf8')) as CloudFormationTemplate;
-  return modelOf(path.resolve(assemblyDir), file, template, names);
+  return modelOf(path.resolve(assemblyDir), file, template, names, await assetFolders(assemblyDir, file));
 }
 
-export function modelOf(assemblyDir: string, templateFile: string, template: CloudFormationTemplate, names: LocalNames): AssemblyModel {
+/**
+ * The asset folder of each file asset's object key, from the stack's assets
+ * manifest (`<stack>.assets.json`): what `cdk deploy` zips and uploads under
+ * that key. An app synthesized without the CDK CLI (`node app.ts`) has no
+ * aws:asset:path metadata on its functions; their Code.S3Key finds the folder.
+ */
+async function assetFolders(assemblyDir: string, templateFile: string): Promise<Map<string, string>> {
+  type AssetsManifest = { files?: Record<string, { source?: { path?: string }; destinations?: Record<string, { objectKey?: string }> }> };
+  const manifest: AssetsManifest = await readFile(path.join(assemblyDir, templateFile.replace(/\.template\.json$/, '.assets.json')), 'utf8').then(
+    (text) => JSON.parse(text) as AssetsManifest,
+    () => ({ files: {} }),
+  );
+  const folders = new Map<string, string>();
+  for (const asset of Object.values(manifest.files ?? {})) {
+    if (!asset.source?.path) continue;
+    for (const destination of Object.values(asset.destinations ?? {})) {
+      if (destination.objectKey) folders.set(destination.objectKey, asset.source.path);
+    }
+  }
+  return folders;
+}
+
+export function modelOf(
+  assemblyDir: string,
+  templateFile: string,
+  template: CloudFormationTemplate,
+  names: LocalNames,
+  assetsByObjectKey: ReadonlyMap<string, string> = new Map(),
+): AssemblyModel {
   const resources = template.Resources ?? {};
   const props = (logicalId: string) => resources[logicalId]?.Properties ?? {};
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
@@ -315,8 +343,9 @@ export function modelOf(assemblyDir: string, templateFile: string, template: Clo
     const bridgeFunction = bridgeFunctionOf(resource);
     if (!bridgeFunction) continue;
     const p = resource.Properties ?? {};
-    const assetPath = resource.Metadata?.['aws:asset:path'];
-    if (typeof assetPath !== 'string') throw new AssemblyError(`${logicalId} (${bridgeFunction}) has no aws:asset:path metadata: synthesize with assets staged`);
+    const objectKey = (p.Code as { S3Key?: unknown } | undefined)?.S3Key;
+    const assetPath = resource.Metadata?.['aws:asset:path'] ?? (typeof objectKey === 'string' ? assetsByObjectKey.get(objectKey) : undefined);
+    if (typeof assetPath !== 'string') throw new AssemblyError(`${logicalId} (${bridgeFunction}): no code asset found (no aws:asset:path metadata, no file asset for its S3Key)`);
     const handler = stringProp(p.Handler) ?? 'index.handler';
     const dot = handler.lastIndexOf('.');
     const variables = resolveAny((p.Environment as { Variables?: unknown } | undefined)?.Variables ?? {}) as Record<string, unknown>;
