@@ -141,6 +141,12 @@ export interface LocalBridgeOptions {
    * gets it (`local run --verbose`).
    */
   functionOutput?: (chunk: Buffer) => void;
+  /**
+   * Start one environment of every function in the background once the
+   * bridge is up (`npm start`: the first job meets warm functions). Default
+   * false: each function starts on its first invocation, as a Lambda does.
+   */
+  prewarm?: boolean;
   /** Checks every request at the local Step Functions, EventBridge and Secrets Manager endpoints (local IAM). */
   authorize?: AuthorizeHook;
   /**
@@ -418,6 +424,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     );
     stops.push({ name: 'the functions and their services', stop: () => runtime.close() });
     const engine = runtime.engine;
+    // After the start, in the background: one warm environment per function, in the order a job needs them.
+    if (options.prewarm) void runtime.prewarm().catch(() => undefined);
 
     // The operator tools of this process (jobs retry / cancel through the control endpoint) read
     // this environment; the functions never see it (each runs on the template's, see local/assembly).

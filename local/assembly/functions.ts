@@ -168,6 +168,19 @@ export class LocalFunction {
   }
 
   /**
+   * Starts one execution environment ahead of the first invocation (as
+   * provisioned concurrency would) and keeps it warm; a no-op when one exists.
+   * Resolves when it is ready (or failed: the invocation will say why).
+   */
+  async prewarm(): Promise<void> {
+    if (this.closed || this.all.size > 0) return;
+    const environment = new Environment(this.options, this.log);
+    this.all.add(environment);
+    this.idle.push(environment);
+    await environment.ready.catch(() => undefined);
+  }
+
+  /**
    * Invokes the function synchronously (RequestResponse) with a JSON event:
    * resolves with the parsed result, rejects with a LambdaFunctionError
    * (the handler's error, Sandbox.Timedout, Runtime.*).
