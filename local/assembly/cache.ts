@@ -116,7 +116,10 @@ export async function handlerBundles(cacheDir: string, key: string, fresh = fals
   return dir;
 }
 
+/** The package's prebuilt bundles: only where the handlers cannot be built (no build script, as in the installed package). */
 function prebuiltDir(): string | undefined {
+  // In the repository a dist/ left by `npm pack` may be older than functions/: build from source there.
+  if (existsSync(path.join(PROJECT_ROOT, 'scripts', 'build-handlers.ts'))) return undefined;
   for (const relative of PREBUILT_DIRS) {
     const dir = path.join(PROJECT_ROOT, relative);
     if (existsSync(path.join(dir, 'dispatch', 'index.mjs'))) return dir;
