@@ -304,7 +304,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     // The JVM and s3rver are starting: now this process loads the rest of the bridge.
     const {
       DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, loadLocalAssembly, readAssembly, startAssemblyRuntime,
-      startSimulator, checkDefinition, followEvents, localS3Client, LOCAL_S3_CREDENTIALS, watchDropFolder,
+      startSimulator, checkDefinition, followEvents, localS3Client, LOCAL_S3_CREDENTIALS, watchDropFolder, definitionCacheDir,
     } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
 
     // Mapflow: the embedded simulator unless a target is given.
@@ -380,6 +380,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const doc = await ledgerReady;
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint);
+    const compileCacheRoot = definitionCacheDir();
     const inboxPrefix = assembly.model.functions.find((fn) => fn.environment.INBOX_PREFIX)?.environment.INBOX_PREFIX ?? 'inbox/';
 
     // The functions of the assembly, each from its bundle, and the services they call.
@@ -391,6 +392,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         mapflow,
         eventsFile,
         logDir: path.join(stateDir, 'logs'),
+        compileCacheDir: path.join(compileCacheRoot, 'v8'),
         defaultCredentials: LOCAL_S3_CREDENTIALS,
         ...(options.credentialsFor ? { credentialsFor: options.credentialsFor } : {}),
         ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),

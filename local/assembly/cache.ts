@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Route } from '../../functions/routing/index.ts';
@@ -70,7 +70,12 @@ export async function loadLocalAssembly(
   const dir = path.join(cacheDir, `assembly-${key}`);
   // lib/local-assembly.ts's LOCAL_STACK_NAME (that module imports aws-cdk-lib: only on a miss).
   const templateFile = 'MapflowBridgeLocal.template.json';
-  if (!off && existsSync(path.join(dir, '.complete'))) return { dir, templateFile, cache: 'hit', key, dispose: async () => undefined };
+  if (!off && existsSync(path.join(dir, '.complete'))) {
+    // Marks it used: pruning keeps the most recently used.
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => undefined);
+    return { dir, templateFile, cache: 'hit', key, dispose: async () => undefined };
+  }
 
   await mkdir(cacheDir, { recursive: true });
   const bundlesDir = await handlerBundles(cacheDir, bundles, off, options.log);
@@ -91,7 +96,28 @@ export async function loadLocalAssembly(
   if (off) return { dir: temporary, templateFile, cache: 'off', key, dispose: () => rm(temporary, { recursive: true, force: true }) };
   // Another process may have stored the same key meanwhile: theirs is as good.
   await rename(temporary, dir).catch(async () => rm(temporary, { recursive: true, force: true }));
+  await prune(cacheDir).catch(() => undefined);
   return { dir, templateFile, cache: 'miss', key, dispose: async () => undefined };
+}
+
+/** Assemblies kept (each a few MB: 18 bundles and a template); the least recently used go first. */
+const KEEP_ASSEMBLIES = 24;
+const KEEP_BUNDLES = 4;
+/** A temporary folder this old was left by a process that died while synthesizing. */
+const ABANDONED_MS = 3_600_000;
+
+/** Removes the least recently used assemblies and bundles beyond the limits, and abandoned temporary folders. */
+async function prune(cacheDir: string): Promise<void> {
+  const entries = await Promise.all(
+    (await readdir(cacheDir)).map(async (name) => ({ name, mtimeMs: (await stat(path.join(cacheDir, name)).catch(() => undefined))?.mtimeMs ?? 0 })),
+  );
+  const newestFirst = entries.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  const doomed = [
+    ...newestFirst.filter((e) => /^(assembly|bundles)-tmp-/.test(e.name) && Date.now() - e.mtimeMs > ABANDONED_MS),
+    ...newestFirst.filter((e) => /^assembly-[0-9a-f]{32}$/.test(e.name)).slice(KEEP_ASSEMBLIES),
+    ...newestFirst.filter((e) => /^bundles-[0-9a-f]{32}$/.test(e.name)).slice(KEEP_BUNDLES),
+  ];
+  await Promise.all(doomed.map((e) => rm(path.join(cacheDir, e.name), { recursive: true, force: true })));
 }
 
 /** The prebuilt bundles of the package, or this key's built bundles (built now when missing). */
@@ -99,7 +125,11 @@ export async function handlerBundles(cacheDir: string, key: string, fresh = fals
   const prebuilt = prebuiltDir();
   if (prebuilt) return prebuilt;
   const dir = path.join(cacheDir, `bundles-${key}`);
-  if (!fresh && existsSync(path.join(dir, '.complete'))) return dir;
+  if (!fresh && existsSync(path.join(dir, '.complete'))) {
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => undefined);
+    return dir;
+  }
   log?.('local bridge: bundling the handlers (once per change of the sources)');
   await mkdir(cacheDir, { recursive: true });
   const temporary = await mkdtemp(path.join(cacheDir, 'bundles-tmp-'));

@@ -41,6 +41,8 @@ export interface LocalFunctionOptions {
   logDir?: string;
   /** Also hands the function's output here (`local run --verbose`: stderr). */
   output?: (chunk: Buffer) => void;
+  /** V8's compile cache for the bundles (cheaper cold starts); omitted: none. */
+  compileCacheDir?: string;
   maxEnvironments?: number;
 }
 
@@ -73,6 +75,7 @@ class Environment {
         functionArn: spec.arn,
         memoryMb: spec.memoryMb,
         logGroupName: `/aws/lambda/${spec.functionName}`,
+        compileCacheDir: options.compileCacheDir,
       },
     });
     if (log || output) {

@@ -50,6 +50,8 @@ export interface AssemblyRuntimeOptions {
   logDir?: string;
   /** Also hands every function's output here. */
   functionOutput?: (chunk: Buffer) => void;
+  /** V8's compile cache for the bundles (cheaper cold starts). */
+  compileCacheDir?: string;
   /** Default: the local bridge's shared credentials for every principal. */
   credentialsFor?: CredentialsFor;
   defaultCredentials: AwsCredentials;
@@ -155,6 +157,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           }),
           ...(options.logDir ? { logDir: options.logDir } : {}),
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
+          ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),
       );
