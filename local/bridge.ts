@@ -408,19 +408,18 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           }
           options.onExecutionStopped?.(execution);
         },
-        onDuplicateStart: (name) => {
+        onDuplicateStart: (name, started) =>
           // A re-drop of a finished job's exact file is recognised (exactly once) and ends at
           // Register Job without an event; on a terminal, say so rather than stay silent.
-          void ledger.get(name).then((row) => {
-            const input = (runtime.engine.describe(name)?.input as ExecutionInput | undefined)?.input;
+          ledger.get(name).then((row) => {
+            const input = (started as ExecutionInput | undefined)?.input;
             if (row && isFinalStatus(row.status) && input && row.input.key === input.key) {
               log(
                 `${input.key.slice(inboxPrefix.length)}: same file as job ${name}, already ${row.status}: not run again. ` +
                   'To run it again, drop it under a new name or change the file.',
               );
             }
-          }, () => undefined);
-        },
+          }, () => undefined),
         log,
       }),
     );

@@ -62,7 +62,7 @@ export interface AssemblyRuntimeOptions {
   maxEnvironments?: number;
   onTask?: (trace: TaskTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
-  onDuplicateStart?: (name: string) => void;
+  onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
   log: (message: string) => void;
 }
 

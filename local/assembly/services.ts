@@ -21,8 +21,12 @@ const epochSeconds = (iso: string | undefined) => (iso ? Date.parse(iso) / 1000 
 export interface StepFunctionsServiceOptions {
   engine: LocalEngine;
   taskTokens: LocalTaskTokens;
-  /** Called after a StartExecution that found the name taken (the bridge says when a re-dropped file was already done). */
-  onDuplicateStart?: (name: string) => void;
+  /**
+   * Called after a StartExecution that found the name taken (the bridge says
+   * when a re-dropped file was already done); the answer waits for it, so the
+   * note is made before the dispatch that caused it ends.
+   */
+  onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
   authorize?: AuthorizeHook;
 }
 
@@ -51,7 +55,7 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
     jsonVersion: '1.0',
     ...(options.authorize ? { authorize: options.authorize } : {}),
     operations: {
-      StartExecution: (input) => {
+      StartExecution: async (input) => {
         machine(input.stateMachineArn);
         const name = typeof input.name === 'string' && input.name ? input.name : randomUUID();
         let parsed: unknown = {};
@@ -63,7 +67,7 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
         const existing = engine.describe(name);
         const { outcome, execution: record } = engine.startExecution(name, parsed);
         if (outcome === 'duplicate') {
-          options.onDuplicateStart?.(name);
+          await Promise.resolve(options.onDuplicateStart?.(name, parsed)).catch(() => undefined);
           // A running execution started again with the same input answers as the first start did (Standard workflows).
           const same = existing?.status === 'RUNNING' && JSON.stringify(existing.input) === JSON.stringify(parsed);
           if (!same) throw new AwsServiceError('ExecutionAlreadyExists', `Execution Already Exists: '${record.arn}'`);
