@@ -30,6 +30,15 @@ const RUNTIME = fileURLToPath(new URL('./lambda-runtime.mjs', import.meta.url));
 /** Environments of one function at once when the template reserves no concurrency (the machine, not AWS, is the limit). */
 export const DEFAULT_MAX_ENVIRONMENTS = 8;
 
+/**
+ * The same for a function of 1 GB or more (the GeoJSON and GeoTIFF checks,
+ * the streaming steps): each environment may hold a parsed input of hundreds
+ * of MB in this one process, as the CPU workers before them were limited (at
+ * most two at once) so a batch of large files cannot add up.
+ */
+export const LARGE_FUNCTION_MB = 1024;
+export const DEFAULT_MAX_LARGE_ENVIRONMENTS = 2;
+
 /** How long an extra idle environment is kept warm (the first one stays until close). */
 const IDLE_MS = 60_000;
 
@@ -158,7 +167,8 @@ export class LocalFunction {
 
   constructor(private readonly options: LocalFunctionOptions) {
     this.spec = options.spec;
-    this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? DEFAULT_MAX_ENVIRONMENTS);
+    const machineLimit = options.spec.memoryMb >= LARGE_FUNCTION_MB ? DEFAULT_MAX_LARGE_ENVIRONMENTS : DEFAULT_MAX_ENVIRONMENTS;
+    this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? machineLimit);
     if (options.logDir) {
       mkdirSync(options.logDir, { recursive: true });
       this.log = createWriteStream(path.join(options.logDir, `${options.spec.functionName}.log`), { flags: 'a' });
@@ -206,6 +216,7 @@ export class LocalFunction {
 
   private async take(): Promise<Environment> {
     for (;;) {
+      if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
       const warm = this.idle.pop();
       if (warm) {
         if (warm.alive) return warm;
