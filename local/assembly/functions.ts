@@ -42,6 +42,60 @@ export const DEFAULT_MAX_LARGE_ENVIRONMENTS = 2;
 /** How long an extra idle environment is kept warm (the first one stays until close). */
 const IDLE_MS = 60_000;
 
+/**
+ * Environments alive at once across all functions of one bridge: they share
+ * this process's memory (each a V8 isolate with its bundle, about 50 MB, more
+ * while it holds a parsed input), as an account's concurrency limit bounds
+ * them on AWS. A new environment first lets an idle one of any function go;
+ * when every one is busy it waits for one to finish (no invocation waits on
+ * another, so this cannot deadlock). The hostile corpus through `local run`
+ * peaked at 2.3 GB without it, 1.18 GB with 8.
+ */
+export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 6;
+
+export class EnvironmentBudget {
+  private live = 0;
+  private readonly waiters: (() => void)[] = [];
+  private readonly owners = new Set<{ evictIdle(): boolean }>();
+
+  constructor(readonly max = DEFAULT_MAX_LIVE_ENVIRONMENTS) {}
+
+  register(owner: { evictIdle(): boolean }): void {
+    this.owners.add(owner);
+  }
+
+  async acquire(): Promise<void> {
+    for (;;) {
+      if (this.tryAcquire()) return;
+      // An idle environment of any function makes room: its exit releases a place and wakes a waiter.
+      [...this.owners].some((owner) => owner.evictIdle());
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** A place only when one is free (prewarming never lets another environment go). */
+  tryAcquire(): boolean {
+    if (this.live >= this.max) return false;
+    this.live++;
+    return true;
+  }
+
+  release(): void {
+    this.live = Math.max(0, this.live - 1);
+    this.waiters.shift()?.();
+  }
+
+  /** An environment became idle: a waiter may now let it go. */
+  idleNotice(): void {
+    this.waiters.shift()?.();
+  }
+
+  /** Wakes every waiter (a function closing: they give up). */
+  wakeAll(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+}
+
 export interface LocalFunctionOptions {
   spec: AssemblyFunctionSpec;
   /** The whole environment of the function's process (template + endpoints + credentials). */
@@ -53,6 +107,8 @@ export interface LocalFunctionOptions {
   /** V8's compile cache for the bundles (cheaper cold starts); omitted: none. */
   compileCacheDir?: string;
   maxEnvironments?: number;
+  /** Shared by the functions of one bridge (default: one of its own). */
+  budget?: EnvironmentBudget;
 }
 
 interface Pending {
@@ -65,8 +121,10 @@ class Environment {
   readonly worker: Worker;
   readonly ready: Promise<void>;
   private pending?: Pending & { id: number };
-  private exited = false;
+  private exited_ = false;
   private exitReason?: Error;
+  /** Resolves when the worker has exited (terminated, crashed or stopped). */
+  readonly exited: Promise<void>;
   private nextId = 0;
 
   constructor(private readonly options: LocalFunctionOptions, log?: WriteStream) {
@@ -99,6 +157,7 @@ class Environment {
       this.worker.stdout.resume();
       this.worker.stderr.resume();
     }
+    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (message: { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string } }) => {
         if (message.type === 'ready') resolve();
@@ -117,7 +176,7 @@ class Environment {
             : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
       });
       this.worker.on('exit', (code) => {
-        this.exited = true;
+        this.exited_ = true;
         const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: exit status ${code}`);
         reject(reason);
         this.pending?.reject(reason);
@@ -128,7 +187,7 @@ class Environment {
   }
 
   get alive(): boolean {
-    return !this.exited;
+    return !this.exited_;
   }
 
   invoke(event: unknown, requestId: string): Promise<string> {
@@ -151,7 +210,7 @@ class Environment {
   }
 
   async stop(): Promise<void> {
-    if (!this.exited) await this.worker.terminate();
+    if (!this.exited_) await this.worker.terminate();
   }
 }
 
@@ -164,9 +223,12 @@ export class LocalFunction {
   private readonly log?: WriteStream;
   private invocations = 0;
   private closed = false;
+  private readonly budget: EnvironmentBudget;
 
   constructor(private readonly options: LocalFunctionOptions) {
     this.spec = options.spec;
+    this.budget = options.budget ?? new EnvironmentBudget();
+    this.budget.register(this);
     const machineLimit = options.spec.memoryMb >= LARGE_FUNCTION_MB ? DEFAULT_MAX_LARGE_ENVIRONMENTS : DEFAULT_MAX_ENVIRONMENTS;
     this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? machineLimit);
     if (options.logDir) {
@@ -186,11 +248,36 @@ export class LocalFunction {
    * Resolves when it is ready (or failed: the invocation will say why).
    */
   async prewarm(): Promise<void> {
-    if (this.closed || this.all.size > 0) return;
-    const environment = new Environment(this.options, this.log);
-    this.all.add(environment);
+    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire()) return;
+    const environment = this.start();
     this.idle.push(environment);
     await environment.ready.catch(() => undefined);
+  }
+
+  /** Lets one idle environment go (the budget needs room); false when none is idle. */
+  evictIdle(): boolean {
+    const environment = this.idle.shift();
+    if (!environment) return false;
+    this.stopEnvironment(environment);
+    return true;
+  }
+
+  /** A new environment, counted in the budget until it stops. */
+  private start(): Environment {
+    const environment = new Environment(this.options, this.log);
+    this.all.add(environment);
+    let released = false;
+    void environment.exited.then(() => {
+      if (released) return;
+      released = true;
+      this.all.delete(environment);
+      this.budget.release();
+    });
+    return environment;
+  }
+
+  private stopEnvironment(environment: Environment): void {
+    void environment.stop();
   }
 
   /**
@@ -224,9 +311,12 @@ export class LocalFunction {
         continue;
       }
       if (this.all.size < this.max) {
-        const fresh = new Environment(this.options, this.log);
-        this.all.add(fresh);
-        return fresh;
+        await this.budget.acquire();
+        if (this.closed) {
+          this.budget.release();
+          continue;
+        }
+        return this.start();
       }
       await new Promise<void>((resolve) => this.queue.push(resolve));
     }
@@ -234,18 +324,17 @@ export class LocalFunction {
 
   private give(environment: Environment, healthy: boolean): void {
     if (!healthy || !environment.alive || this.closed) {
-      this.all.delete(environment);
-      void environment.stop();
+      this.stopEnvironment(environment);
     } else {
       this.idle.push(environment);
+      this.budget.idleNotice();
       // Extra environments are let go after a quiet minute; one stays warm.
       if (this.idle.length > 1) {
         setTimeout(() => {
           const at = this.idle.indexOf(environment);
           if (at >= 0 && this.idle.length > 1) {
             this.idle.splice(at, 1);
-            this.all.delete(environment);
-            void environment.stop();
+            this.stopEnvironment(environment);
           }
         }, IDLE_MS).unref();
       }
@@ -256,9 +345,9 @@ export class LocalFunction {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.all].map((environment) => environment.stop()));
-    this.all.clear();
     this.idle.length = 0;
     for (const waiter of this.queue.splice(0)) waiter();
+    this.budget.wakeAll();
     if (this.log) await new Promise<void>((resolve) => (this.log as WriteStream).end(() => resolve()));
   }
 }

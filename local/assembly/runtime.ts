@@ -24,7 +24,7 @@ import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } fro
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
-import { LocalFunction } from './functions.ts';
+import { EnvironmentBudget, LocalFunction } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
@@ -60,6 +60,8 @@ export interface AssemblyRuntimeOptions {
   waitOverridesMs?: Record<string, number>;
   retryIntervalMs?: number;
   maxEnvironments?: number;
+  /** Environments alive at once across all functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
+  maxLiveEnvironments?: number;
   onTask?: (trace: TaskTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
@@ -139,6 +141,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
 
     const principals = principalsOf(model);
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
+    // The functions share this process's memory: one budget of live environments for all of them.
+    const budget = new EnvironmentBudget(options.maxLiveEnvironments);
     for (const spec of model.functions) {
       const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
       const credentials = credentialsFor(principal);
@@ -158,6 +162,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.logDir ? { logDir: options.logDir } : {}),
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
+          budget,
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),
       );
