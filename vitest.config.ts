@@ -28,8 +28,9 @@ export default defineConfig({
     // Files are chosen per project below (a root include would be merged into both).
     // Quiet output: no Powertools metrics (EMF JSON lines) from the handlers under test.
     setupFiles: ['./test/support/setup.ts'],
-    // One DynamoDB Local for the run, started on first use (each project asks its own broker).
-    globalSetup: ['./test/support/dynamodb-broker.ts'],
+    // One DynamoDB Local for the run, started on first use (each project asks its own broker);
+    // the cloud assemblies the suites share, synthesized once before any file starts.
+    globalSetup: ['./test/support/dynamodb-broker.ts', './test/support/assembly-setup.ts'],
     // Tests wait on events, not on time; the limit only catches a hang, and
     // must hold on a loaded 2-core machine where a local bridge job takes minutes.
     testTimeout: 120_000,

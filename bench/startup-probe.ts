@@ -15,7 +15,8 @@ import { startLocalBridge } from '../local/bridge.ts';
 
 const sinceStart = () => performance.now();
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const bridge = await startLocalBridge({ simulator: { processingSeconds: 30 }, dropFolder: false, reconcileIntervalMs: 0, log: () => undefined });
+// As `npm start` starts it (prewarm: an older bridge ignores the option).
+const bridge = await startLocalBridge({ simulator: { processingSeconds: 30 }, dropFolder: false, reconcileIntervalMs: 0, prewarm: true, log: () => undefined } as Parameters<typeof startLocalBridge>[0]);
 const readyMs = sinceStart();
 const dir = await mkdtemp(path.join(tmpdir(), 'startup-probe-'));
 const file = path.join(dir, 'one.geojson');

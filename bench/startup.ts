@@ -1,7 +1,7 @@
 /**
  * Fast start, measured side by side: the local bridge started in a fresh
- * process with the definition cache off (CDK synthesis, aws-cdk-lib import)
- * and warm (lib/local-definition-cache.ts), and, with `before`, the bridge of
+ * process with the assembly cache off (CDK synthesis with bundling, aws-cdk-lib
+ * import) and warm (local/assembly/cache.ts), and, with `before`, the bridge of
  * an older commit (default STARTUP_BEFORE_REF, the tree the issue's "today's
  * times" were measured on), checked out beside the project with its
  * node_modules and started by the same probe, in turns with the warm start.
@@ -43,7 +43,7 @@ export interface ProbeResult {
 }
 
 export interface StartupFigures {
-  /** Loading the definition alone (process start to definition in hand): synthesis vs the disk cache. */
+  /** Loading the cloud assembly alone (process start to assembly in hand): synthesis and bundling vs the disk cache. */
   definition: { coldMs: number; warmMs: number };
   /** The whole bridge (undefined with --definition-only). */
   cold?: ProbeResult;
@@ -54,7 +54,8 @@ export interface StartupFigures {
 
 function definitionProbe(cache: 'off' | 'on'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/definition-probe.ts')], {
+    // The cloud assembly (template and bundles) the bridge runs: what a cold start synthesizes.
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/assembly-probe.ts')], {
       cwd: PROJECT_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, ...(cache === 'off' ? { MAPFLOW_BRIDGE_DEFINITION_CACHE: 'off' } : {}) },

@@ -34,6 +34,12 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
  */
 export const PREBUILT_HANDLERS_DIR = fileURLToPath(new URL('../assets/handlers/', import.meta.url));
 
+/**
+ * Context key: a folder of prebuilt bundles `<dir>/<name>/index.mjs` to use
+ * instead of bundling (the local bridge's assembly cache, lib/local-assembly.ts).
+ */
+export const HANDLER_BUNDLES_CONTEXT = 'mapflow-bridge:handler-bundles';
+
 /** The folder of a handler's prebuilt bundle, when there is one. */
 export function prebuiltHandlerDir(name: BridgeFunctionName): string | undefined {
   const dir = path.join(PREBUILT_HANDLERS_DIR, name);
@@ -72,7 +78,8 @@ export class BridgeFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: BridgeFunctionProps) {
     super(scope, id);
-    const prebuilt = prebuiltHandlerDir(props.name);
+    const bundles = this.node.tryGetContext(HANDLER_BUNDLES_CONTEXT) as unknown;
+    const prebuilt = typeof bundles === 'string' ? path.join(bundles, props.name) : prebuiltHandlerDir(props.name);
     const entry = handlerEntry(props.name);
     if (!prebuilt && !existsSync(entry)) {
       throw new Error(`MapflowBridge: the handler file of '${props.name}' is missing (${entry}); it must export 'handler'`);

@@ -7,10 +7,11 @@
 import { App, Stack, type CfnResource } from 'aws-cdk-lib';
 import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
 import type { PollPolicy } from './defaults.ts';
+import { LOCAL_AWS } from './local-account.ts';
 import { MapflowBridge } from './mapflow-bridge.ts';
 
-export const LOCAL_REGION = 'us-east-1';
-export const LOCAL_ACCOUNT = '000000000000';
+export const LOCAL_REGION = LOCAL_AWS.region;
+export const LOCAL_ACCOUNT = LOCAL_AWS.account;
 
 /** The ARN the local definition uses for a task function. */
 export function localFunctionArn(fn: string): string {

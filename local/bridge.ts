@@ -1,19 +1,21 @@
 /**
- * The whole bridge on one machine: the same handlers and the same state
- * machine definition as on AWS, on embedded services.
+ * The whole bridge on one machine: the cloud assembly `cdk deploy` would
+ * upload (each function from its bundle, the state machine from the
+ * template, see local/assembly), on embedded services.
  *
  *   Mapflow      -> the simulator (local/simulator), or a given Mapflow URL + token
- *   S3 + trigger -> s3rver; its object-created notifications feed the dispatch core
+ *   S3 + trigger -> s3rver; its object-created notifications go through the template's rule and queue to dispatch
  *   DynamoDB     -> DynamoDB Local (the ledger table is created when missing)
- *   IAM          -> the gate (local/auth): both endpoints answer only requests signed
- *                   with credentials the bridge issued (credentials.json in the state folder)
- *   Step Functions -> aws-local-stepfunctions running synthLocalDefinition() (cached on disk)
- *   EventBridge  -> a JSON-lines file (BRIDGE_EVENTS_FILE)
- *   reconciler   -> the reconcile core on a timer
+ *   Step Functions, EventBridge, Secrets Manager -> local endpoints (local/assembly/services.ts)
+ *   reconciler   -> the reconcile function on the schedule's event
+ *   IAM          -> the gate (local/auth): every endpoint answers only requests signed
+ *                   with credentials the bridge issued (credentials.json in the state
+ *                   folder for the user; one key pair per role for the functions), and
+ *                   judges each against the signer's policies from the template
  *
- * The handlers read their configuration from process.env, exactly as in a
- * Lambda function; startLocalBridge sets it (and restores it on close), so
- * one bridge runs per process at a time.
+ * This process keeps a few settings in process.env for the operator tools
+ * (jobs retry / cancel); startLocalBridge sets them and restores them on
+ * close, so one bridge runs per process at a time.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -37,13 +39,20 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
-import { CredentialStore, type IssuedCredentials, type PolicyDocument } from './auth/credentials.ts';
+import { LOCAL_AWS } from '../lib/local-account.ts';
+import type { AssemblyModel, LocalNames, Principal } from './assembly/template.ts';
+import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
+import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
+import type { LocalAssemblySettings } from './assembly/cache.ts';
+import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
 import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, writeResumeCounts } from './crash-resumes.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
 export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
+/** The state machine's name in its local ARN (arn:aws:states:us-east-1:000000000000:stateMachine:mapflow-bridge). */
+export const LOCAL_STATE_MACHINE_NAME = 'mapflow-bridge';
 
 /**
  * Credit budget of every route that sets none when the embedded simulator runs:
@@ -107,11 +116,6 @@ export interface LocalBridgeOptions {
    * the same folder can say who holds it. Default 'a local bridge'.
    */
   command?: string;
-  /**
-   * The in-process handlers sign as this role (each of their AWS calls checked
-   * against its policy documents, see local/auth) instead of as the user.
-   */
-  handlerRole?: { roleArn: string; policyDocuments: PolicyDocument[] };
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
   /** Pause before every Retry in ms (tests); default the definition's. */
@@ -127,16 +131,47 @@ export interface LocalBridgeOptions {
   /** Called when a Task invocation ends, timed (benchmarks: bench/admission.ts). */
   onTask?: (trace: TaskTrace) => void;
   /**
-   * Start again the executions of jobs the ledger shows unfinished (they were
-   * in flight when the bridge stopped; executions live in memory). Default:
-   * true with a stateDir. Every task is safe to run again.
+   * Run this synthesized cloud assembly (a `cdk.out` folder holding a
+   * MapflowBridge, e.g. your own app's) instead of synthesizing the bridge
+   * with the options above; `templateFile` names the stack when the assembly
+   * holds several. Its routes, poll policy and slots are the template's.
    */
-  resumeUnfinished?: boolean;
+  assembly?: { dir: string; templateFile?: string };
+  /**
+   * The credentials each function's process gets. Default: a key pair of its
+   * own per role, whose every AWS call the endpoints judge against that
+   * role's policies from the template (local IAM, see local/auth).
+   */
+  credentialsFor?: CredentialsFor;
+  /**
+   * Every function writes its output (logs, EMF metrics) to
+   * `<stateDir>/logs/<function>.log`, as CloudWatch Logs keeps it; this also
+   * gets it (`local run --verbose`).
+   */
+  functionOutput?: (chunk: Buffer) => void;
+  /**
+   * Start one environment of every function in the background once the
+   * bridge is up (`npm start`: the first job meets warm functions). Default
+   * false: each function starts on its first invocation, as a Lambda does.
+   */
+  prewarm?: boolean;
+  /**
+   * Checks every request at the local Step Functions, EventBridge and Secrets
+   * Manager endpoints. Default: the gate (signed by issued credentials, and
+   * allowed by the signer's policies).
+   */
+  authorize?: AuthorizeHook;
   /**
    * New inputs wait for this before their executions start (a bridge that
    * started degraded holds them until Mapflow answers; see cli/preflight.ts).
    */
   dispatchAfter?: Promise<unknown>;
+  /**
+   * Start again the executions of jobs the ledger shows unfinished (they were
+   * in flight when the bridge stopped; executions live in memory). Default:
+   * true with a stateDir. Every task is safe to run again.
+   */
+  resumeUnfinished?: boolean;
 }
 
 /** One phase of a start, in ms since this process started (performance.now()). */
@@ -161,7 +196,7 @@ export interface LocalBridge {
   /** How the start went, phase by phase (bench/startup.ts prints it). */
   readonly startup: StartupTimeline;
   readonly endpoints: { s3: string; dynamodb: string; mapflow: string };
-  /** The user's full-access credentials for both endpoints (stored 0600 in <stateDir>/credentials.json with a stateDir). */
+  /** The user's full-access credentials for the endpoints (stored 0600 in <stateDir>/credentials.json with a stateDir). */
   readonly credentials: IssuedCredentials;
   /** Who may sign requests to the endpoints: `addPrincipal` issues a role's credentials. */
   readonly credentialStore: CredentialStore;
@@ -174,6 +209,12 @@ export interface LocalBridge {
   readonly s3: S3Client;
   readonly ledger: Ledger;
   readonly engine: LocalEngine;
+  /**
+   * What runs: the cloud assembly's folder and template (read and resolved),
+   * each bridge function (by logical id) as it runs from its asset, and each
+   * principal's resolved policies (the hook of local IAM).
+   */
+  readonly assembly: { dir: string; model: AssemblyModel; functions: AssemblyRuntime['functions']; principals: Principal[] };
   /** The embedded simulator (undefined with a given Mapflow). */
   readonly simulator?: RunningSimulator;
   /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
@@ -225,14 +266,16 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
   const dropDir = path.join(stateDir, 'drop');
+  // What the template's bucket, ledger and state machine are called here (local/assembly/template.ts).
+  const localNames: LocalNames = { bucket, ledgerTable, stateMachineName: LOCAL_STATE_MACHINE_NAME };
+  const eventsFile = path.join(stateDir, 'events.jsonl');
   // Issued once per state folder (0600), in memory for a temporary one.
   const credentialStore = persistent ? await timed('credentials', () => CredentialStore.open(stateDir)) : CredentialStore.inMemory();
   // Only the gate may reach the DynamoDB Local this bridge starts (it accepts any key).
   const dynamodbGateSecret = randomBytes(24).toString('hex');
-  // A refused request is a misconfigured client or something worse: say which.
+  // A refused request is a misconfigured client, a role without a statement, or something worse: say which.
   const onRefused = (refusal: Refusal, request: IncomingSignedRequest) =>
     log(`local bridge: refused ${request.method} ${request.url.split('?')[0]}: ${refusal.code}: ${refusal.message}`);
-  const eventsFile = path.join(stateDir, 'events.jsonl');
 
   // Everything started so far, stopped in reverse order on close or on a failed start.
   const stops: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -263,8 +306,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             startDynamoDbLocal({
               ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
               javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
-              gateSecret: dynamodbGateSecret,
               startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+              gateSecret: dynamodbGateSecret,
             }),
         );
     // The trigger: notifications queue up here until the dispatcher is ready.
@@ -291,9 +334,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     s3Start.catch(() => undefined);
     // The JVM and s3rver are starting: now this process loads the rest of the bridge.
     const {
-      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, bridgeContext, completeObject, dispatchObjectCreated, objectsFromMessage, reconcile, finishJobAsFailed,
-      loadLocalDefinition, startSimulator, checkDefinition, LocalEngine, loadTaskResources, LocalTaskTokens, followEvents, localS3Client,
-      startJsonGateProxy, jsonAuthorizer, watchDropFolder,
+      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, loadLocalAssembly, readAssembly, startAssemblyRuntime,
+      startSimulator, checkDefinition, followEvents, localS3Client, watchDropFolder, definitionCacheDir, startJsonGateProxy, servicesGate,
     } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
 
     // Mapflow: the embedded simulator unless a target is given.
@@ -314,7 +356,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           }),
         );
     // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
-    // DynamoDB Local accepts any key: every client goes through the gate in front of it.
+    // DynamoDB Local accepts any key: every client, the functions' included, goes through the gate in front of it.
     const dynamodbGateStart = dynamodbStart.then((dynamodb) =>
       started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret } })),
     );
@@ -332,48 +374,66 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       return doc;
     });
     ledgerReady.catch(() => undefined); // awaited below, after the services
-    // Meanwhile, in this process: the handlers' modules (the Lambda code, imported once)...
-    const handlersLoad = timed('handler modules imported', () => loadTaskResources());
-    handlersLoad.catch(() => undefined); // awaited below, after the services
-    // ...and the definition CDK synthesizes for AWS, from the disk cache when its
-    // sources are unchanged (lib/local-definition-cache.ts); a miss synthesizes (CPU-bound, in this process).
-    let definition: Record<string, unknown> | undefined;
-    let definitionCache: StartupTimeline['definitionCache'] = 'off';
+    // Meanwhile, in this process: the cloud assembly `cdk deploy` would upload, synthesized with this
+    // bridge's settings, from the disk cache when its sources are unchanged (local/assembly/cache.ts);
+    // a miss synthesizes (CPU-bound, in this process) and bundles the handlers once per change of the sources.
+    const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
+    let assembly: { model: AssemblyModel; cache: StartupTimeline['definitionCache'] } | undefined;
     let synthError: unknown;
     try {
-      // A synthesized definition is checked (aws-local-stepfunctions' ASL check) before it is cached,
-      // so a warm start builds the engine without that CPU work.
-      const loaded = await timed('state machine definition', () =>
-        loadLocalDefinition(
-          {
-            pollPolicy: localPollPolicy(options),
-            ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
-          },
-          process.env,
-          undefined,
-          checkDefinition,
-        ),
-      );
-      definition = loaded.definition;
-      definitionCache = loaded.cache;
+      assembly = await timed('cloud assembly', async () => {
+        const loaded = await (options.assembly
+          ? Promise.resolve({ dir: options.assembly.dir, templateFile: options.assembly.templateFile, cache: 'off' as const, dispose: async () => undefined })
+          : loadLocalAssembly(
+              localAssemblySettings(options),
+              // A fresh assembly's definition gets aws-local-stepfunctions' ASL check before it is cached,
+              // so a warm start builds the engine without that CPU work.
+              { check: async (dir, templateFile) => checkDefinition((await readAssembly(dir, localNames, templateFile)).stateMachine.definition), log },
+            ));
+        stops.push({ name: 'the cloud assembly', stop: () => loaded.dispose() });
+        const model = await readAssembly(loaded.dir, localNames, loaded.templateFile);
+        // An assembly given from outside (a consumer's cdk.out) has not been checked yet.
+        if (options.assembly) checkDefinition(model.stateMachine.definition);
+        return { model, cache: loaded.cache };
+      });
       const phase = phases.at(-1);
-      if (phase?.name === 'state machine definition') phase.name = `state machine definition (cache ${loaded.cache})`;
+      if (phase?.name === 'cloud assembly') phase.name = `cloud assembly (cache ${assembly.cache})`;
     } catch (error) {
       synthError = error;
     }
-    // While the services come up: the engine (checking the definition is CPU work in this process,
-    // the JVM's start is not); it starts nothing until the dispatcher hands it a job.
-    // SendTaskSuccess for its waiting states (slot hand-over) comes through the real SDK (endpoint below).
-    const taskTokens = new LocalTaskTokens();
-    const engineReady = (async () => {
-      if (synthError || !definition) throw synthError;
-      const taskResources = await handlersLoad;
-      const engineStartMs = performance.now();
-      const engine = new LocalEngine({
-        definition,
-        checkDefinition: false,
-        taskTokens,
-        taskResources,
+    const services = await Promise.allSettled([simulatorStart, dynamodbStart, dynamodbGateStart, s3Start, ledgerReady]);
+    const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    if (synthError || !assembly) throw synthError;
+    const definitionCache = assembly.cache;
+    const simulator = await simulatorStart;
+    const dynamodbGate = await dynamodbGateStart;
+    const s3rver: LocalS3 = await s3Start;
+    const mapflow: Required<MapflowTarget> = options.mapflow
+      ? { email: '', ...options.mapflow }
+      : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
+
+    const doc = await ledgerReady;
+    const ledger = new Ledger(doc, ledgerTable);
+    const s3 = localS3Client(s3rver.endpoint, credentialStore.user);
+    const compileCacheRoot = definitionCacheDir();
+    const inboxPrefix = assembly.model.functions.find((fn) => fn.environment.INBOX_PREFIX)?.environment.INBOX_PREFIX ?? 'inbox/';
+
+    // The functions of the assembly, each from its bundle, and the services they call.
+    const runtime = await timed('assembly runtime', () =>
+      startAssemblyRuntime({
+        model: (assembly as { model: AssemblyModel }).model,
+        s3Endpoint: s3rver.endpoint,
+        dynamodbEndpoint: dynamodbGate.endpoint,
+        mapflow,
+        eventsFile,
+        logDir: path.join(stateDir, 'logs'),
+        compileCacheDir: path.join(compileCacheRoot, 'v8'),
+        defaultCredentials: credentialStore.user,
+        // Local IAM: each role signs with a key pair of its own, judged against its policies from the template.
+        credentialsFor: options.credentialsFor ?? ((principal) => credentialStore.addPrincipal(principal.name, principal.roleArn, principal.policies)),
+        ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),
+        authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
@@ -385,35 +445,30 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
           }
           options.onExecutionStopped?.(execution);
         },
-      });
-      phases.push({ name: 'state machine engine', startMs: engineStartMs, endMs: performance.now() });
-      return engine;
-    })();
-    engineReady.catch(() => undefined); // awaited below, after the services
-    const services = await Promise.allSettled([simulatorStart, dynamodbStart, dynamodbGateStart, s3Start, handlersLoad, ledgerReady, engineReady]);
-    const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure) throw failure.reason;
-    if (synthError || !definition) throw synthError;
-    const simulator = await simulatorStart;
-    const dynamodbGate = await dynamodbGateStart;
-    const s3rver: LocalS3 = await s3Start;
-    const mapflow: Required<MapflowTarget> = options.mapflow
-      ? { email: '', ...options.mapflow }
-      : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
+        onDuplicateStart: (name, started) =>
+          // A re-drop of a finished job's exact file is recognised (exactly once) and ends at
+          // Register Job without an event; on a terminal, say so rather than stay silent.
+          ledger.get(name).then((row) => {
+            const input = (started as ExecutionInput | undefined)?.input;
+            if (row && isFinalStatus(row.status) && input && row.input.key === input.key) {
+              log(
+                `${input.key.slice(inboxPrefix.length)}: same file as job ${name}, already ${row.status}: not run again. ` +
+                  'To run it again, drop it under a new name or change the file.',
+              );
+            }
+          }, () => undefined),
+        log,
+      }),
+    );
+    stops.push({ name: 'the functions and their services', stop: () => runtime.close() });
+    const engine = runtime.engine;
+    // After the start, in the background: one warm environment per function, in the order a job needs them.
+    if (options.prewarm) void runtime.prewarm().catch(() => undefined);
 
-    // SendTaskSuccess hands a slot over: only signed callers the policies allow (resource '*': a token names no state machine here).
-    let tokenPort: number | undefined;
-    const tokenGate = jsonAuthorizer('states', { store: credentialStore, listening: () => tokenPort, onRefused });
-    const tokenEndpoint = await timed('task token endpoint', () => taskTokens.listen({ authorize: (request, body) => tokenGate.authorize(request, body) }));
-    tokenPort = Number(new URL(tokenEndpoint.endpoint).port);
-    stops.push({ name: 'the task token endpoint', stop: () => tokenEndpoint.close() });
-
-    const handlerCredentials = options.handlerRole
-      ? credentialStore.addPrincipal('handlers', options.handlerRole.roleArn, options.handlerRole.policyDocuments)
-      : credentialStore.user;
-    // The handlers' environment, as the CDK construct sets it on AWS.
+    // The operator tools of this process (jobs retry / cancel through the control endpoint) read
+    // this environment; the functions never see it (each runs on the template's, see local/assembly).
     const restoreEnv = setEnvironment({
-      BRIDGE_SFN_ENDPOINT: tokenEndpoint.endpoint,
+      BRIDGE_SFN_ENDPOINT: runtime.endpoints.sfn,
       LEDGER_TABLE: ledgerTable,
       BRIDGE_S3_ENDPOINT: s3rver.endpoint,
       BRIDGE_DYNAMODB_ENDPOINT: dynamodbGate.endpoint,
@@ -422,65 +477,40 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       MAPFLOW_TOKEN: mapflow.token,
       MAPFLOW_EMAIL: mapflow.email || undefined,
       MAPFLOW_SECRET_ARN: undefined,
-      ROUTES: options.mapflow ? options.routes : withSimulatedBudget(options.routes),
+      ROUTES: routesJson,
       POLL_POLICY: JSON.stringify(localPollPolicy(options)),
       MAX_CONCURRENT_PROCESSINGS: options.maxConcurrentProcessings?.toString(),
-      // Job metrics are CloudWatch EMF lines on AWS; locally they would only clutter the terminal.
       POWERTOOLS_METRICS_DISABLED: 'true',
-      AWS_REGION: 'us-east-1',
-      // The handlers run in this process: they sign with the user's issued credentials, or as handlerRole.
-      AWS_ACCESS_KEY_ID: handlerCredentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: handlerCredentials.secretAccessKey,
+      AWS_REGION: LOCAL_AWS.region,
+      AWS_ACCESS_KEY_ID: credentialStore.user.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentialStore.user.secretAccessKey,
       AWS_SESSION_TOKEN: undefined,
       AWS_PROFILE: undefined,
     });
     stops.push({ name: 'the environment', stop: async () => restoreEnv() });
 
-    const doc = await ledgerReady;
-    const ledger = new Ledger(doc, ledgerTable);
-    const s3 = localS3Client(s3rver.endpoint, credentialStore.user);
-
-    const engine = await engineReady;
-    stops.push({ name: 'the state machine executions', stop: () => engine.close() });
-
-    // Dispatch: the same code the AWS trigger runs, one notification at a time.
-    // s3rver's records carry raw keys (AWS URL-encodes them).
-    const contextStartMs = performance.now();
-    const context = bridgeContext(process.env);
-    phases.push({ name: 'dispatch context', startMs: contextStartMs, endMs: performance.now() });
-    let dispatching: Promise<void> = (options.dispatchAfter ?? Promise.resolve()).then(() => undefined, () => undefined);
-    let pendingDispatches = 0;
-    const dispatch = (record: S3NotificationRecord): void => {
-      if (!record.eventName.startsWith('ObjectCreated:')) return;
-      pendingDispatches++;
-      dispatching = dispatching
-        .then(async () => {
-          const refs = objectsFromMessage({ Records: [record] }, { keysEncoded: false });
-          const objects = await Promise.all(refs.map((ref) => completeObject(context, ref)));
-          await dispatchObjectCreated(context, objects, async (name, input) => {
-            const outcome = await engine.start(name, input);
-            // A re-drop of a finished job's exact file is recognised (exactly once) and ends at
-            // Register Job without an event; on a terminal, say so rather than stay silent.
-            const row = await ledger.get(name);
-            if (row && isFinalStatus(row.status) && row.input.key === input.input.key) {
-              log(
-                `${input.input.key.slice(context.config.prefixes.inbox.length)}: same file as job ${name}, already ${row.status}: not run again. ` +
-                  'To run it again, drop it under a new name or change the file.',
-              );
-            }
-            return outcome;
-          });
-        })
-        .catch((error: unknown) => log(`local bridge: dispatch of ${record.s3.object.key} failed: ${describe(error)}`))
-        .finally(() => {
-          pendingDispatches--;
+    // The trigger: s3rver's notifications go through the template's rule and queue to dispatch,
+    // once Mapflow answers when the bridge started degraded (options.dispatchAfter).
+    const dispatch = (record: S3NotificationRecord): void => runtime.onS3Record(record);
+    if (options.dispatchAfter) {
+      const held: S3NotificationRecord[] = [];
+      onRecord = (record) => held.push(record);
+      void options.dispatchAfter
+        .catch(() => undefined)
+        .then(() => {
+          onRecord = dispatch;
+          held.splice(0).forEach(dispatch);
         });
-    };
-    onRecord = dispatch;
-    notifications.splice(0).forEach(dispatch);
+    } else {
+      onRecord = dispatch;
+    }
+    notifications.splice(0).forEach((record) => onRecord(record));
+    // The context of this process's own reads and repairs (the inbox sweep, ending a job that kept
+    // crashing the bridge): on this process's environment above, never a function's.
+    const { bridgeContext } = await import('../functions/runtime/context.ts');
+    const context = bridgeContext(process.env);
     // Inbox objects whose notification died with a killed bridge (local/inbox-sweep.ts).
-    await timed('inbox sweep', async () => (await import('./inbox-sweep.ts')).sweepInboxOnStart(context, bucket, dispatch, log));
-    stops.push({ name: 'the dispatcher', stop: () => dispatching });
+    await timed('inbox sweep', async () => (await import('./inbox-sweep.ts')).sweepInboxOnStart(context, bucket, (record) => onRecord(record), log));
 
     // Events, followed live for the caller.
     let follower: EventFollower | undefined;
@@ -491,7 +521,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     // Reconciler: settles jobs whose execution is gone (e.g. after a restart).
     const reconcileNow = async (): Promise<void> => {
-      await reconcile(context, { isAlive: engine.isAlive, listRunning: engine.listRunning });
+      // The reconcile function with the schedule's event, as EventBridge invokes it.
+      await runtime.reconcileNow();
     };
     const reconcileEvery = options.reconcileIntervalMs ?? 30_000;
     if (reconcileEvery > 0) {
@@ -513,14 +544,15 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     if (options.resumeUnfinished ?? persistent) {
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
-        resumeUnfinishedJobs(ledger, engine, stateDir, (row, uncleanStops) =>
-          finishJobAsFailed(context, row, undefined, new Date(), {
+        resumeUnfinishedJobs(ledger, engine, stateDir, async (row, uncleanStops) => {
+          const { finishJobAsFailed } = await import('../functions/handlers/reconcile.ts');
+          return finishJobAsFailed(context, row, undefined, new Date(), {
             code: PROCESS_CRASHED,
             message:
               `The bridge stopped without closing ${uncleanStops} times in a row while this job was ${row.status} (a step of it may crash the process), so it was not resumed again. ` +
               'Drop the file again under a new name to retry; if it ends the same way, the file is likely crafted to crash the bridge: keep it out of the inbox and report it.',
-          }),
-        ),
+          });
+        }),
       );
       // Cleared on a clean stop: what is left at the next start means the bridge did not close.
       stops.push({ name: 'the unclean-stop counts', stop: async () => clearResumeCounts(stateDir) });
@@ -549,9 +581,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
     }
 
-    const dispatchIdle = async (): Promise<void> => {
-      while (pendingDispatches > 0) await dispatching;
-    };
+    const dispatchIdle = (): Promise<void> => runtime.dispatchIdle();
 
     const bridge: LocalBridge = {
       startup: { entryMs, readyMs: performance.now(), definitionCache, phases },
@@ -566,6 +596,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       s3,
       ledger,
       engine,
+      assembly: { dir: assembly.model.assemblyDir, model: assembly.model, functions: runtime.functions, principals: runtime.principals },
       ...(simulator ? { simulator } : {}),
 
       async putInbox(file, relativeKey) {
@@ -585,7 +616,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
             await s3rver.flushNotifications();
             await dispatchIdle();
             await engine.idle();
-            if (pendingDispatches === 0 && engine.running().length === 0) return;
+            if (runtime.pendingDispatches === 0 && engine.running().length === 0) return;
           }
         });
       },
@@ -703,6 +734,23 @@ async function withTimeout<T>(what: string, ms: number, work: () => Promise<T>):
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * The settings the local bridge synthesizes its assembly with (the template
+ * then carries them): tests and benches load the same assembly ahead
+ * (`loadLocalAssembly(localAssemblySettings(options))`) to keep a cold
+ * synthesis out of what they measure.
+ */
+export function localAssemblySettings(
+  options: Pick<LocalBridgeOptions, 'mapflow' | 'routes' | 'pollPolicy' | 'maxConcurrentProcessings'>,
+): LocalAssemblySettings {
+  const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
+  return {
+    pollPolicy: localPollPolicy(options),
+    ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+    ...(routesJson !== undefined ? { routes: parseRoutes(routesJson).routes } : {}),
+  };
 }
 
 /** Copies a file (used by the start command to drop the bundled samples). */

@@ -41,7 +41,9 @@ Options:
   --timeout <seconds>         give up waiting after this long (default 900)
   --keep-state                keep the run's state folder (S3 objects, ledger, events) and print where it is;
                               by default it is removed when the run ends or is stopped (Ctrl-C, SIGTERM)
-  --verbose                   show the handlers' logs (on stderr)
+  --assembly <dir>            run this synthesized cloud assembly (\`npx cdk synth -o <dir>\` of an app with a
+                              MapflowBridge) instead of the bridge's own; its routes and poll policy apply
+  --verbose                   show the functions' logs (on stderr)
   -h, --help                  show this help
 
 Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.`;
@@ -87,6 +89,8 @@ interface RunOptions {
   keepState?: boolean;
   /** Replace job folders under outDir that another run (npm start's ledger) still points at. */
   overwrite?: boolean;
+  /** --assembly: a cdk.out folder to run. */
+  assembly?: string;
 }
 
 export async function runLocalCommand(args: string[]): Promise<number> {
@@ -136,6 +140,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
       verbose: { type: 'boolean', default: false },
       'keep-state': { type: 'boolean', default: false },
       overwrite: { type: 'boolean', default: false },
+      assembly: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -199,6 +204,7 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     verbose: values.verbose ?? false,
     keepState: values['keep-state'] ?? false,
     overwrite: values.overwrite ?? false,
+    ...(values.assembly !== undefined ? { assembly: path.resolve(values.assembly) } : {}),
   };
 }
 
@@ -235,6 +241,8 @@ async function runFiles(options: RunOptions): Promise<number> {
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
+      ...(options.assembly ? { assembly: { dir: options.assembly } } : {}),
+      ...(options.verbose ? { functionOutput: (chunk: Buffer) => void process.stderr.write(chunk) } : {}),
       dropFolder: false,
       reconcileIntervalMs: 0,
       log,

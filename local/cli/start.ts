@@ -199,6 +199,8 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     bridge = await startLocalBridge({
       stateDir: options.stateDir,
       command: 'mapflow-bridge start',
+      // A long-running bridge: the first dropped file should not meet a cold start at every step.
+      prewarm: true,
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),

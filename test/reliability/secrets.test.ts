@@ -64,7 +64,8 @@ describe('the Mapflow token never leaves the bridge', { timeout: 120_000 }, () =
       token: TOKEN,
       email: EMAIL,
       simulator: { faultRate: 0.3, dropAfterCommit: 0.3, seed: 3 },
-      bridge: { log: (line) => captured.push(line) },
+      // The functions' own output (their logs, written to <state>/logs/ too) in the capture as well.
+      bridge: { log: (line) => captured.push(line), functionOutput: (chunk) => captured.push(chunk.toString('utf8')) },
     });
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 
 interface TemplateResource {
   Type: string;
-  Properties?: { Handler?: string; Environment?: { Variables?: Record<string, unknown> } };
+  Properties?: { Handler?: string; Code?: { S3Key?: unknown }; Environment?: { Variables?: Record<string, unknown> } };
   Metadata?: Record<string, unknown>;
 }
 
@@ -23,12 +23,24 @@ export interface AssemblyFunction {
 /** Every function of the template that has BRIDGE_FUNCTION in its environment, with its asset folder. */
 export async function bridgeFunctionsOf(assemblyDir: string, templateFile: string): Promise<AssemblyFunction[]> {
   const template = JSON.parse(await readFile(path.join(assemblyDir, templateFile), 'utf8')) as { Resources: Record<string, TemplateResource> };
+  // An app run without the CDK CLI (`node app.ts`) has no aws:asset:path metadata: the assets
+  // manifest names the folder `cdk deploy` uploads under each function's S3Key.
+  const manifest = JSON.parse(await readFile(path.join(assemblyDir, templateFile.replace(/\.template\.json$/, '.assets.json')), 'utf8').catch(() => '{}')) as {
+    files?: Record<string, { source?: { path?: string }; destinations?: Record<string, { objectKey?: string }> }>;
+  };
+  const byObjectKey = new Map<string, string>();
+  for (const asset of Object.values(manifest.files ?? {})) {
+    for (const destination of Object.values(asset.destinations ?? {})) {
+      if (asset.source?.path && destination.objectKey) byObjectKey.set(destination.objectKey, asset.source.path);
+    }
+  }
   const functions: AssemblyFunction[] = [];
   for (const [logicalId, resource] of Object.entries(template.Resources)) {
     const name = resource.Properties?.Environment?.Variables?.BRIDGE_FUNCTION;
     if (resource.Type !== 'AWS::Lambda::Function' || typeof name !== 'string') continue;
-    const assetPath = resource.Metadata?.['aws:asset:path'];
-    if (typeof assetPath !== 'string') throw new Error(`${logicalId} (${name}) has no aws:asset:path metadata`);
+    const objectKey = resource.Properties?.Code?.S3Key;
+    const assetPath = resource.Metadata?.['aws:asset:path'] ?? (typeof objectKey === 'string' ? byObjectKey.get(objectKey) : undefined);
+    if (typeof assetPath !== 'string') throw new Error(`${logicalId} (${name}) has no code asset (no aws:asset:path metadata, no file asset for its S3Key)`);
     functions.push({ logicalId, bridgeFunction: name, assetDir: path.resolve(assemblyDir, assetPath) });
   }
   return functions;

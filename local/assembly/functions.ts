@@ -1,0 +1,359 @@
+/**
+ * The local Lambda service: runs each bridge function from its code asset in
+ * the cloud assembly (the `index.mjs` that `cdk deploy` uploads), never from
+ * the sources.
+ *
+ * Each execution environment is a worker thread (lambda-runtime.mjs) with:
+ * - the template's Environment (resolved to the local resources), the
+ *   per-service endpoint variables of the local services and the function's
+ *   own credentials, as its whole `process.env`;
+ * - the template's MemorySize as its heap limit;
+ * - one invocation at a time, kept warm afterwards for the next one, as
+ *   Lambda keeps an execution environment; more environments start when
+ *   invocations overlap, at most the function's reserved concurrency (or
+ *   `maxEnvironments`), the others wait their turn;
+ * - the template's Timeout: an invocation still running at its timeout is
+ *   stopped (the environment is discarded) and fails with `Sandbox.Timedout`,
+ *   as Step Functions reports it on AWS.
+ * What the handlers print (logs, EMF metrics) goes to `<logDir>/<function>.log`,
+ * CloudWatch Logs' place.
+ */
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { LambdaFunctionError } from '../engine/lambda.ts';
+import type { AssemblyFunctionSpec } from './template.ts';
+
+const RUNTIME = fileURLToPath(new URL('./lambda-runtime.mjs', import.meta.url));
+
+/** Environments of one function at once when the template reserves no concurrency (the machine, not AWS, is the limit). */
+export const DEFAULT_MAX_ENVIRONMENTS = 8;
+
+/**
+ * The same for a function of 1 GB or more (the GeoJSON and GeoTIFF checks,
+ * the streaming steps): each environment may hold a parsed input of hundreds
+ * of MB in this one process, as the CPU workers before them were limited (at
+ * most two at once) so a batch of large files cannot add up.
+ */
+export const LARGE_FUNCTION_MB = 1024;
+export const DEFAULT_MAX_LARGE_ENVIRONMENTS = 2;
+
+/** How long an extra idle environment is kept warm (the first one stays until close). */
+const IDLE_MS = 60_000;
+
+/**
+ * Environments alive at once across all functions of one bridge: they share
+ * this process's memory (each a V8 isolate with its bundle, about 50 MB, more
+ * while it holds a parsed input), as an account's concurrency limit bounds
+ * them on AWS. A new environment first lets an idle one of any function go;
+ * when every one is busy it waits for one to finish (no invocation waits on
+ * another, so this cannot deadlock). The hostile corpus through `local run`
+ * peaked at 2.3 GB without it, 1.18 GB with 8, 1015 MiB with 6 (its limit: 1 GiB).
+ */
+export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 6;
+
+export class EnvironmentBudget {
+  private live = 0;
+  private readonly waiters: (() => void)[] = [];
+  private readonly owners = new Set<{ evictIdle(): boolean }>();
+
+  constructor(readonly max = DEFAULT_MAX_LIVE_ENVIRONMENTS) {}
+
+  register(owner: { evictIdle(): boolean }): void {
+    this.owners.add(owner);
+  }
+
+  async acquire(): Promise<void> {
+    for (;;) {
+      if (this.tryAcquire()) return;
+      // An idle environment of any function makes room: its exit releases a place and wakes a waiter.
+      [...this.owners].some((owner) => owner.evictIdle());
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** A place only when one is free (prewarming never lets another environment go). */
+  tryAcquire(): boolean {
+    if (this.live >= this.max) return false;
+    this.live++;
+    return true;
+  }
+
+  release(): void {
+    this.live = Math.max(0, this.live - 1);
+    this.waiters.shift()?.();
+  }
+
+  /** An environment became idle: a waiter may now let it go. */
+  idleNotice(): void {
+    this.waiters.shift()?.();
+  }
+
+  /** Wakes every waiter (a function closing: they give up). */
+  wakeAll(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+}
+
+export interface LocalFunctionOptions {
+  spec: AssemblyFunctionSpec;
+  /** The whole environment of the function's process (template + endpoints + credentials). */
+  environment: Record<string, string>;
+  /** Where the function's output goes (omitted: discarded). */
+  logDir?: string;
+  /** Also hands the function's output here (`local run --verbose`: stderr). */
+  output?: (chunk: Buffer) => void;
+  /** V8's compile cache for the bundles (cheaper cold starts); omitted: none. */
+  compileCacheDir?: string;
+  maxEnvironments?: number;
+  /** Shared by the functions of one bridge (default: one of its own). */
+  budget?: EnvironmentBudget;
+}
+
+interface Pending {
+  resolve(payload: string): void;
+  reject(error: Error): void;
+}
+
+/** One execution environment: a worker that imported the bundle. */
+class Environment {
+  readonly worker: Worker;
+  readonly ready: Promise<void>;
+  private pending?: Pending & { id: number };
+  private exited_ = false;
+  private exitReason?: Error;
+  /** Resolves when the worker has exited (terminated, crashed or stopped). */
+  readonly exited: Promise<void>;
+  private nextId = 0;
+
+  constructor(private readonly options: LocalFunctionOptions, log?: WriteStream) {
+    const output = options.output;
+    const { spec } = options;
+    this.worker = new Worker(RUNTIME, {
+      env: options.environment,
+      resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
+      stdout: true,
+      stderr: true,
+      workerData: {
+        modulePath: moduleOf(spec),
+        exportName: spec.exportName,
+        functionName: spec.functionName,
+        functionArn: spec.arn,
+        memoryMb: spec.memoryMb,
+        logGroupName: `/aws/lambda/${spec.functionName}`,
+        compileCacheDir: options.compileCacheDir,
+      },
+    });
+    if (log || output) {
+      // Written, not piped: a pipe per environment would pile listeners on the one log stream.
+      const write = (chunk: Buffer) => {
+        log?.write(chunk);
+        output?.(chunk);
+      };
+      this.worker.stdout.on('data', write);
+      this.worker.stderr.on('data', write);
+    } else {
+      this.worker.stdout.resume();
+      this.worker.stderr.resume();
+    }
+    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.worker.on('message', (message: { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string } }) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'init-error') reject(new LambdaFunctionError(message.error?.errorType ?? 'Runtime.ImportModuleError', message.error?.errorMessage ?? ''));
+        else if (this.pending && message.id === this.pending.id) {
+          const pending = this.pending;
+          this.pending = undefined;
+          if (message.type === 'result') pending.resolve(message.payload ?? 'null');
+          else pending.reject(new LambdaFunctionError(message.error?.errorType ?? 'Error', message.error?.errorMessage ?? ''));
+        }
+      });
+      this.worker.on('error', (error: Error & { code?: string }) => {
+        this.exitReason =
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new LambdaFunctionError('Runtime.OutOfMemory', `Runtime exited: the function used more than its ${spec.memoryMb} MB`, { cause: error })
+            : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
+      });
+      this.worker.on('exit', (code) => {
+        this.exited_ = true;
+        const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: exit status ${code}`);
+        reject(reason);
+        this.pending?.reject(reason);
+        this.pending = undefined;
+      });
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  get alive(): boolean {
+    return !this.exited_;
+  }
+
+  invoke(event: unknown, requestId: string): Promise<string> {
+    const timeoutMs = this.options.spec.timeoutSeconds * 1000;
+    const deadline = Date.now() + timeoutMs;
+    const id = ++this.nextId;
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // As on AWS: the invocation's sandbox is stopped, the next invocation gets a fresh one.
+        this.exitReason = new LambdaFunctionError('Sandbox.Timedout', `Task timed out after ${this.options.spec.timeoutSeconds.toFixed(2)} seconds`);
+        void this.worker.terminate();
+      }, timeoutMs);
+      const settle = <T>(work: (value: T) => void) => (value: T) => {
+        clearTimeout(timer);
+        work(value);
+      };
+      this.pending = { id, resolve: settle(resolve), reject: settle(reject) };
+      this.worker.postMessage({ id, requestId, event, deadline });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.exited_) await this.worker.terminate();
+  }
+}
+
+export class LocalFunction {
+  readonly spec: AssemblyFunctionSpec;
+  private readonly idle: Environment[] = [];
+  private readonly all = new Set<Environment>();
+  private readonly queue: (() => void)[] = [];
+  private readonly max: number;
+  private readonly log?: WriteStream;
+  private invocations = 0;
+  private closed = false;
+  private readonly budget: EnvironmentBudget;
+
+  constructor(private readonly options: LocalFunctionOptions) {
+    this.spec = options.spec;
+    this.budget = options.budget ?? new EnvironmentBudget();
+    this.budget.register(this);
+    const machineLimit = options.spec.memoryMb >= LARGE_FUNCTION_MB ? DEFAULT_MAX_LARGE_ENVIRONMENTS : DEFAULT_MAX_ENVIRONMENTS;
+    this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? machineLimit);
+    if (options.logDir) {
+      mkdirSync(options.logDir, { recursive: true });
+      this.log = createWriteStream(path.join(options.logDir, `${options.spec.functionName}.log`), { flags: 'a' });
+    }
+  }
+
+  /** Environments running now (tests: warm reuse, the concurrency limit). */
+  get environments(): number {
+    return this.all.size;
+  }
+
+  /**
+   * Starts one execution environment ahead of the first invocation (as
+   * provisioned concurrency would) and keeps it warm; a no-op when one exists.
+   * Resolves when it is ready (or failed: the invocation will say why).
+   */
+  async prewarm(): Promise<void> {
+    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire()) return;
+    const environment = this.start();
+    this.idle.push(environment);
+    await environment.ready.catch(() => undefined);
+  }
+
+  /** Lets one idle environment go (the budget needs room); false when none is idle. */
+  evictIdle(): boolean {
+    const environment = this.idle.shift();
+    if (!environment) return false;
+    this.stopEnvironment(environment);
+    return true;
+  }
+
+  /** A new environment, counted in the budget until it stops. */
+  private start(): Environment {
+    const environment = new Environment(this.options, this.log);
+    this.all.add(environment);
+    let released = false;
+    void environment.exited.then(() => {
+      if (released) return;
+      released = true;
+      this.all.delete(environment);
+      this.budget.release();
+    });
+    return environment;
+  }
+
+  private stopEnvironment(environment: Environment): void {
+    void environment.stop();
+  }
+
+  /**
+   * Invokes the function synchronously (RequestResponse) with a JSON event:
+   * resolves with the parsed result, rejects with a LambdaFunctionError
+   * (the handler's error, Sandbox.Timedout, Runtime.*).
+   */
+  async invoke(event: unknown): Promise<unknown> {
+    if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
+    const environment = await this.take();
+    let healthy = true;
+    try {
+      await environment.ready;
+      const payload = await environment.invoke(JSON.parse(JSON.stringify(event ?? null)) as unknown, `local-${this.spec.bridgeFunction}-${++this.invocations}`);
+      return JSON.parse(payload) as unknown;
+    } catch (error) {
+      healthy = environment.alive && !(error instanceof LambdaFunctionError && error.errorType.startsWith('Runtime.'));
+      throw error;
+    } finally {
+      this.give(environment, healthy);
+    }
+  }
+
+  private async take(): Promise<Environment> {
+    for (;;) {
+      if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
+      const warm = this.idle.pop();
+      if (warm) {
+        if (warm.alive) return warm;
+        this.all.delete(warm);
+        continue;
+      }
+      if (this.all.size < this.max) {
+        await this.budget.acquire();
+        if (this.closed) {
+          this.budget.release();
+          continue;
+        }
+        return this.start();
+      }
+      await new Promise<void>((resolve) => this.queue.push(resolve));
+    }
+  }
+
+  private give(environment: Environment, healthy: boolean): void {
+    if (!healthy || !environment.alive || this.closed) {
+      this.stopEnvironment(environment);
+    } else {
+      this.idle.push(environment);
+      this.budget.idleNotice();
+      // Extra environments are let go after a quiet minute; one stays warm.
+      if (this.idle.length > 1) {
+        setTimeout(() => {
+          const at = this.idle.indexOf(environment);
+          if (at >= 0 && this.idle.length > 1) {
+            this.idle.splice(at, 1);
+            this.stopEnvironment(environment);
+          }
+        }, IDLE_MS).unref();
+      }
+    }
+    this.queue.shift()?.();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.all].map((environment) => environment.stop()));
+    this.idle.length = 0;
+    for (const waiter of this.queue.splice(0)) waiter();
+    this.budget.wakeAll();
+    if (this.log) await new Promise<void>((resolve) => (this.log as WriteStream).end(() => resolve()));
+  }
+}
+
+function moduleOf(spec: AssemblyFunctionSpec): string {
+  // The Node.js runtime looks for <file>.mjs, .cjs, then .js.
+  const candidates = ['.mjs', '.cjs', '.js'].map((extension) => path.join(spec.assetDir, `${spec.moduleFile}${extension}`));
+  return candidates.find((file) => existsSync(file)) ?? (candidates[0] as string);
+}

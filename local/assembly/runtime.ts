@@ -1,0 +1,275 @@
+/**
+ * What the local bridge runs: the cloud assembly (cache.ts, template.ts),
+ * played on this machine as AWS would run it.
+ *
+ *   state machine    the template's definition on the local engine; each Task
+ *                    state invokes the function its Resource / FunctionName names
+ *   Lambda           every bridge function from its asset (functions.ts), with
+ *                    the template's environment, timeout, memory, concurrency
+ *   trigger          S3 -> EventBridge rule -> SQS -> dispatch batches (trigger.ts)
+ *   schedule         the reconcile rule's scheduled event
+ *   Step Functions, EventBridge, Secrets Manager
+ *                    JSON-protocol endpoints on 127.0.0.1 (services.ts), reached
+ *                    through AWS_ENDPOINT_URL_<SERVICE>, as are S3 and DynamoDB
+ *
+ * Nothing in the bundles knows it runs locally: the only differences from AWS
+ * are the endpoint variables, the credentials and MAPFLOW_BASE_URL (the
+ * Mapflow the bridge talks to, the simulator by default).
+ */
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import { LOCAL_AWS } from '../../lib/local-account.ts';
+import { LocalEngine, type ExecutionRecord, type TaskTrace } from '../engine/engine.ts';
+import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
+import { LocalTaskTokens } from '../engine/task-tokens.ts';
+import type { S3NotificationRecord } from '../s3/server.ts';
+import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
+import { EnvironmentBudget, LocalFunction } from './functions.ts';
+import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
+import { principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
+import { LocalTrigger, scheduledEvent } from './trigger.ts';
+
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/** The credentials a principal's process gets (the hook of local IAM: one key pair per role). */
+export type CredentialsFor = (principal: { name: string; roleArn: string; policies: PolicyDocument[] }) => AwsCredentials;
+
+export interface AssemblyRuntimeOptions {
+  model: AssemblyModel;
+  /** The local S3 and DynamoDB endpoints (the other services are started here). */
+  s3Endpoint: string;
+  dynamodbEndpoint: string;
+  /** The Mapflow the bundles call, and the credentials the template's secret holds. */
+  mapflow: { url: string; token: string; email?: string };
+  eventsFile: string;
+  /** Where each function's output goes (`<logDir>/<function>.log`). */
+  logDir?: string;
+  /** Also hands every function's output here. */
+  functionOutput?: (chunk: Buffer) => void;
+  /** V8's compile cache for the bundles (cheaper cold starts). */
+  compileCacheDir?: string;
+  /** Default: the local bridge's shared credentials for every principal. */
+  credentialsFor?: CredentialsFor;
+  defaultCredentials: AwsCredentials;
+  /** Checks every request at the endpoints started here before it is served (local IAM). */
+  authorize?: AuthorizeHook;
+  waitOverridesMs?: Record<string, number>;
+  retryIntervalMs?: number;
+  maxEnvironments?: number;
+  /** Environments alive at once across all functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
+  maxLiveEnvironments?: number;
+  onTask?: (trace: TaskTrace) => void;
+  onExecutionStopped?: (execution: ExecutionRecord) => void;
+  onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
+  log: (message: string) => void;
+}
+
+export interface AssemblyRuntime {
+  engine: LocalEngine;
+  functions: ReadonlyMap<string, LocalFunction>;
+  /** Each bridge function and the state machine with their resolved policies. */
+  principals: Principal[];
+  endpoints: { sfn: string; eventBridge: string; secretsManager: string };
+  /** An s3rver notification: through the trigger to dispatch. */
+  onS3Record(record: S3NotificationRecord): void;
+  /** Messages visible or being dispatched. */
+  readonly pendingDispatches: number;
+  dispatchIdle(): Promise<void>;
+  /** The reconcile function with its scheduled event (rejects with the function's error). */
+  reconcileNow(): Promise<void>;
+  /**
+   * Starts one environment of each function, one after the other in the
+   * order a job reaches them (dispatch, then the definition's Task states), so
+   * a first job meets warm functions instead of a cold start at every step.
+   */
+  prewarm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Promise<AssemblyRuntime> {
+  const { model } = options;
+  const taskTokens = new LocalTaskTokens();
+  const functions = new Map<string, LocalFunction>();
+  const byArn = new Map(model.functions.map((fn) => [fn.arn, fn]));
+  const byName = new Map(model.functions.map((fn) => [fn.functionName, fn]));
+
+  // Each Task state invokes the function its definition names.
+  const taskResources: Record<string, (input: unknown) => Promise<unknown>> = {};
+  for (const task of taskStatesOf(model.stateMachine.definition)) {
+    const spec = byArn.get(task.functionRef) ?? byName.get(task.functionRef);
+    if (!spec) throw new LambdaFunctionError('Lambda.ResourceNotFoundException', `Task state '${task.state}' names ${task.functionRef}, which is no function of the template`);
+    taskResources[task.state] = async (input: unknown) => {
+      const fn = functions.get(spec.logicalId) as LocalFunction;
+      const result = await fn.invoke(input);
+      const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
+      if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(task.state, bytes);
+      // The lambda:invoke integration (without a callback) returns the invocation, its result in Payload.
+      return task.integration === 'invoke' ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
+    };
+  }
+  const engine = new LocalEngine({
+    definition: model.stateMachine.definition,
+    checkDefinition: false,
+    taskTokens,
+    taskResources,
+    stateMachineName: model.stateMachine.name,
+    ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
+    ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+    ...(options.onTask ? { onTask: options.onTask } : {}),
+    ...(options.onExecutionStopped ? { onExecutionStopped: options.onExecutionStopped } : {}),
+  });
+
+  const started: RunningEndpoint[] = [];
+  const authorize = options.authorize;
+  try {
+    const [sfn, eventBridge, secretsManager] = await Promise.all([
+      startStepFunctionsEndpoint({ engine, taskTokens, ...(options.onDuplicateStart ? { onDuplicateStart: options.onDuplicateStart } : {}), ...(authorize ? { authorize } : {}) }),
+      startEventBridgeEndpoint({ eventsFile: options.eventsFile, buses: model.eventBuses, ...(authorize ? { authorize } : {}) }),
+      startSecretsManagerEndpoint({
+        secrets: model.secrets.map((secret) => ({
+          ...secret,
+          value: () => JSON.stringify({ token: options.mapflow.token, ...(options.mapflow.email ? { email: options.mapflow.email } : {}) }),
+        })),
+        ...(authorize ? { authorize } : {}),
+      }),
+    ]);
+    started.push(sfn, eventBridge, secretsManager);
+
+    const principals = principalsOf(model);
+    const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
+    // The functions share this process's memory: one budget of live environments for all of them.
+    const budget = new EnvironmentBudget(options.maxLiveEnvironments);
+    for (const spec of model.functions) {
+      const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
+      const credentials = credentialsFor(principal);
+      functions.set(
+        spec.logicalId,
+        new LocalFunction({
+          spec,
+          environment: functionEnvironment(spec, {
+            s3: options.s3Endpoint,
+            dynamodb: options.dynamodbEndpoint,
+            sfn: sfn.endpoint,
+            eventBridge: eventBridge.endpoint,
+            secretsManager: secretsManager.endpoint,
+            mapflowUrl: options.mapflow.url,
+            credentials,
+          }),
+          ...(options.logDir ? { logDir: options.logDir } : {}),
+          ...(options.functionOutput ? { output: options.functionOutput } : {}),
+          ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
+          budget,
+          ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
+        }),
+      );
+    }
+
+    const trigger = model.trigger
+      ? new LocalTrigger({ spec: model.trigger, dispatch: functions.get(model.trigger.functionLogicalId) as LocalFunction, log: options.log })
+      : undefined;
+    const schedule = model.schedules[0];
+    let closing = false;
+
+    return {
+      engine,
+      functions,
+      principals,
+      endpoints: { sfn: sfn.endpoint, eventBridge: eventBridge.endpoint, secretsManager: secretsManager.endpoint },
+      onS3Record: (record) => trigger?.onS3Record(record),
+      get pendingDispatches() {
+        return trigger?.pending ?? 0;
+      },
+      dispatchIdle: async () => trigger?.idle(),
+      reconcileNow: async () => {
+        if (!schedule) return;
+        await (functions.get(schedule.functionLogicalId) as LocalFunction).invoke(scheduledEvent(schedule));
+      },
+      prewarm: async () => {
+        const order = [model.trigger?.functionLogicalId, ...taskStatesOf(model.stateMachine.definition).map((task) => (byArn.get(task.functionRef) ?? byName.get(task.functionRef))?.logicalId)];
+        for (const logicalId of new Set(order)) {
+          if (closing) return;
+          if (logicalId) await functions.get(logicalId)?.prewarm();
+        }
+      },
+      close: async () => {
+        closing = true;
+        await trigger?.close();
+        await engine.close();
+        await Promise.all([...functions.values()].map((fn) => fn.close()));
+        await Promise.all(started.map((endpoint) => endpoint.close()));
+      },
+    };
+  } catch (error) {
+    await Promise.all(started.map((endpoint) => endpoint.close()));
+    throw error;
+  }
+}
+
+/**
+ * A function's whole environment: the template's variables, what the Lambda
+ * runtime adds, its credentials, and the endpoints of the local services.
+ */
+export function functionEnvironment(
+  spec: AssemblyFunctionSpec,
+  local: { s3: string; dynamodb: string; sfn: string; eventBridge: string; secretsManager: string; mapflowUrl: string; credentials: AwsCredentials },
+): Record<string, string> {
+  return {
+    ...spec.environment,
+    // The one setting that is not the template's: the Mapflow this bridge talks to.
+    MAPFLOW_BASE_URL: local.mapflowUrl,
+    // What the Lambda runtime sets.
+    AWS_REGION: LOCAL_AWS.region,
+    AWS_DEFAULT_REGION: LOCAL_AWS.region,
+    AWS_LAMBDA_FUNCTION_NAME: spec.functionName,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${spec.functionName}`,
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    LAMBDA_TASK_ROOT: spec.assetDir,
+    TZ: ':UTC',
+    LANG: 'en_US.UTF-8',
+    AWS_ACCESS_KEY_ID: local.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: local.credentials.secretAccessKey,
+    ...(local.credentials.sessionToken ? { AWS_SESSION_TOKEN: local.credentials.sessionToken } : {}),
+    // The SDK's standard per-service endpoint variables (serviceId upper-cased, spaces as '_').
+    AWS_ENDPOINT_URL_S3: local.s3,
+    AWS_ENDPOINT_URL_DYNAMODB: local.dynamodb,
+    AWS_ENDPOINT_URL_SFN: local.sfn,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: local.eventBridge,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: local.secretsManager,
+  };
+}
+
+/** Every Task state (Map iterators included) with the function it invokes and how. */
+export function taskStatesOf(definition: Record<string, unknown>): { state: string; functionRef: string; integration: 'direct' | 'invoke' | 'callback' }[] {
+  const found: { state: string; functionRef: string; integration: 'direct' | 'invoke' | 'callback' }[] = [];
+  const walk = (states: Record<string, Record<string, unknown>> | undefined): void => {
+    for (const [name, state] of Object.entries(states ?? {})) {
+      if (state.Type === 'Task') {
+        const resource = String(state.Resource ?? '');
+        const parameters = (state.Parameters ?? {}) as Record<string, unknown>;
+        if (resource.startsWith('arn:aws:states:::lambda:invoke')) {
+          found.push({ state: name, functionRef: String(parameters.FunctionName ?? ''), integration: resource.endsWith('.waitForTaskToken') ? 'callback' : 'invoke' });
+        } else {
+          found.push({ state: name, functionRef: resource, integration: 'direct' });
+        }
+      }
+      const processor = (state.ItemProcessor ?? state.Iterator) as { States?: Record<string, Record<string, unknown>> } | undefined;
+      walk(processor?.States);
+      for (const branch of (state.Branches as { States: Record<string, Record<string, unknown>> }[] | undefined) ?? []) walk(branch.States);
+    }
+  };
+  walk(definition.States as Record<string, Record<string, unknown>>);
+  return found;
+}
+
+/** For log lines: where the function's output went. */
+export function functionLogFile(logDir: string, spec: AssemblyFunctionSpec): string {
+  return path.join(logDir, `${spec.functionName}.log`);
+}
+
+export type { IncomingMessage };

@@ -1,0 +1,27 @@
+/**
+ * The cloud assemblies the suites run (vitest.config.ts `globalSetup`), made
+ * once per run before any test file starts, in this one process: the bundles
+ * (once per state of functions/) and one synthesis per settings the suites
+ * share (local run's defaults, the e2e bridge's, the reliability bridge's).
+ * Test files then read them from the disk cache (local/assembly/cache.ts)
+ * instead of each synthesizing on a loaded machine; settings only one file
+ * uses are synthesized by that file, once.
+ */
+import { loadLocalAssembly } from '../../local/assembly/cache.ts';
+import { localAssemblySettings } from '../../local/bridge.ts';
+import { TEST_ROUTES } from '../e2e/helpers.ts';
+import { RELIABILITY_ROUTES } from '../reliability/support.ts';
+
+export default async function setup(): Promise<void> {
+  const shared = [
+    localAssemblySettings({}),
+    localAssemblySettings({ routes: TEST_ROUTES }),
+    // The reliability bridge talks to a simulator by URL: the production poll policy, its own routes.
+    localAssemblySettings({ mapflow: { url: 'http://127.0.0.1', token: 'unused' }, routes: RELIABILITY_ROUTES }),
+  ];
+  const started = Date.now();
+  const loaded = [];
+  for (const settings of shared) loaded.push(await loadLocalAssembly(settings));
+  const made = loaded.filter((assembly) => assembly.cache !== 'hit').length;
+  if (made > 0) console.log(`cloud assemblies for the suites: ${made} synthesized in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
