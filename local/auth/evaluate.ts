@@ -21,6 +21,40 @@ export type Decision =
       error?: string;
     };
 
+/**
+ * Task-token calls: IAM's service authorization reference lists no resource
+ * type for them (so iam-simulate refuses any resource but '*'), yet Step
+ * Functions judges them against the state machine of the token: its
+ * AccessDenied names `on resource: arn:aws:states:...:stateMachine:<name>`,
+ * and a policy on the state machine's ARN allows them (aws/aws-cdk#8486).
+ * The real service wins: these are matched here, statement by statement.
+ */
+const TASK_TOKEN_ACTIONS = new Set(['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat']);
+
+interface Statement {
+  Effect?: string;
+  Action?: string | string[];
+  NotAction?: unknown;
+  Resource?: string | string[];
+  NotResource?: unknown;
+  Condition?: unknown;
+}
+
+const glob = (pattern: string, value: string, ignoreCase: boolean): boolean =>
+  new RegExp(`^${pattern.split('*').map((part) => part.split('?').map((piece) => piece.replace(/[.+^${}()|[\]\\]/g, '\\$&')).join('.')).join('.*')}$`, ignoreCase ? 'i' : '').test(value);
+
+function evaluateTaskToken(principal: Principal, request: IamRequest): Decision {
+  const statements = (principal.policies ?? []).flatMap((policy) => [(policy as { Statement?: Statement | Statement[] }).Statement ?? []].flat());
+  const matches = (statement: Statement) =>
+    statement.NotAction === undefined &&
+    statement.NotResource === undefined &&
+    statement.Condition === undefined &&
+    [statement.Action ?? []].flat().some((action) => glob(action, request.action, true)) &&
+    [statement.Resource ?? []].flat().some((resource) => glob(resource, request.resource, false));
+  if (statements.some((statement) => statement.Effect === 'Deny' && matches(statement))) return { allowed: false, request, explicit: true };
+  return statements.some((statement) => statement.Effect === 'Allow' && matches(statement)) ? { allowed: true } : { allowed: false, request, explicit: false };
+}
+
 // Loaded on the first role's request (about a second of module loading): the user's own never needs it.
 let simulator: Promise<typeof RunSimulation> | undefined;
 
@@ -29,6 +63,11 @@ export async function evaluate(principal: Principal, requests: readonly IamReque
   if (!principal.policies) return { allowed: true };
   const runSimulation = await (simulator ??= import('@cloud-copilot/iam-simulate').then((module) => module.runSimulation));
   for (const request of requests) {
+    if (TASK_TOKEN_ACTIONS.has(request.action)) {
+      const decision = evaluateTaskToken(principal, request);
+      if (!decision.allowed) return decision;
+      continue;
+    }
     const result = await runSimulation(
       {
         request: {

@@ -4,6 +4,9 @@
  * which picks the service from the request's X-Amz-Target and judges the
  * request as jsonAuthorizer does (signed with issued credentials, allowed by
  * the signer's policies), answering a refusal in the service's own shape.
+ * Task-token calls (SendTaskSuccess...) name no resource in their body: they
+ * are judged on the state machine that hands out the tokens, as Step
+ * Functions judges them (see evaluate.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { AuthorizeHook, AwsRefusal } from '../assembly/aws-endpoint.ts';
@@ -13,7 +16,6 @@ import { JSON_SERVICES, type JsonServiceName } from './json-actions.ts';
 
 const SERVICES = ['states', 'events', 'secretsmanager'] as const satisfies readonly JsonServiceName[];
 
-/** Task-token calls name no resource in their body: CDK grants them on the state machine. */
 const TASK_TOKEN_OPERATIONS = new Set(['SendTaskSuccess', 'SendTaskFailure', 'SendTaskHeartbeat']);
 
 export function servicesGate(options: {

@@ -61,7 +61,8 @@ describe('the local bridge has no open doors', () => {
     ]);
     expect(dynamodb.status).toBe(400);
     expect(JSON.parse(dynamodb.text).__type).toMatch(/MissingAuthenticationTokenException$/);
-    expect([sendTaskSuccess.status, JSON.parse(sendTaskSuccess.text).__type]).toEqual([400, 'com.amazon.coral.service#MissingAuthenticationTokenException']);
+    expect(sendTaskSuccess.status).toBe(400);
+    expect(JSON.parse(sendTaskSuccess.text).__type).toMatch(/MissingAuthenticationTokenException$/);
     expect(await bridge.ledger.listRecent({ limit: 10 })).toEqual([]);
     expect(bridge.simulator?.stats().processingsCreated).toBe(0);
     expect(await readFile(bridge.eventsFile, 'utf8').catch(() => '')).toBe('');

@@ -39,4 +39,23 @@ describe('evaluate', () => {
     // Assess
     expect(decision).toEqual({ allowed: true });
   });
+
+  it('judges task-token calls on the state machine, as Step Functions does (a policy on its ARN allows them)', async () => {
+    // Prepare: the grant lib/permissions.ts makes (workflow:respond), and one on another state machine
+    const machine = 'arn:aws:states:us-east-1:000000000000:stateMachine:mapflow-bridge-jobs';
+    const granted = store.addPrincipal('admit-job', 'arn:aws:iam::000000000000:role/bridge-AdmitJobRole', [
+      { Statement: [{ Effect: 'Allow', Action: 'states:SendTaskSuccess', Resource: 'arn:aws:states:us-east-1:000000000000:stateMachine:*' }] },
+    ]);
+    const elsewhere = store.addPrincipal('other', 'arn:aws:iam::000000000000:role/other', [
+      { Statement: [{ Effect: 'Allow', Action: 'states:SendTask*', Resource: 'arn:aws:states:us-east-1:000000000000:stateMachine:another' }] },
+    ]);
+    // Act
+    const allowed = await evaluate(store.principal(granted.accessKeyId)!, [{ action: 'states:SendTaskSuccess', resource: machine }]);
+    const failure = await evaluate(store.principal(granted.accessKeyId)!, [{ action: 'states:SendTaskFailure', resource: machine }]);
+    const denied = await evaluate(store.principal(elsewhere.accessKeyId)!, [{ action: 'states:SendTaskSuccess', resource: machine }]);
+    // Assess
+    expect(allowed).toEqual({ allowed: true });
+    expect(failure).toMatchObject({ allowed: false, explicit: false });
+    expect(denied).toMatchObject({ allowed: false, explicit: false });
+  });
 });

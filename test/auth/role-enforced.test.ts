@@ -48,6 +48,7 @@ function withoutPutObject(template: { Resources: Record<string, Resource> }, nam
 describe("a function's role without one statement, in the assembly the bridge runs", () => {
   let bridge: LocalBridge;
   let roleLogicalId = '';
+  const lines: string[] = [];
 
   beforeAll(async () => {
     // Prepare: the assembly the test bridge would run, with Store Results' role unable to write results
@@ -60,7 +61,7 @@ describe("a function's role without one statement, in the assembly the bridge ru
     expect(edit.removed).toBeGreaterThan(0);
     roleLogicalId = edit.roleLogicalId;
     await writeFile(file, JSON.stringify(template));
-    bridge = await startTestBridge({ assembly: { dir }, routes: undefined });
+    bridge = await startTestBridge({ assembly: { dir }, routes: undefined, log: (line) => lines.push(line) });
   }, 300_000);
   afterAll(async () => {
     await bridge?.close();
@@ -79,5 +80,9 @@ describe("a function's role without one statement, in the assembly the bridge ru
     expect(JSON.stringify(row)).toContain(
       `User: arn:aws:sts::000000000000:assumed-role/${roleLogicalId}/store-results is not authorized to perform: s3:PutObject on resource: \\"arn:aws:s3:::${bridge.bucket}/results/area.geojson/`,
     );
+    // The bridge says what it refused, and nothing else was refused
+    const refused = lines.filter((line) => line.startsWith('local bridge: refused'));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((line) => line.includes(`assumed-role/${roleLogicalId}/store-results`) && line.includes('s3:PutObject'))).toBe(true);
   });
 });
