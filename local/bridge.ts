@@ -46,7 +46,7 @@ import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
 import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
-import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, writeResumeCounts } from './crash-resumes.ts';
+import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, readStepsInFlight, StepsInFlight, writeResumeCounts } from './crash-resumes.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -417,6 +417,9 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint, credentialStore.user);
     const compileCacheRoot = definitionCacheDir();
+    // Read before this run's first step overwrites it: which jobs were mid-step when the last run stopped.
+    const runningAtStop = persistent ? readStepsInFlight(stateDir) : undefined;
+    const stepsInFlight = new StepsInFlight(stateDir);
     const inboxPrefix = assembly.model.functions.find((fn) => fn.environment.INBOX_PREFIX)?.environment.INBOX_PREFIX ?? 'inbox/';
 
     // The functions of the assembly, each from its bundle, and the services they call.
@@ -433,6 +436,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         // Local IAM: each role signs with a key pair of its own, judged against its policies from the template.
         credentialsFor: options.credentialsFor ?? ((principal) => credentialStore.addPrincipal(principal.name, principal.roleArn, principal.policies)),
         ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),
+        // Which jobs have a step running, in the state folder: a crash then counts against them only.
+        ...(persistent ? { onInvoke: (event: unknown) => stepsInFlight.begin(event) } : {}),
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
@@ -544,7 +549,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
 
     if (options.resumeUnfinished ?? persistent) {
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
-        resumeUnfinishedJobs(ledger, engine, stateDir, async (row, uncleanStops) => {
+        resumeUnfinishedJobs(ledger, engine, stateDir, runningAtStop, async (row, uncleanStops) => {
           const { finishJobAsFailed } = await import('../functions/handlers/reconcile.ts');
           return finishJobAsFailed(context, row, undefined, new Date(), {
             code: PROCESS_CRASHED,
@@ -685,11 +690,12 @@ async function resumeUnfinishedJobs(
   ledger: Ledger,
   engine: LocalEngine,
   stateDir: string,
+  runningAtStop: ReadonlySet<string> | undefined,
   giveUp: (row: LedgerRow, uncleanStops: number) => Promise<unknown>,
 ): Promise<{ resumed: string[]; gaveUp: string[] }> {
   const rows: LedgerRow[] = [];
   for (const status of JOB_STATUSES.filter((s) => !isFinalStatus(s))) rows.push(...(await ledger.listByStatus(status, { limit: 1_000 })));
-  const plan = planResumes(rows.map((row) => row.jobId), readResumeCounts(stateDir));
+  const plan = planResumes(rows.map((row) => row.jobId), readResumeCounts(stateDir), MAX_UNCLEAN_RESUMES, runningAtStop);
   writeResumeCounts(stateDir, plan.counts);
   const gaveUp: string[] = [];
   for (const { jobId, uncleanStops } of plan.giveUp) {

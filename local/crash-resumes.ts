@@ -4,11 +4,16 @@
  * `npm start` resumes every unfinished job when it starts. A job whose step
  * crashes the process (a native abort, an out-of-memory kill) would crash it
  * again on every start: a crash loop that only deleting the state folder
- * ended. So each start counts, in the state folder, how many times in a row
- * each unfinished job was found in flight after the bridge stopped without
- * closing; a clean stop (Ctrl-C) clears the counts. A job found so
- * MAX_UNCLEAN_RESUMES times is not resumed: it ends FAILED with
+ * ended. So the bridge keeps, in the state folder, the jobs one of whose
+ * steps is running right now (StepsInFlight), and each start counts how
+ * many times in a row each unfinished job had a step running when the bridge
+ * stopped without closing; a clean stop (Ctrl-C) clears the counts. A job
+ * found so MAX_UNCLEAN_RESUMES times is not resumed: it ends FAILED with
  * PROCESS_CRASHED, and the bridge serves the others.
+ *
+ * Only a running step counts: a kill -9 from outside (issue 24's chaos run)
+ * finds most jobs waiting (for a slot, a poll, a token), and a job that was
+ * merely unfinished through several kills must be resumed, not failed.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,11 +39,18 @@ export interface ResumePlan {
  * start (`previous`, absent after a clean stop). Jobs no longer unfinished
  * drop out of the counts.
  */
-export function planResumes(unfinished: readonly string[], previous: Readonly<Record<string, number>> | undefined, max = MAX_UNCLEAN_RESUMES): ResumePlan {
+export function planResumes(
+  unfinished: readonly string[],
+  previous: Readonly<Record<string, number>> | undefined,
+  max = MAX_UNCLEAN_RESUMES,
+  /** Jobs with a step running when the last run stopped (readStepsInFlight); undefined: every unfinished job counts. */
+  runningAtStop?: ReadonlySet<string>,
+): ResumePlan {
   const plan: ResumePlan = { resume: [], giveUp: [], counts: {} };
   for (const jobId of unfinished) {
-    // Found unfinished with a count file present: the last run did not close cleanly while the job was in flight.
-    const uncleanStops = previous ? (previous[jobId] ?? 0) + 1 : 0;
+    // A count file present: the last run did not close cleanly. It counts against a job whose step was running then.
+    const counted = previous !== undefined && (runningAtStop === undefined || runningAtStop.has(jobId));
+    const uncleanStops = counted ? (previous[jobId] ?? 0) + 1 : 0;
     if (uncleanStops >= max) {
       plan.giveUp.push({ jobId, uncleanStops });
       continue;
@@ -70,4 +82,58 @@ export function writeResumeCounts(stateDir: string, counts: Record<string, numbe
 /** A clean stop: nothing was in flight through a crash. */
 export function clearResumeCounts(stateDir: string): void {
   rmSync(path.join(stateDir, FILE), { force: true });
+}
+
+const STEPS_FILE = 'steps-in-flight.json';
+
+/** The job id of a Task's or Register Job's event (`{job: {jobId}}` or `{jobId}`), if any. */
+function jobIdOf(event: unknown): string | undefined {
+  if (event === null || typeof event !== 'object') return undefined;
+  const record = event as { jobId?: unknown; job?: { jobId?: unknown } };
+  const id = record.job?.jobId ?? record.jobId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * The jobs one of whose steps runs right now, kept in the state folder
+ * (written synchronously at each start and end of a step: a crash may come
+ * at any instant) so that the next start knows which jobs a crash found mid-step.
+ */
+export class StepsInFlight {
+  private readonly running = new Map<string, number>();
+  constructor(private readonly stateDir: string) {}
+
+  /** Records a step of the event's job as running; returns the function that records its end. */
+  begin(event: unknown): () => void {
+    const jobId = jobIdOf(event);
+    if (!jobId) return () => undefined;
+    this.running.set(jobId, (this.running.get(jobId) ?? 0) + 1);
+    this.write();
+    return () => {
+      const left = (this.running.get(jobId) ?? 1) - 1;
+      if (left > 0) this.running.set(jobId, left);
+      else this.running.delete(jobId);
+      this.write();
+    };
+  }
+
+  private write(): void {
+    try {
+      writeFileSync(path.join(this.stateDir, STEPS_FILE), JSON.stringify([...this.running.keys()]));
+    } catch {
+      // The state folder is gone (a closing bridge): nothing left to protect.
+    }
+  }
+}
+
+/** The jobs that had a step running when the last run stopped; undefined when no run left the file. */
+export function readStepsInFlight(stateDir: string): Set<string> | undefined {
+  const file = path.join(stateDir, STEPS_FILE);
+  if (!existsSync(file)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return new Set(Array.isArray(parsed) ? parsed.filter((id): id is string => typeof id === 'string') : []);
+  } catch {
+    return new Set(); // cut by the crash itself while being written: no job is known to have been mid-step
+  }
 }

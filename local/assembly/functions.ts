@@ -109,6 +109,8 @@ export interface LocalFunctionOptions {
   maxEnvironments?: number;
   /** Shared by the functions of one bridge (default: one of its own). */
   budget?: EnvironmentBudget;
+  /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
+  onInvoke?: (event: unknown) => () => void;
 }
 
 interface Pending {
@@ -289,6 +291,7 @@ export class LocalFunction {
     if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
     const environment = await this.take();
     let healthy = true;
+    const ended = this.options.onInvoke?.(event);
     try {
       await environment.ready;
       const payload = await environment.invoke(JSON.parse(JSON.stringify(event ?? null)) as unknown, `local-${this.spec.bridgeFunction}-${++this.invocations}`);
@@ -297,6 +300,7 @@ export class LocalFunction {
       healthy = environment.alive && !(error instanceof LambdaFunctionError && error.errorType.startsWith('Runtime.'));
       throw error;
     } finally {
+      ended?.();
       this.give(environment, healthy);
     }
   }

@@ -54,6 +54,8 @@ export interface AssemblyRuntimeOptions {
   compileCacheDir?: string;
   /** Default: the local bridge's shared credentials for every principal. */
   credentialsFor?: CredentialsFor;
+  /** Told when any function's invocation starts; the function it returns when it ends. */
+  onInvoke?: (event: unknown) => () => void;
   defaultCredentials: AwsCredentials;
   /** Checks every request at the endpoints started here before it is served (local IAM). */
   authorize?: AuthorizeHook;
@@ -163,6 +165,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           budget,
+          ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),
       );
