@@ -338,7 +338,8 @@ async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: st
     const missingInOutputFolder: string[] = [];
     const finalEventProblems: string[] = [];
     for (const row of rows) {
-      finalStates[row.status] = (finalStates[row.status] ?? 0) + 1;
+      const state = row.status === 'SUCCEEDED' ? row.status : `${row.status}${row.error?.code ? ` ${row.error.code}` : ''}`;
+      finalStates[state] = (finalStates[state] ?? 0) + 1;
       const finals = finalEventsOf(events, row.jobId);
       if (finals.length !== 1 || finals[0]!.detail.status !== row.status) finalEventProblems.push(`${row.input.key}: ${finals.length} final events (${finals.map((e) => e.detail.status).join(', ')}), ledger ${row.status}`);
       if (row.status !== 'SUCCEEDED') continue;

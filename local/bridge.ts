@@ -420,6 +420,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     // Read before this run's first step overwrites it: which jobs were mid-step when the last run stopped.
     const runningAtStop = persistent ? readStepsInFlight(stateDir) : undefined;
     const stepsInFlight = new StepsInFlight(stateDir);
+    // At once: a kill during the rest of the start must not count those jobs a second time.
+    if (persistent) stepsInFlight.reset();
     const inboxPrefix = assembly.model.functions.find((fn) => fn.environment.INBOX_PREFIX)?.environment.INBOX_PREFIX ?? 'inbox/';
 
     // The functions of the assembly, each from its bundle, and the services they call.
@@ -437,7 +439,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         credentialsFor: options.credentialsFor ?? ((principal) => credentialStore.addPrincipal(principal.name, principal.roleArn, principal.policies)),
         ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),
         // Which jobs have a step running, in the state folder: a crash then counts against them only.
-        ...(persistent ? { onInvoke: (event: unknown) => stepsInFlight.begin(event) } : {}),
+        ...(persistent ? { onInvoke: (event: unknown, bridgeFunction: string) => stepsInFlight.begin(event, bridgeFunction) } : {}),
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),

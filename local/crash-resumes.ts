@@ -11,9 +11,11 @@
  * found so MAX_UNCLEAN_RESUMES times is not resumed: it ends FAILED with
  * PROCESS_CRASHED, and the bridge serves the others.
  *
- * Only a running step counts: a kill -9 from outside (issue 24's chaos run)
- * finds most jobs waiting (for a slot, a poll, a token), and a job that was
- * merely unfinished through several kills must be resumed, not failed.
+ * Only a running step that decodes the input counts (UNTRUSTED_INPUT_STEPS:
+ * where a crafted file can take the process down): a kill -9 from outside
+ * (issue 24's chaos run) finds jobs waiting or in their other steps, often
+ * the Register Job of every resumed job right after a start, and a job that
+ * was merely unfinished through several kills must be resumed, not failed.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -84,7 +86,10 @@ export function clearResumeCounts(stateDir: string): void {
   rmSync(path.join(stateDir, FILE), { force: true });
 }
 
-const STEPS_FILE = 'steps-in-flight.json';
+export const STEPS_IN_FLIGHT_FILE = 'steps-in-flight.json';
+
+/** The functions that parse or decode the input's bytes (GeoJSON, GeoTIFF, results): the steps a crafted file can crash. */
+export const UNTRUSTED_INPUT_STEPS: ReadonlySet<string> = new Set(['inspect-geotiff', 'plan-processing', 'upload-image', 'store-results']);
 
 /** The job id of a Task's or Register Job's event (`{job: {jobId}}` or `{jobId}`), if any. */
 function jobIdOf(event: unknown): string | undefined {
@@ -103,9 +108,9 @@ export class StepsInFlight {
   private readonly running = new Map<string, number>();
   constructor(private readonly stateDir: string) {}
 
-  /** Records a step of the event's job as running; returns the function that records its end. */
-  begin(event: unknown): () => void {
-    const jobId = jobIdOf(event);
+  /** Records a step of the event's job as running (a step of UNTRUSTED_INPUT_STEPS); returns the function that records its end. */
+  begin(event: unknown, bridgeFunction: string): () => void {
+    const jobId = UNTRUSTED_INPUT_STEPS.has(bridgeFunction) ? jobIdOf(event) : undefined;
     if (!jobId) return () => undefined;
     this.running.set(jobId, (this.running.get(jobId) ?? 0) + 1);
     this.write();
@@ -117,9 +122,15 @@ export class StepsInFlight {
     };
   }
 
+  /** Forgets what an earlier run left: a crash before this run's first step then counts against nobody. */
+  reset(): void {
+    this.running.clear();
+    this.write();
+  }
+
   private write(): void {
     try {
-      writeFileSync(path.join(this.stateDir, STEPS_FILE), JSON.stringify([...this.running.keys()]));
+      writeFileSync(path.join(this.stateDir, STEPS_IN_FLIGHT_FILE), JSON.stringify([...this.running.keys()]));
     } catch {
       // The state folder is gone (a closing bridge): nothing left to protect.
     }
@@ -128,7 +139,7 @@ export class StepsInFlight {
 
 /** The jobs that had a step running when the last run stopped; undefined when no run left the file. */
 export function readStepsInFlight(stateDir: string): Set<string> | undefined {
-  const file = path.join(stateDir, STEPS_FILE);
+  const file = path.join(stateDir, STEPS_IN_FLIGHT_FILE);
   if (!existsSync(file)) return undefined;
   try {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;

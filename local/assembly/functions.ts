@@ -110,7 +110,7 @@ export interface LocalFunctionOptions {
   /** Shared by the functions of one bridge (default: one of its own). */
   budget?: EnvironmentBudget;
   /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
-  onInvoke?: (event: unknown) => () => void;
+  onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
 }
 
 interface Pending {
@@ -291,7 +291,7 @@ export class LocalFunction {
     if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
     const environment = await this.take();
     let healthy = true;
-    const ended = this.options.onInvoke?.(event);
+    const ended = this.options.onInvoke?.(event, this.spec.bridgeFunction);
     try {
       await environment.ready;
       const payload = await environment.invoke(JSON.parse(JSON.stringify(event ?? null)) as unknown, `local-${this.spec.bridgeFunction}-${++this.invocations}`);

@@ -55,7 +55,7 @@ export interface AssemblyRuntimeOptions {
   /** Default: the local bridge's shared credentials for every principal. */
   credentialsFor?: CredentialsFor;
   /** Told when any function's invocation starts; the function it returns when it ends. */
-  onInvoke?: (event: unknown) => () => void;
+  onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   defaultCredentials: AwsCredentials;
   /** Checks every request at the endpoints started here before it is served (local IAM). */
   authorize?: AuthorizeHook;

@@ -4,12 +4,12 @@
  * through; the third ends it FAILED (PROCESS_CRASHED) and the bridge serves
  * the other jobs. A clean stop clears the counts.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
-import { MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, writeResumeCounts } from '../../local/crash-resumes.ts';
+import { MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, STEPS_IN_FLIGHT_FILE, writeResumeCounts } from '../../local/crash-resumes.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
 import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
 import { testTmp } from '../support/temp.ts';
@@ -33,6 +33,15 @@ describe('planResumes', () => {
 
     // Assess
     expect(plan).toEqual({ resume: ['other'], giveUp: [{ jobId: 'stuck', uncleanStops: MAX_UNCLEAN_RESUMES }], counts: { other: 1 } });
+  });
+
+  it('counts an unclean stop only against the jobs a crash found in a step that decodes their input', () => {
+    // Act: two jobs at two unclean stops; the last crash found only 'decoding' mid-step (a kill -9 from outside finds others waiting)
+    const plan = planResumes(['decoding', 'waiting'], { decoding: MAX_UNCLEAN_RESUMES - 1, waiting: MAX_UNCLEAN_RESUMES - 1 }, MAX_UNCLEAN_RESUMES, new Set(['decoding']));
+    // Assess
+    expect(plan.giveUp).toEqual([{ jobId: 'decoding', uncleanStops: MAX_UNCLEAN_RESUMES }]);
+    expect(plan.resume).toEqual(['waiting']);
+    expect(plan.counts).toEqual({ waiting: 0 });
   });
 
   it('reads a counts file cut short by the crash as an unclean stop', async () => {
@@ -80,6 +89,8 @@ describe('a local bridge after unclean stops', () => {
     const cleared = !existsSync(path.join(stateDir, 'unclean-resumes.json'));
     // What two starts that each died with the job in flight leave behind (a crash cannot run close()).
     writeResumeCounts(stateDir, { [detail.jobId]: MAX_UNCLEAN_RESUMES - 1 });
+    // ... and the last of them died while a step that decodes the job's input was running.
+    writeFileSync(path.join(stateDir, STEPS_IN_FLIGHT_FILE), JSON.stringify([detail.jobId]));
 
     // Act: the next start
     bridge = await startTestBridge({ stateDir, simulator: { processingSeconds: 1 } });
