@@ -165,6 +165,8 @@ async function finishLostJob(ctx: BridgeContext, row: LedgerRow, executionArn: s
   return finishJobAsFailed(ctx, row, executionArn, at);
 }
 
+const RETRY_ADVICE = 'To retry, drop the file again under a new name (the same file under the same key counts as done).';
+
 /**
  * Ends an unfinished job as FAILED outside its execution: report, ledger,
  * slots, event, tag. With no `given` error it is EXECUTION_LOST; local mode
@@ -175,8 +177,8 @@ export async function finishJobAsFailed(ctx: BridgeContext, row: LedgerRow, exec
   const error: JobError = given ?? {
     code: EXECUTION_LOST,
     message: executionArn
-      ? `The workflow execution stopped while the job was ${row.status} without recording an outcome. To retry, drop the file again under a new name (the same file under the same key counts as done).`
-      : `No workflow execution was found for this job after it stayed ${row.status}. To retry, drop the file again under a new name (the same file under the same key counts as done).`,
+      ? `The workflow execution stopped while the job was ${row.status} without recording an outcome. ${RETRY_ADVICE}`
+      : `No workflow execution was found for this job after it stayed ${row.status}. ${RETRY_ADVICE}`,
   };
   // Report first: if anything below fails, the row is still unfinished and the next run retries.
   const key = reportKey(ctx.config.prefixes, row.input.key);
