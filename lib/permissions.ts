@@ -32,6 +32,8 @@ export type Capability =
   | 'work:read'
   | 'work:write'
   | 'results:write'
+  /** Read back what the job wrote under results/ (Store Results derives result.fgb from result.geojson). */
+  | 'results:read'
   | 'failed:write'
   /** events:PutEvents on the bridge's bus. */
   | 'events:put'
@@ -69,7 +71,7 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   // Releases the slot the moment the processing is done: the next waiter gets it (SendTaskSuccess).
   'poll-processing': [...JOB_TASK, 'mapflow:token', 'workflow:respond'],
   'restart-processing': [...JOB_TASK, 'mapflow:token'],
-  'store-results': [...JOB_TASK, 'work:read', 'results:write', 'mapflow:token'],
+  'store-results': [...JOB_TASK, 'work:read', 'results:write', 'results:read', 'mapflow:token'],
   // Releasing a slot hands it to the oldest waiter (SendTaskSuccess).
   'finish-part': [...JOB_TASK, 'workflow:respond'],
   // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.
@@ -145,6 +147,9 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
       return;
     case 'results:write':
       grantObjects(grantee, bucket, prefixes.results, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
+      return;
+    case 'results:read':
+      grantObjects(grantee, bucket, prefixes.results, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
       return;
     case 'failed:write':
       grantObjects(grantee, bucket, prefixes.failed, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
