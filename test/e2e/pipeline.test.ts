@@ -207,6 +207,8 @@ describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator })
     // Act: the same object written twice (two notifications), and the event delivered again by hand
     await bridge.s3.send(new PutObjectCommand({ Bucket: bridge.bucket, Key: 'inbox/twice.geojson', Body: body }));
     const { object, jobId } = await bridge.putInbox(await tempFile('twice.geojson', body), 'twice.geojson');
+    // The trigger delivers notifications asynchronously (SQS batches): redeliver once dispatch has started the job.
+    await bridge.waitForJob(jobId);
     const redelivered = await bridge.engine.start(jobId, { jobId, input: object });
     await bridge.waitForJobs();
     const row = await bridge.ledger.get(jobId);
