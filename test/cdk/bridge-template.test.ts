@@ -223,6 +223,7 @@ describe('least privilege', () => {
         [
           ...(FUNCTION_CAPABILITIES[name].includes('inbox:read') ? ['/inbox/*'] : []),
           ...(FUNCTION_CAPABILITIES[name].includes('work:read') ? ['/work/*'] : []),
+          ...(FUNCTION_CAPABILITIES[name].includes('results:read') ? ['/results/*'] : []),
         ].sort(),
       );
       // s3:ListBucket is on the bucket itself, narrowed by an s3:prefix condition (test/dispatch/permissions.test.ts).
