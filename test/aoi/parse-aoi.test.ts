@@ -31,7 +31,7 @@ function rejection(text: string, options?: Parameters<typeof parseAoi>[1]): Inpu
 
 describe('parseAoi with real files', () => {
   it.each([
-    // file, polygon features, README area km², largest feature km²
+    // file, polygon features, area km² (docs/local.md, the samples table), largest feature km²
     ['bern-quarters.geojson', 32, 52, 12.8],
     ['basel.geojson', 89, 554, 23.7],
     ['amsterdam.geojson', 97, 197, undefined],
@@ -39,7 +39,7 @@ describe('parseAoi with real files', () => {
     // Act
     const aoi = parseAoi(testdata(file));
 
-    // Assess: ellipsoidal geodesic area matches the README's equal-area figures
+    // Assess: ellipsoidal geodesic area matches the samples table's equal-area figures
     // (given rounded to whole km²) within rounding plus 0.3 %; a spherical
     // formula misses Amsterdam's by more than that.
     expect(aoi.features).toHaveLength(count);

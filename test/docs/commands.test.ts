@@ -20,9 +20,7 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 const HELP_BATCH = path.join(ROOT, 'test/support/cli-help.ts');
 const SCRIPTS = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-/** Reports quote what a user typed on their own machine (/tmp files, wrong names) on purpose. */
-const REPORTS = new Set(['docs/new-user-trial.md', 'docs/reliability-findings.md']);
-const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)].filter((f) => !REPORTS.has(f));
+const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 /** Flags whose value is a folder the command creates, not an input. */
 const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir']);
 

@@ -14,11 +14,7 @@ import { MODELS, findDataProvider } from '../../local/simulator/catalogue.ts';
 
 const root = new URL('../../', import.meta.url);
 const read = (file: string) => readFileSync(fileURLToPath(new URL(file, root)), 'utf8');
-/** A trial report quotes the wrong names it found on purpose. */
-const REPORTS = new Set(['docs/new-user-trial.md']);
-const DOCS = ['README.md', ...readdirSync(fileURLToPath(new URL('docs/', root))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)].filter(
-  (f) => !REPORTS.has(f),
-);
+const DOCS = ['README.md', ...readdirSync(fileURLToPath(new URL('docs/', root))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 interface Example {
   file: string;

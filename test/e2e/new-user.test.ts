@@ -1,9 +1,7 @@
 /**
- * What a new user tried on first contact (docs/new-user-trial.md), kept as
- * checks: files the bridge had never seen, through the full local pipeline
- * (one test bridge for the suite), and the command line as a child process.
- * Every check here passed when the trial was made; the bugs the trial found
- * are listed in docs/new-user-trial.md with their reproduction commands.
+ * What a new user tried on first contact, kept as checks: files the bridge
+ * had never seen, through the full local pipeline (one test bridge for the
+ * suite), and the command line as a child process.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

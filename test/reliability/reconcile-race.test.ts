@@ -21,7 +21,7 @@ describe('the reconciler and a job that finishes while it looks', () => {
     await rel?.close();
   });
 
-  // Finding F4 (docs/reliability-findings.md): the reconciler used to write its
+  // Finding F4 (docs/reliability.md, Findings): the reconciler used to write its
   // EXECUTION_LOST report from the row it had listed, over the report of a job
   // that had just ended. It now re-reads the row after the liveness check.
   it('leaves a job alone whose execution was running when listed and has finished by the liveness check', async () => {

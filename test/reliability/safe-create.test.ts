@@ -86,7 +86,7 @@ describe('safe creates when two jobs need the same new project at once', { timeo
     await rel?.close();
   });
 
-  // Finding F1 (docs/reliability-findings.md): jobs that found no project of
+  // Finding F1 (docs/reliability.md, Findings): jobs that found no project of
   // the name all created one. The id is now claimed in the ledger
   // (NameRegistry) and a job whose new project lost the claim deletes it.
   it('makes one project of that name', async () => {
