@@ -125,7 +125,9 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
   const principals = principalsOf(model);
   const stateMachineRole = options.enforceStateMachineRole ? stateMachineRoleOf(model, principals) : undefined;
   const calls = taskCallsOf(model.stateMachine.definition);
+  const machineRole = principals.find((principal) => principal.name === 'state-machine');
   const engine = new LocalEngine({
+    ...(machineRole ? { roleArn: machineRole.roleArn } : {}),
     ...(stateMachineRole
       ? {
           authorizeTask: async (state: string) => {

@@ -71,6 +71,8 @@ export interface LocalEngineOptions {
    * function is not invoked.
    */
   authorizeTask?: (state: string) => Promise<void>;
+  /** The state machine's role (`$$.Execution.RoleArn`); default a placeholder role of the local account. */
+  roleArn?: string;
 }
 
 /** One Task invocation, timed (epoch ms). For a waiting state, `endedAt` is when its token was settled. */
@@ -211,7 +213,7 @@ export class LocalEngine {
       },
       noThrowOnAbort: true,
       context: {
-        Execution: { Id: record.arn, Name: name, RoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local` },
+        Execution: { Id: record.arn, Name: name, RoleArn: this.options.roleArn ?? `arn:aws:iam::${LOCAL_ACCOUNT}:role/local` },
         StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(':').pop() },
       },
     });
