@@ -440,6 +440,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),
         // Which jobs have a step running, in the state folder: a crash then counts against them only.
         ...(persistent ? { onInvoke: (event: unknown, bridgeFunction: string) => stepsInFlight.begin(event, bridgeFunction) } : {}),
+        // Local IAM for the state machine too: every Task's Lambda invoke is judged against its role.
+        enforceStateMachineRole: true,
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),

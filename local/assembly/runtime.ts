@@ -26,8 +26,9 @@ import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { EnvironmentBudget, LocalFunction } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
-import { principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
+import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
+import { StateMachineRole, TaskAccessDeniedError, taskCallsOf } from '../auth/state-machine-role.ts';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -59,6 +60,12 @@ export interface AssemblyRuntimeOptions {
   defaultCredentials: AwsCredentials;
   /** Checks every request at the endpoints started here before it is served (local IAM). */
   authorize?: AuthorizeHook;
+  /**
+   * Judge every Task's call (its Lambda invoke) against the state machine's
+   * role from the template before it is made, failing a refused one as Step
+   * Functions does (local IAM, local/auth/state-machine-role.ts). Default false.
+   */
+  enforceStateMachineRole?: boolean;
   waitOverridesMs?: Record<string, number>;
   retryIntervalMs?: number;
   maxEnvironments?: number;
@@ -75,6 +82,8 @@ export interface AssemblyRuntime {
   functions: ReadonlyMap<string, LocalFunction>;
   /** Each bridge function and the state machine with their resolved policies. */
   principals: Principal[];
+  /** The state machine's role judging its Task calls (with enforceStateMachineRole). */
+  stateMachineRole?: StateMachineRole;
   endpoints: { sfn: string; eventBridge: string; secretsManager: string };
   /** An s3rver notification: through the trigger to dispatch. */
   onS3Record(record: S3NotificationRecord): void;
@@ -113,7 +122,24 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
       return task.integration === 'invoke' ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
     };
   }
+  const principals = principalsOf(model);
+  const stateMachineRole = options.enforceStateMachineRole ? stateMachineRoleOf(model, principals) : undefined;
+  const calls = taskCallsOf(model.stateMachine.definition);
+  const machineRole = principals.find((principal) => principal.name === 'state-machine');
   const engine = new LocalEngine({
+    ...(machineRole ? { roleArn: machineRole.roleArn } : {}),
+    ...(stateMachineRole
+      ? {
+          authorizeTask: async (state: string) => {
+            const call = calls.get(state);
+            if (!call) return;
+            await stateMachineRole.authorize(call).catch((error: unknown) => {
+              if (error instanceof TaskAccessDeniedError) options.log(`local bridge: refused Task '${state}': ${error.name}: ${error.message}`);
+              throw error;
+            });
+          },
+        }
+      : {}),
     definition: model.stateMachine.definition,
     checkDefinition: false,
     taskTokens,
@@ -141,7 +167,6 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     ]);
     started.push(sfn, eventBridge, secretsManager);
 
-    const principals = principalsOf(model);
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
     // The functions share this process's memory: one budget of live environments for all of them.
     const budget = new EnvironmentBudget(options.maxLiveEnvironments);
@@ -181,6 +206,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
       engine,
       functions,
       principals,
+      ...(stateMachineRole ? { stateMachineRole } : {}),
       endpoints: { sfn: sfn.endpoint, eventBridge: eventBridge.endpoint, secretsManager: secretsManager.endpoint },
       onS3Record: (record) => trigger?.onS3Record(record),
       get pendingDispatches() {
@@ -210,6 +236,16 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     await Promise.all(started.map((endpoint) => endpoint.close()));
     throw error;
   }
+}
+
+/**
+ * The state machine's role from the template. A state machine always has one
+ * on AWS (RoleArn is required): a template without it cannot be enforced.
+ */
+function stateMachineRoleOf(model: AssemblyModel, principals: Principal[]): StateMachineRole {
+  const role = principals.find((principal) => principal.name === 'state-machine');
+  if (!role) throw new AssemblyError(`${model.stateMachine.logicalId}: its RoleArn names no AWS::IAM::Role of the template, so its calls cannot be judged`);
+  return new StateMachineRole(role);
 }
 
 /**

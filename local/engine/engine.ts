@@ -64,6 +64,15 @@ export interface LocalEngineOptions {
   taskTokens?: LocalTaskTokens;
   /** Called when a Task invocation ends (benchmarks: where a job's time goes). Must not throw. */
   onTask?: (trace: TaskTrace) => void;
+  /**
+   * Judges a Task state's call before it is made (local IAM: the state
+   * machine's role, local/auth/state-machine-role.ts). A rejection fails the
+   * Task with that error, which the state's Retry and Catch match; the
+   * function is not invoked.
+   */
+  authorizeTask?: (state: string) => Promise<void>;
+  /** The state machine's role (`$$.Execution.RoleArn`); default a placeholder role of the local account. */
+  roleArn?: string;
 }
 
 /** One Task invocation, timed (epoch ms). For a waiting state, `endedAt` is when its token was settled. */
@@ -126,10 +135,14 @@ export class LocalEngine {
       tasks.map((state) => [
         state,
         (input: unknown) => {
-          this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
           const resource = options.taskResources[state] as TaskResource;
           const startedAt = Date.now();
-          const invocation = tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
+          const call = () => {
+            this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
+            return tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
+          };
+          const authorize = options.authorizeTask;
+          const invocation = authorize ? authorize(state).then(call) : call();
           if (options.onTask) {
             const trace = (failed: boolean) => options.onTask?.({ state, input, startedAt, endedAt: Date.now(), failed });
             invocation.then(() => trace(false), () => trace(true));
@@ -200,7 +213,7 @@ export class LocalEngine {
       },
       noThrowOnAbort: true,
       context: {
-        Execution: { Id: record.arn, Name: name, RoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local` },
+        Execution: { Id: record.arn, Name: name, RoleArn: this.options.roleArn ?? `arn:aws:iam::${LOCAL_ACCOUNT}:role/local` },
         StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(':').pop() },
       },
     });

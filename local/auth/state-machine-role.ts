@@ -1,0 +1,140 @@
+/**
+ * The state machine's own role, enforced: before a Task state calls its
+ * function, the call is judged against the policies of the role the template
+ * gives the state machine (its RoleArn), as Step Functions makes the call with
+ * that role's credentials on AWS. A refused call fails the Task as Step
+ * Functions fails it there:
+ *
+ *   Error  Lambda.AWSLambdaException
+ *   Cause  User: arn:aws:sts::<account>:assumed-role/<role>/<session> is not
+ *          authorized to perform: lambda:InvokeFunction on resource: <arn>
+ *          because no identity-based policy allows the lambda:InvokeFunction
+ *          action (Service: Lambda, Status Code: 403, Request ID: <uuid>)
+ *
+ * (the error name and the cause as executions report them, e.g.
+ * awslabs/aws-deployment-framework#460; the parenthesis is the AWS SDK for
+ * Java v2's AwsServiceException message, which Step Functions' Lambda client
+ * writes). The session name is 32 random letters, as Step Functions names the
+ * sessions it assumes. Like any Task error it is matched by the state's Retry
+ * (the bridge's Lambda tasks retry Lambda.AWSLambdaException) and Catch.
+ *
+ * Judgements are cached per (action, resource): a role's policies do not
+ * change while the bridge runs, so each call is evaluated once.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { LOCAL_AWS } from './account.ts';
+import { assumedRoleArn, type PolicyDocument, type Principal } from './credentials.ts';
+import { accessDeniedMessage, evaluate as evaluateWithIam, type Decision } from './evaluate.ts';
+import type { IamRequest } from './s3-actions.ts';
+
+/** What a Task state calls, as IAM judges it. */
+export interface TaskCall extends IamRequest {
+  /** The Task state. */
+  state: string;
+  /** The service's prefix of Step Functions' error names ('Lambda' -> Lambda.AWSLambdaException). */
+  service: 'Lambda';
+}
+
+/** A Task refused by the state machine's role; `name` is the error Retry and Catch match. */
+export class TaskAccessDeniedError extends Error {
+  constructor(
+    readonly call: TaskCall,
+    cause: string,
+  ) {
+    super(cause);
+    this.name = `${call.service}.AWS${call.service}Exception`;
+  }
+}
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/** A session name like the ones Step Functions gives the role it assumes (32 letters). */
+export function stepFunctionsSessionName(): string {
+  return [...randomBytes(32)].map((byte) => LETTERS[byte % LETTERS.length]).join('');
+}
+
+/**
+ * The ARN Lambda authorizes an Invoke on: a function's name or partial ARN
+ * becomes its ARN in the local account and region; a full (or qualified) ARN
+ * stays as it is (`arn:...:function:name:$LATEST` is judged as written).
+ */
+export function lambdaFunctionArn(functionRef: string): string {
+  const { partition, region, accountId } = LOCAL_AWS;
+  if (functionRef.startsWith('arn:')) return functionRef;
+  // "123456789012:function:name" (a partial ARN) or "name" / "name:qualifier".
+  const partial = /^(\d{12}):function:(.+)$/.exec(functionRef);
+  if (partial) return `arn:${partition}:lambda:${region}:${partial[1]}:function:${partial[2]}`;
+  return `arn:${partition}:lambda:${region}:${accountId}:function:${functionRef}`;
+}
+
+/**
+ * The call a Task state makes: a function ARN as Resource, or the optimized
+ * `arn:aws:states:::lambda:invoke` integration (with or without
+ * `.waitForTaskToken`) naming it in Parameters.FunctionName. Both are
+ * lambda:InvokeFunction. Any other Resource is undefined here: the local
+ * engine runs Lambda tasks only (local/assembly/runtime.ts refuses a
+ * definition with others when it starts).
+ */
+export function taskCallOf(state: string, definition: { Resource?: unknown; Parameters?: unknown }): TaskCall | undefined {
+  const resource = typeof definition.Resource === 'string' ? definition.Resource : '';
+  const parameters = (definition.Parameters ?? {}) as Record<string, unknown>;
+  const invoke = /^arn:[^:]+:states:::lambda:invoke(\.waitForTaskToken)?$/.test(resource);
+  const functionRef = invoke ? parameters.FunctionName : /^arn:[^:]+:lambda:/.test(resource) ? resource : undefined;
+  if (typeof functionRef !== 'string' || functionRef === '') return undefined;
+  return { state, service: 'Lambda', action: 'lambda:InvokeFunction', resource: lambdaFunctionArn(functionRef) };
+}
+
+/** Every Task state's call (Map item processors and Parallel branches included), by state name. */
+export function taskCallsOf(definition: Record<string, unknown>): Map<string, TaskCall> {
+  const calls = new Map<string, TaskCall>();
+  const walk = (states: Record<string, Record<string, unknown>> | undefined): void => {
+    for (const [name, state] of Object.entries(states ?? {})) {
+      if (state.Type === 'Task') {
+        const call = taskCallOf(name, state);
+        if (call) calls.set(name, call);
+      }
+      const processor = (state.ItemProcessor ?? state.Iterator) as { States?: Record<string, Record<string, unknown>> } | undefined;
+      walk(processor?.States);
+      for (const branch of (state.Branches as { States?: Record<string, Record<string, unknown>> }[] | undefined) ?? []) walk(branch.States);
+    }
+  };
+  walk(definition.States as Record<string, Record<string, unknown>> | undefined);
+  return calls;
+}
+
+export type Evaluate = (principal: Principal, requests: readonly IamRequest[]) => Promise<Decision>;
+
+/** The state machine's role, judging its calls (cached per action and resource). */
+export class StateMachineRole {
+  readonly principal: Principal;
+  private readonly decisions = new Map<string, Promise<Decision>>();
+
+  constructor(
+    role: { roleArn: string; policies: readonly PolicyDocument[] },
+    private readonly evaluate: Evaluate = evaluateWithIam,
+    sessionName = stepFunctionsSessionName(),
+  ) {
+    this.principal = { name: 'state-machine', arn: assumedRoleArn(role.roleArn, sessionName), policies: [...role.policies], accessKeyId: '', secretAccessKey: '' };
+  }
+
+  /** The role's decision on one call (evaluated once per action and resource). */
+  judge(request: IamRequest): Promise<Decision> {
+    const key = `${request.action}\u0000${request.resource}`;
+    let decision = this.decisions.get(key);
+    if (!decision) {
+      decision = this.evaluate(this.principal, [{ action: request.action, resource: request.resource }]);
+      // A failed evaluation is not kept: the next call judges again.
+      decision.catch(() => this.decisions.delete(key));
+      this.decisions.set(key, decision);
+    }
+    return decision;
+  }
+
+  /** Resolves when the role allows the call; rejects with the Task error Step Functions reports otherwise. */
+  async authorize(call: TaskCall): Promise<void> {
+    const decision = await this.judge(call);
+    if (decision.allowed) return;
+    const service = call.service;
+    throw new TaskAccessDeniedError(call, `${accessDeniedMessage(this.principal, decision)} (Service: ${service}, Status Code: 403, Request ID: ${randomUUID()})`);
+  }
+}

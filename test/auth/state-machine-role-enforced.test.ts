@@ -1,0 +1,119 @@
+/**
+ * IAM enforced on the state machine's own role, in the cloud assembly the
+ * local bridge runs: with the statement that lets the state machine invoke
+ * Store Results taken out of its role, the job runs every step up to Store
+ * Results, whose invoke Step Functions refuses (Lambda.AWSLambdaException,
+ * retried as the definition says, then caught: the part fails, Finish Job
+ * records it): the job ends FAILED, with its Job Failed event, and AWS's
+ * AccessDenied naming lambda:InvokeFunction and the function's ARN; Store
+ * Results never ran.
+ */
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalEvent } from '../../local/events/file.ts';
+import { localAssemblySettings } from '../../local/bridge.ts';
+import { loadLocalAssembly } from '../../local/assembly/cache.ts';
+import { startTestBridge } from '../e2e/helpers.ts';
+import { testTmp } from '../support/temp.ts';
+
+const GEOJSON = JSON.stringify({
+  type: 'FeatureCollection',
+  features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] } }],
+});
+
+interface Resource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+}
+
+/**
+ * Takes the function `name` out of every lambda:InvokeFunction statement of
+ * the state machine's role (its ARN and `${arn}:*`, as CDK grants them).
+ * Returns the role's logical id and how many resources were removed.
+ */
+function withoutInvokeOf(template: { Resources: Record<string, Resource> }, name: string): { roleLogicalId: string; removed: number } {
+  const fnId = Object.entries(template.Resources).find(
+    ([, resource]) => resource.Type === 'AWS::Lambda::Function' && (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.BRIDGE_FUNCTION === name,
+  )?.[0];
+  const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine');
+  const roleLogicalId = ((machine?.Properties?.RoleArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'] ?? [])[0];
+  if (!fnId || !roleLogicalId) throw new Error(`no function ${name} or no state machine role`);
+  let removed = 0;
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const roles = (resource.Properties?.Roles as { Ref?: string }[] | undefined) ?? [];
+    if (!roles.some((role) => role.Ref === roleLogicalId)) continue;
+    const document = resource.Properties?.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] };
+    for (const statement of document.Statement) {
+      if (![statement.Action].flat().includes('lambda:InvokeFunction')) continue;
+      const resources = [statement.Resource].flat();
+      const kept = resources.filter((entry) => !JSON.stringify(entry).includes(`"${fnId}"`));
+      removed += resources.length - kept.length;
+      statement.Resource = kept;
+    }
+  }
+  return { roleLogicalId, removed };
+}
+
+describe("the state machine's role without the grant to invoke Store Results, in the assembly the bridge runs", () => {
+  let bridge: LocalBridge;
+  let roleLogicalId = '';
+  const lines: string[] = [];
+  let jobFailed!: (event: LocalEvent) => void;
+  const failedEvent = new Promise<LocalEvent>((resolve) => (jobFailed = resolve));
+
+  beforeAll(async () => {
+    // Prepare: the assembly the test bridge would run, with the state machine unable to invoke Store Results
+    const source = await loadLocalAssembly(localAssemblySettings({}));
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-sm-role-'));
+    await cp(source.dir, dir, { recursive: true });
+    const file = path.join(dir, source.templateFile);
+    const template = JSON.parse(await readFile(file, 'utf8')) as { Resources: Record<string, Resource> };
+    const edit = withoutInvokeOf(template, 'store-results');
+    expect(edit.removed).toBe(2);
+    roleLogicalId = edit.roleLogicalId;
+    await writeFile(file, JSON.stringify(template));
+    bridge = await startTestBridge({
+      assembly: { dir },
+      routes: undefined,
+      log: (line) => lines.push(line),
+      onEvent: (event) => {
+        if (event.detailType === 'Job Failed') jobFailed(event);
+      },
+    });
+  }, 300_000);
+  afterAll(async () => {
+    await bridge?.close();
+  });
+
+  it('runs the steps before it and fails the job on the refused invoke, with AWS AccessDenied', { timeout: 300_000 }, async () => {
+    // Prepare
+    const file = path.join(await mkdtemp(path.join(testTmp(), 'mfb-sm-role-in-')), 'area.geojson');
+    await writeFile(file, GEOJSON);
+    // Act
+    const { jobId } = await bridge.putInbox(file, 'area.geojson');
+    const row = await bridge.waitForJob(jobId);
+    // Assess: the processing ran (the role invoked every step before), Store Results was never invoked
+    expect(row?.status).toBe('FAILED');
+    expect(bridge.simulator?.stats().processingsCreated).toBe(1);
+    expect(bridge.engine.taskInvocations.get('Store Results')).toBeUndefined();
+    expect(bridge.engine.taskInvocations.get('Finish Job')).toBe(1);
+    // Its Job Failed event (awaited once the ledger says FAILED: a job that succeeded has none)
+    const event = await failedEvent;
+    expect(event.detail.jobId).toBe(jobId);
+    const denied = new RegExp(
+      `User: arn:aws:sts::000000000000:assumed-role/${roleLogicalId}/[A-Za-z]{32} is not authorized to perform: lambda:InvokeFunction ` +
+        'on resource: arn:aws:lambda:us-east-1:000000000000:function:mapflow-bridge-store-results because no identity-based policy allows the lambda:InvokeFunction action ' +
+        '\\(Service: Lambda, Status Code: 403, Request ID: [0-9a-f-]{36}\\)',
+    );
+    // The ledger keeps Step Functions' error (Lambda.AWSLambdaException) as its code, and the cause
+    expect(row?.error).toEqual({ code: 'LAMBDA_AWSLAMBDA_EXCEPTION', message: expect.stringMatching(denied) });
+    expect(JSON.stringify(event.detail)).toMatch(denied);
+    // The bridge says what it refused (each attempt the definition's Retry makes), and nothing else was refused
+    const refused = lines.filter((line) => line.startsWith('local bridge: refused'));
+    expect(refused.length).toBeGreaterThan(1);
+    expect(refused.every((line) => line.startsWith("local bridge: refused Task 'Store Results': Lambda.AWSLambdaException: "))).toBe(true);
+  });
+});
