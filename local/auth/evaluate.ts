@@ -6,7 +6,7 @@
  */
 import type { runSimulation as RunSimulation } from '@cloud-copilot/iam-simulate';
 import { LOCAL_AWS } from './account.ts';
-import type { Principal } from './credentials.ts';
+import type { PolicyDocument, Principal } from './credentials.ts';
 import type { IamRequest } from './s3-actions.ts';
 
 export type Decision =
@@ -58,33 +58,54 @@ function evaluateTaskToken(principal: Principal, request: IamRequest): Decision 
 // Loaded on the first role's request (about a second of module loading): the user's own never needs it.
 let simulator: Promise<typeof RunSimulation> | undefined;
 
+/**
+ * Judgements already made, per principal: a principal's policies never change
+ * (a new role is a new principal), and one evaluation costs about a millisecond
+ * of CPU (resource pattern matching), paid on every call a function makes
+ * otherwise; the same table, bucket prefix or secret recurs on most of them.
+ * Bounded: a principal's table is emptied when full.
+ */
+const judged = new WeakMap<Principal, Map<string, Decision>>();
+const MAX_JUDGED_PER_PRINCIPAL = 10_000;
+
 /** Evaluates `requests` in order; the first that is not allowed decides. */
 export async function evaluate(principal: Principal, requests: readonly IamRequest[]): Promise<Decision> {
-  if (!principal.policies) return { allowed: true };
-  const runSimulation = await (simulator ??= import('@cloud-copilot/iam-simulate').then((module) => module.runSimulation));
+  const { policies } = principal;
+  if (!policies) return { allowed: true };
+  let table = judged.get(principal);
+  if (!table) judged.set(principal, (table = new Map()));
   for (const request of requests) {
-    if (TASK_TOKEN_ACTIONS.has(request.action)) {
-      const decision = evaluateTaskToken(principal, request);
-      if (!decision.allowed) return decision;
-      continue;
+    const key = JSON.stringify([request.action, request.resource, request.context ?? null]);
+    let decision = table.get(key);
+    if (!decision) {
+      decision = await evaluateOne(principal, policies, request);
+      if (table.size >= MAX_JUDGED_PER_PRINCIPAL) table.clear();
+      table.set(key, decision);
     }
-    const result = await runSimulation(
-      {
-        request: {
-          principal: principal.arn,
-          action: request.action,
-          resource: { resource: request.resource, accountId: LOCAL_AWS.accountId },
-          contextVariables: { 'aws:RequestedRegion': LOCAL_AWS.region, ...request.context },
-        },
-        identityPolicies: principal.policies.map((policy, index) => ({ name: `policy-${index}`, policy })),
-        serviceControlPolicies: [],
-        resourceControlPolicies: [],
-      },
-      {},
-    );
-    if (result.resultType === 'error') return { allowed: false, request, explicit: false, error: result.errors.message };
-    if (result.overallResult !== 'Allowed') return { allowed: false, request, explicit: result.overallResult === 'ExplicitlyDenied' };
+    if (!decision.allowed) return decision;
   }
+  return { allowed: true };
+}
+
+async function evaluateOne(principal: Principal, policies: readonly PolicyDocument[], request: IamRequest): Promise<Decision> {
+  if (TASK_TOKEN_ACTIONS.has(request.action)) return evaluateTaskToken(principal, request);
+  const runSimulation = await (simulator ??= import('@cloud-copilot/iam-simulate').then((module) => module.runSimulation));
+  const result = await runSimulation(
+    {
+      request: {
+        principal: principal.arn,
+        action: request.action,
+        resource: { resource: request.resource, accountId: LOCAL_AWS.accountId },
+        contextVariables: { 'aws:RequestedRegion': LOCAL_AWS.region, ...request.context },
+      },
+      identityPolicies: policies.map((policy, index) => ({ name: `policy-${index}`, policy })),
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+    },
+    {},
+  );
+  if (result.resultType === 'error') return { allowed: false, request, explicit: false, error: result.errors.message };
+  if (result.overallResult !== 'Allowed') return { allowed: false, request, explicit: result.overallResult === 'ExplicitlyDenied' };
   return { allowed: true };
 }
 

@@ -95,11 +95,18 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
     }
     // Pixel data must decode: sample one pixel (so one tile or strip) at nine
     // places of the full-resolution image; cheap, and catches damaged blocks.
+    // Each block once: a small image is one or two blocks, decoded nine times otherwise.
     try {
+      const blockWidth = image.getTileWidth();
+      const blockHeight = image.getTileHeight();
+      const sampled = new Set<string>();
       for (const fy of [0, 0.5, 1]) {
         for (const fx of [0, 0.5, 1]) {
           const x = Math.floor(fx * (width - 1));
           const y = Math.floor(fy * (height - 1));
+          const block = `${Math.floor(x / blockWidth)},${Math.floor(y / blockHeight)}`;
+          if (sampled.has(block)) continue;
+          sampled.add(block);
           await image.readRasters({ window: [x, y, x + 1, y + 1], samples: [0] });
         }
       }

@@ -26,6 +26,32 @@ describe('evaluate', () => {
     );
   });
 
+  it('judges a repeated request once per principal, and a changed role afresh', async () => {
+    // Prepare: one role that allows a table, and another of the same name that allows nothing
+    const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/ledger';
+    const grant = store.addPrincipal('ledger-user', 'arn:aws:iam::000000000000:role/bridge-Ledger', [
+      { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE }] },
+    ]);
+    const without = store.addPrincipal('ledger-user', 'arn:aws:iam::000000000000:role/bridge-Ledger', [
+      { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: TABLE }] },
+    ]);
+    const granted = store.principal(grant.accessKeyId)!;
+    const refused = store.principal(without.accessKeyId)!;
+    const request = [{ action: 'dynamodb:GetItem', resource: TABLE }];
+    await evaluate(granted, request);
+
+    // Act: the same request a thousand times (a millisecond each when evaluated)
+    const started = process.cpuUsage();
+    const decisions = await Promise.all(Array.from({ length: 1000 }, () => evaluate(granted, request)));
+    const cpuMs = (process.cpuUsage(started).user + process.cpuUsage(started).system) / 1000;
+    const other = await evaluate(refused, request);
+
+    // Assess
+    expect(new Set(decisions.map((decision) => decision.allowed))).toEqual(new Set([true]));
+    expect(other).toMatchObject({ allowed: false, explicit: false, request: request[0] });
+    console.log(`1000 repeated judgements: ${cpuMs.toFixed(0)} ms of CPU`);
+  });
+
   it('refuses an action the evaluator does not know instead of guessing', async () => {
     // Act
     const decision = await evaluate(principal, [{ action: 'lambda:NoSuchAction', resource: FN('register-job') }]);
