@@ -20,7 +20,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
-// First: modules that import these back from start.ts (an import cycle) then find them initialised.
 import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, recordSimulatorAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
@@ -34,6 +33,7 @@ import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { levelOutputFolder } from './output-level.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
+import { startOperatorServices } from '../console/command.ts';
 
 const SAMPLES_MARKER = 'samples-dropped';
 const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
@@ -225,8 +225,6 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     return 1;
   }
   progress.attach(bridge);
-  // Loaded here: console/command.ts imports this module's constants (an import cycle at load time).
-  const { startOperatorServices } = await import('../console/command.ts');
   const operators = await startOperatorServices(bridge, options.stateDir, {
     console: options.console,
     ...(options.consolePort !== undefined ? { consolePort: options.consolePort } : {}),

@@ -8,8 +8,7 @@ import { parseArgs } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { LocalBridge } from '../bridge.ts';
 import { openLedger, runningEndpoints } from '../cli/jobs.ts';
-import { DEFAULT_STATE_DIR } from '../cli/start.ts';
-import { DEFAULT_CONSOLE_PORT } from '../cli/state-dir.ts';
+import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR } from '../cli/state-dir.ts';
 import { localS3Client } from '../s3/client.ts';
 import { startConsoleServer, type ConsoleServer } from './server.ts';
 
