@@ -7,6 +7,9 @@ import { runLocalCommand, summarise } from '../../local/cli/run.ts';
 import { runStartCommand } from '../../local/cli/start.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { describeParseError } from '../../local/cli/args.ts';
+import { runCostsCommand } from '../../local/cli/costs.ts';
+import { runDoctorCommand } from '../../local/cli/doctor.ts';
+import { runConsoleCommand } from '../../local/console/command.ts';
 import type { LedgerRow } from '../../functions/core/model.ts';
 
 const row: LedgerRow = {
@@ -125,6 +128,44 @@ describe('local command helpers', () => {
       "mapflow-bridge local run: --json takes no value. Run 'mapflow-bridge local run --help' for the options.",
       "mapflow-bridge jobs: unknown option --bogus. Run 'mapflow-bridge jobs --help' for the options.",
     ]);
+  });
+
+  it('answers usage errors of costs, console, jobs and doctor with the same one line and exit 2, before reading any ledger', async () => {
+    // Prepare
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (message: string) => errors.push(message);
+    let codes: number[];
+    try {
+      // Act
+      codes = [
+        await runCostsCommand(['--bogus']),
+        await runCostsCommand(['--by', 'week']),
+        await runConsoleCommand(['--port', 'x']),
+        await runConsoleCommand(['--table']),
+        await runJobsCommand(['show']),
+        await runJobsCommand(['walk']),
+        await runDoctorCommand(['--local', '--region', 'eu-west-1']),
+      ];
+    } finally {
+      console.error = original;
+    }
+    // Assess
+    expect(codes).toEqual([2, 2, 2, 2, 2, 2, 2]);
+    expect(errors).toEqual([
+      "mapflow-bridge costs: unknown option --bogus. Run 'mapflow-bridge costs --help' for the options.",
+      "mapflow-bridge costs: --by must be one of day, route, model. Run 'mapflow-bridge costs --help' for the options.",
+      "mapflow-bridge console: --port must be a whole number from 0 to 65535, not 'x'. Run 'mapflow-bridge console --help' for the options.",
+      "mapflow-bridge console: --table needs a value. Run 'mapflow-bridge console --help' for the options.",
+      "mapflow-bridge jobs: show takes one job id (or a unique prefix of it, or the file's name). Run 'mapflow-bridge jobs --help' for the options.",
+      "mapflow-bridge jobs: unknown subcommand 'walk'. Run 'mapflow-bridge jobs --help' for the options.",
+      "mapflow-bridge doctor: --region only applies with --stack. Run 'mapflow-bridge doctor --help' for the options.",
+    ]);
+  });
+
+  it('says what a value that looks like an option needs', () => {
+    const error = Object.assign(new Error("Option '--token' argument is ambiguous.\nDid you forget to specify the option argument for '--token'?"), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+    expect(describeParseError(error)).toBe("--token needs a value (one that starts with '-' is written --token=<value>)");
   });
 
   it('words every parseArgs error itself', () => {
