@@ -32,6 +32,20 @@ const row: LedgerRow = {
   entity: 'JOB',
 };
 
+/** Runs the commands one after the other with console.error captured: their exit codes and what they printed there. */
+async function usageErrors(commands: (() => Promise<number>)[]): Promise<{ codes: number[]; errors: string[] }> {
+  const errors: string[] = [];
+  const original = console.error;
+  console.error = (message: string) => errors.push(message);
+  const codes: number[] = [];
+  try {
+    for (const command of commands) codes.push(await command());
+  } finally {
+    console.error = original;
+  }
+  return { codes, errors };
+}
+
 describe('local command helpers', () => {
   it('draws a progress bar clamped to 0..100', () => {
     expect(progressBar(0, 10)).toBe('[----------]   0%');
@@ -82,42 +96,29 @@ describe('local command helpers', () => {
   });
 
   it('answers usage errors with exit code 2 before starting anything', async () => {
-    // Prepare
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (message: string) => errors.push(message);
-    try {
-      // Act / Assess
-      expect(await runLocalCommand(['run', '--processing-seconds', 'soon', 'a.geojson'])).toBe(2);
-      expect(await runLocalCommand(['run', '--mapflow-url', 'http://127.0.0.1:1/rest', 'a.geojson'])).toBe(2);
-      expect(await runLocalCommand(['run', '--bogus'])).toBe(2);
-      expect(await runLocalCommand(['walk'])).toBe(2);
-    } finally {
-      console.error = original;
-    }
+    // Act
+    const { codes, errors } = await usageErrors([
+      () => runLocalCommand(['run', '--processing-seconds', 'soon', 'a.geojson']),
+      () => runLocalCommand(['run', '--mapflow-url', 'http://127.0.0.1:1/rest', 'a.geojson']),
+      () => runLocalCommand(['run', '--bogus']),
+      () => runLocalCommand(['walk']),
+    ]);
+    // Assess
+    expect(codes).toEqual([2, 2, 2, 2]);
     expect(errors.join('\n')).toMatch(/--processing-seconds must be a positive number/);
     expect(errors.join('\n')).toMatch(/--mapflow-url needs --token/);
   });
 
   it('answers a bad flag with the project\'s own one-line message and exit 2, not Node\'s parser text', async () => {
-    // Prepare
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (message: string) => errors.push(message);
-    let codes: number[];
-    try {
-      // Act
-      codes = [
-        await runStartCommand(['--bogus']),
-        await runStartCommand(['--s3-port']),
-        await runStartCommand(['--s3-port', 'ninety']),
-        await runLocalCommand(['run', '--bogus', 'a.geojson']),
-        await runLocalCommand(['run', '--json=yes', 'a.geojson']),
-        await runJobsCommand(['list', '--bogus']),
-      ];
-    } finally {
-      console.error = original;
-    }
+    // Act
+    const { codes, errors } = await usageErrors([
+      () => runStartCommand(['--bogus']),
+      () => runStartCommand(['--s3-port']),
+      () => runStartCommand(['--s3-port', 'ninety']),
+      () => runLocalCommand(['run', '--bogus', 'a.geojson']),
+      () => runLocalCommand(['run', '--json=yes', 'a.geojson']),
+      () => runJobsCommand(['list', '--bogus']),
+    ]);
     // Assess
     expect(codes).toEqual([2, 2, 2, 2, 2, 2]);
     expect(errors).toEqual([
@@ -131,25 +132,16 @@ describe('local command helpers', () => {
   });
 
   it('answers usage errors of costs, console, jobs and doctor with the same one line and exit 2, before reading any ledger', async () => {
-    // Prepare
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (message: string) => errors.push(message);
-    let codes: number[];
-    try {
-      // Act
-      codes = [
-        await runCostsCommand(['--bogus']),
-        await runCostsCommand(['--by', 'week']),
-        await runConsoleCommand(['--port', 'x']),
-        await runConsoleCommand(['--table']),
-        await runJobsCommand(['show']),
-        await runJobsCommand(['walk']),
-        await runDoctorCommand(['--local', '--region', 'eu-west-1']),
-      ];
-    } finally {
-      console.error = original;
-    }
+    // Act
+    const { codes, errors } = await usageErrors([
+      () => runCostsCommand(['--bogus']),
+      () => runCostsCommand(['--by', 'week']),
+      () => runConsoleCommand(['--port', 'x']),
+      () => runConsoleCommand(['--table']),
+      () => runJobsCommand(['show']),
+      () => runJobsCommand(['walk']),
+      () => runDoctorCommand(['--local', '--region', 'eu-west-1']),
+    ]);
     // Assess
     expect(codes).toEqual([2, 2, 2, 2, 2, 2, 2]);
     expect(errors).toEqual([
