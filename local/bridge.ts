@@ -243,6 +243,60 @@ export class LocalBridgeTimeout extends Error {
 export const TEMPORARY_STATE_PREFIX = 'mapflow-bridge-';
 
 export async function startLocalBridge(options: LocalBridgeOptions = {}): Promise<LocalBridge> {
+  const start = await openStateFolder(options);
+  try {
+    const storage = startStorage(start);
+    const modules = await loadBridgeModules(start);
+    const mapflowAndLedger = startMapflowAndLedger(start, modules, storage);
+    const assembly = await loadCloudAssembly(start, modules);
+    const up = await servicesUp(start, storage, mapflowAndLedger, assembly);
+    const functions = await startFunctions(start, modules, up);
+    setOperatorEnvironment(start, up, functions.runtime);
+    const context = await connectTrigger(start, functions.runtime);
+    await followEventsForCaller(start, modules);
+    const reconcileNow = startReconciler(start, functions.runtime);
+    await resumeUnfinished(start, functions, context);
+    const drop = await watchDrop(start, modules, functions.s3);
+    return bridgeHandle(start, modules, up, functions, reconcileNow, drop);
+  } catch (error) {
+    await start.stopAll();
+    if (!start.persistent) await rm(start.stateDir, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** What the phases of a start share: its options, log and timeline, the state folder, names and credentials, and the stops of what has started. */
+interface BridgeStart {
+  readonly options: LocalBridgeOptions;
+  readonly log: (message: string) => void;
+  readonly entryMs: number;
+  readonly phases: StartupPhase[];
+  /** Times one phase of the start (ms since process start) for the start-up timeline. */
+  timed<T>(name: string, work: () => Promise<T>): Promise<T>;
+  /** Times a service's start and registers its stop as soon as it is up, so a failed start stops the others. */
+  started<T extends { close(): Promise<void> }>(name: string, service: () => Promise<T>): Promise<T>;
+  /** Everything started so far, stopped in reverse order on close or on a failed start. */
+  readonly stops: { name: string; stop: () => Promise<unknown> }[];
+  stopAll(): Promise<void>;
+  /** A stateDir was given: kept on close (a temporary one is removed). */
+  readonly persistent: boolean;
+  readonly stateDir: string;
+  readonly bucket: string;
+  readonly ledgerTable: string;
+  readonly dropDir: string;
+  readonly localNames: LocalNames;
+  readonly eventsFile: string;
+  readonly credentialStore: CredentialStore;
+  readonly dynamodbGateSecret: string;
+  readonly onRefused: (refusal: Refusal, request: IncomingSignedRequest) => void;
+  /** The trigger: s3rver's notifications go here; they queue up until the dispatcher is ready. */
+  readonly trigger: { notifications: S3NotificationRecord[]; onRecord: (record: S3NotificationRecord) => void };
+}
+
+type BridgeModules = typeof import('./bridge-modules.ts');
+
+/** State folder and lock, the sweep of abandoned ones, the names, and the credentials the endpoints accept. */
+async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const entryMs = performance.now();
   const phases: StartupPhase[] = [];
@@ -260,6 +314,22 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   // One bridge per state folder: taken before anything starts, released last.
   // A temporary folder is locked too, so that a later bridge can tell it was abandoned (kill -9) and remove it.
   const lock = await timed('state folder lock', () => lockStateDir(stateDir, options.command ?? 'a local bridge'));
+  // Everything started so far, stopped in reverse order on close or on a failed start.
+  const stops: { name: string; stop: () => Promise<unknown> }[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const { name, stop } of stops.reverse()) {
+      await stop().catch((error: unknown) => log(`local bridge: stopping ${name} failed: ${(error as Error).message}`));
+    }
+    stops.length = 0;
+  };
+  stops.push({ name: 'the state folder lock', stop: () => lock.release() });
+  const started = <T extends { close(): Promise<void> }>(name: string, service: () => Promise<T>): Promise<T> =>
+    timed(name, service).then((running) => {
+      stops.push({ name, stop: () => running.close() });
+      return running;
+    });
+
+  try {
   if (!persistent) {
     for (const dir of await timed('sweep of abandoned state folders', () => sweepAbandonedStateDirs(tmpdir(), TEMPORARY_STATE_PREFIX))) log(`local bridge: removed ${dir}, left by a bridge that was killed`);
   }
@@ -276,26 +346,25 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
   // A refused request is a misconfigured client, a role without a statement, or something worse: say which.
   const onRefused = (refusal: Refusal, request: IncomingSignedRequest) =>
     log(`local bridge: refused ${request.method} ${request.url.split('?')[0]}: ${refusal.code}: ${refusal.message}`);
-
-  // Everything started so far, stopped in reverse order on close or on a failed start.
-  const stops: { name: string; stop: () => Promise<unknown> }[] = [];
-  const stopAll = async (): Promise<void> => {
-    for (const { name, stop } of stops.reverse()) {
-      await stop().catch((error: unknown) => log(`local bridge: stopping ${name} failed: ${(error as Error).message}`));
-    }
-    stops.length = 0;
+    // The trigger: notifications queue up here until the dispatcher is ready.
+    const notifications: S3NotificationRecord[] = [];
+    const trigger = { notifications, onRecord: (record: S3NotificationRecord) => void notifications.push(record) };
+    return {
+      options, log, entryMs, phases, timed, started, stops, stopAll, persistent, stateDir,
+      bucket, ledgerTable, dropDir, localNames, eventsFile, credentialStore, dynamodbGateSecret, onRefused, trigger,
   };
-  stops.push({ name: 'the state folder lock', stop: () => lock.release() });
+  } catch (error) {
+    await stopAll();
+    if (!persistent) await rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
+  }
+}
 
-  try {
+/** DynamoDB Local (or the given DynamoDB) and s3rver, started side by side; awaited in servicesUp. */
+function startStorage(start: BridgeStart): { dynamodbStart: Promise<DynamoDbLocal>; s3Start: Promise<LocalS3> } {
+  const { options, log, started, persistent, stateDir, bucket, credentialStore, dynamodbGateSecret, onRefused, trigger } = start;
     // The three services start side by side (DynamoDB Local's JVM is the slowest);
     // each registers its stop as soon as it is up, so a failed start stops the others.
-    const started = <T extends { close(): Promise<void> }>(name: string, service: () => Promise<T>): Promise<T> =>
-      timed(name, service).then((running) => {
-        stops.push({ name, stop: () => running.close() });
-        return running;
-      });
-
     const dynamodbStart: Promise<DynamoDbLocal> = options.dynamodbEndpoint
       ? Promise.resolve({ endpoint: validDynamoDbEndpoint(options.dynamodbEndpoint), close: async () => undefined })
       : started(
@@ -310,16 +379,13 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
               gateSecret: dynamodbGateSecret,
             }),
         );
-    // The trigger: notifications queue up here until the dispatcher is ready.
-    const notifications: S3NotificationRecord[] = [];
-    let onRecord: (record: S3NotificationRecord) => void = (record) => notifications.push(record);
     const s3Start = started(
       's3rver',
       () => startS3OnPort(
         {
           directory: path.join(stateDir, 's3'),
           buckets: [bucket],
-          onRecord: (record) => onRecord(record),
+        onRecord: (record) => trigger.onRecord(record),
           credentials: credentialStore,
           onRefused,
           startTimeoutMs: SERVICE_START_TIMEOUT_MS,
@@ -332,12 +398,21 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     );
     dynamodbStart.catch(() => undefined); // awaited below, after the services
     s3Start.catch(() => undefined);
-    // The JVM and s3rver are starting: now this process loads the rest of the bridge.
-    const {
-      DynamoDBClient, DynamoDBDocumentClient, Upload, Ledger, loadLocalAssembly, readAssembly, startAssemblyRuntime,
-      startSimulator, checkDefinition, followEvents, localS3Client, watchDropFolder, definitionCacheDir, startJsonGateProxy, servicesGate,
-    } = await timed('bridge modules loaded', () => import('./bridge-modules.ts'));
+  return { dynamodbStart, s3Start };
+}
 
+/** The JVM and s3rver are starting: now this process loads the rest of the bridge. */
+function loadBridgeModules(start: BridgeStart): Promise<BridgeModules> {
+  return start.timed('bridge modules loaded', () => import('./bridge-modules.ts'));
+}
+
+/** The embedded simulator (unless a Mapflow is given), the gate in front of DynamoDB, and the ledger table. */
+function startMapflowAndLedger(
+  start: BridgeStart,
+  { startSimulator, startJsonGateProxy, DynamoDBClient, DynamoDBDocumentClient }: BridgeModules,
+  { dynamodbStart }: { dynamodbStart: Promise<DynamoDbLocal> },
+): { simulatorStart: Promise<RunningSimulator | undefined>; simulatorToken: string; dynamodbGateStart: Promise<{ endpoint: string }>; ledgerReady: Promise<DynamoDBDocumentClient> } {
+  const { options, timed, started, stateDir, ledgerTable, credentialStore, dynamodbGateSecret, onRefused } = start;
     // Mapflow: the embedded simulator unless a target is given.
     // A fresh token per start: it only guards the loopback simulator, and is never shown.
     const simulatorToken = randomBytes(24).toString('hex');
@@ -374,14 +449,21 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       return doc;
     });
     ledgerReady.catch(() => undefined); // awaited below, after the services
-    // Meanwhile, in this process: the cloud assembly `cdk deploy` would upload, synthesized with this
-    // bridge's settings, from the disk cache when its sources are unchanged (local/assembly/cache.ts);
-    // a miss synthesizes (CPU-bound, in this process) and bundles the handlers once per change of the sources.
-    const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
-    let assembly: { model: AssemblyModel; cache: StartupTimeline['definitionCache'] } | undefined;
-    let synthError: unknown;
+  return { simulatorStart, simulatorToken, dynamodbGateStart, ledgerReady };
+}
+
+type LoadedAssembly = { assembly: { model: AssemblyModel; cache: StartupTimeline['definitionCache'] } } | { synthError: unknown };
+
+/**
+ * Meanwhile, in this process: the cloud assembly `cdk deploy` would upload, synthesized with this
+ * bridge's settings, from the disk cache when its sources are unchanged (local/assembly/cache.ts);
+ * a miss synthesizes (CPU-bound, in this process) and bundles the handlers once per change of the sources.
+ * A failure is kept for servicesUp, which throws it once the services have settled.
+ */
+async function loadCloudAssembly(start: BridgeStart, { loadLocalAssembly, readAssembly, checkDefinition }: BridgeModules): Promise<LoadedAssembly> {
+  const { options, log, timed, phases, stops, localNames } = start;
     try {
-      assembly = await timed('cloud assembly', async () => {
+    const assembly = await timed('cloud assembly', async () => {
         const loaded = await (options.assembly
           ? Promise.resolve({ dir: options.assembly.dir, templateFile: options.assembly.templateFile, cache: 'off' as const, dispose: async () => undefined })
           : loadLocalAssembly(
@@ -398,22 +480,41 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       });
       const phase = phases.at(-1);
       if (phase?.name === 'cloud assembly') phase.name = `cloud assembly (cache ${assembly.cache})`;
+    return { assembly };
     } catch (error) {
-      synthError = error;
+    return { synthError: error };
     }
+}
+
+/** Every service up (or the first failure thrown), the assembly loaded, and the Mapflow the functions call. */
+async function servicesUp(
+  start: BridgeStart,
+  { dynamodbStart, s3Start }: ReturnType<typeof startStorage>,
+  { simulatorStart, simulatorToken, dynamodbGateStart, ledgerReady }: ReturnType<typeof startMapflowAndLedger>,
+  loaded: LoadedAssembly,
+) {
+  const { options } = start;
     const services = await Promise.allSettled([simulatorStart, dynamodbStart, dynamodbGateStart, s3Start, ledgerReady]);
     const failure = services.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure) throw failure.reason;
-    if (synthError || !assembly) throw synthError;
-    const definitionCache = assembly.cache;
+  if ('synthError' in loaded) throw loaded.synthError;
+  const { assembly } = loaded;
     const simulator = await simulatorStart;
     const dynamodbGate = await dynamodbGateStart;
     const s3rver: LocalS3 = await s3Start;
     const mapflow: Required<MapflowTarget> = options.mapflow
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
-
     const doc = await ledgerReady;
+  return { assembly, simulator, dynamodbGate, s3rver, mapflow, doc };
+}
+
+type ServicesUp = Awaited<ReturnType<typeof servicesUp>>;
+
+/** The functions of the assembly, each from its bundle, and the services they call. */
+async function startFunctions(start: BridgeStart, { Ledger, localS3Client, definitionCacheDir, servicesGate, startAssemblyRuntime }: BridgeModules, up: ServicesUp) {
+  const { options, log, timed, stops, persistent, stateDir, ledgerTable, eventsFile, credentialStore, onRefused } = start;
+  const { assembly, s3rver, dynamodbGate, mapflow, doc } = up;
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint, credentialStore.user);
     const compileCacheRoot = definitionCacheDir();
@@ -470,12 +571,20 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       }),
     );
     stops.push({ name: 'the functions and their services', stop: () => runtime.close() });
-    const engine = runtime.engine;
     // After the start, in the background: one warm environment per function, in the order a job needs them.
     if (options.prewarm) void runtime.prewarm().catch(() => undefined);
+  return { ledger, s3, runningAtStop, runtime, engine: runtime.engine };
+}
 
-    // The operator tools of this process (jobs retry / cancel through the control endpoint) read
-    // this environment; the functions never see it (each runs on the template's, see local/assembly).
+type BridgeFunctions = Awaited<ReturnType<typeof startFunctions>>;
+
+/**
+ * The operator tools of this process (jobs retry / cancel through the control endpoint) read
+ * this environment; the functions never see it (each runs on the template's, see local/assembly).
+ */
+function setOperatorEnvironment(start: BridgeStart, { s3rver, dynamodbGate, mapflow }: ServicesUp, runtime: AssemblyRuntime): void {
+  const { options, stops, ledgerTable, eventsFile, credentialStore } = start;
+  const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
     const restoreEnv = setEnvironment({
       BRIDGE_SFN_ENDPOINT: runtime.endpoints.sfn,
       LEDGER_TABLE: ledgerTable,
@@ -497,38 +606,50 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       AWS_PROFILE: undefined,
     });
     stops.push({ name: 'the environment', stop: async () => restoreEnv() });
+}
 
-    // The trigger: s3rver's notifications go through the template's rule and queue to dispatch,
-    // once Mapflow answers when the bridge started degraded (options.dispatchAfter).
+/**
+ * The trigger: s3rver's notifications go through the template's rule and queue to dispatch,
+ * once Mapflow answers when the bridge started degraded (options.dispatchAfter); then the inbox
+ * objects whose notification died with a killed bridge. Returns the context of this process's
+ * own reads and repairs.
+ */
+async function connectTrigger(start: BridgeStart, runtime: AssemblyRuntime) {
+  const { options, log, timed, bucket, trigger } = start;
     const dispatch = (record: S3NotificationRecord): void => runtime.onS3Record(record);
     if (options.dispatchAfter) {
       const held: S3NotificationRecord[] = [];
-      onRecord = (record) => held.push(record);
+    trigger.onRecord = (record) => held.push(record);
       void options.dispatchAfter
         .catch(() => undefined)
         .then(() => {
-          onRecord = dispatch;
+        trigger.onRecord = dispatch;
           held.splice(0).forEach(dispatch);
         });
     } else {
-      onRecord = dispatch;
+    trigger.onRecord = dispatch;
     }
-    notifications.splice(0).forEach((record) => onRecord(record));
+  trigger.notifications.splice(0).forEach((record) => trigger.onRecord(record));
     // The context of this process's own reads and repairs (the inbox sweep, ending a job that kept
     // crashing the bridge): on this process's environment above, never a function's.
     const { bridgeContext } = await import('../functions/runtime/context.ts');
     const context = bridgeContext(process.env);
     // Inbox objects whose notification died with a killed bridge (local/inbox-sweep.ts).
-    await timed('inbox sweep', async () => (await import('./inbox-sweep.ts')).sweepInboxOnStart(context, bucket, (record) => onRecord(record), log));
+  await timed('inbox sweep', async () => (await import('./inbox-sweep.ts')).sweepInboxOnStart(context, bucket, (record) => trigger.onRecord(record), log));
+  return context;
+}
 
-    // Events, followed live for the caller.
-    let follower: EventFollower | undefined;
-    if (options.onEvent) {
-      follower = await timed('event follower', () => followEvents(eventsFile, options.onEvent as (event: LocalEvent) => void));
-      stops.push({ name: 'the event follower', stop: () => (follower as EventFollower).close() });
-    }
+/** Events, followed live for the caller. */
+async function followEventsForCaller(start: BridgeStart, { followEvents }: BridgeModules): Promise<void> {
+  const { options, timed, stops, eventsFile } = start;
+  if (!options.onEvent) return;
+  const follower: EventFollower = await timed('event follower', () => followEvents(eventsFile, options.onEvent as (event: LocalEvent) => void));
+  stops.push({ name: 'the event follower', stop: () => follower.close() });
+}
 
-    // Reconciler: settles jobs whose execution is gone (e.g. after a restart).
+/** Reconciler: settles jobs whose execution is gone (e.g. after a restart). */
+function startReconciler(start: BridgeStart, runtime: AssemblyRuntime): () => Promise<void> {
+  const { options, log, stops } = start;
     const reconcileNow = async (): Promise<void> => {
       // The reconcile function with the schedule's event, as EventBridge invokes it.
       await runtime.reconcileNow();
@@ -550,8 +671,13 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         await reconciling;
       } });
     }
+  return reconcileNow;
+}
 
-    if (options.resumeUnfinished ?? persistent) {
+/** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */
+async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop }: BridgeFunctions, context: ReturnType<typeof import('../functions/runtime/context.ts').bridgeContext>): Promise<void> {
+  const { options, log, timed, stops, persistent, stateDir } = start;
+  if (!(options.resumeUnfinished ?? persistent)) return;
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
         resumeUnfinishedJobs(ledger, engine, stateDir, runningAtStop, async (row, uncleanStops) => {
           const { finishJobAsFailed } = await import('../functions/handlers/reconcile.ts');
@@ -567,11 +693,13 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       stops.push({ name: 'the unclean-stop counts', stop: async () => clearResumeCounts(stateDir) });
       if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} unfinished job(s): ${resumed.join(', ')}`);
       for (const jobId of gaveUp) log(`local bridge: ${jobId} was in flight through ${MAX_UNCLEAN_RESUMES} unclean stops in a row; ended FAILED (${PROCESS_CRASHED}) instead of resumed`);
-    }
+}
 
-    let drop: DropFolder | undefined;
-    if (options.dropFolder ?? true) {
-      drop = await timed('drop folder watched', () => watchDropFolder({
+/** The drop folder: what is copied into <stateDir>/drop goes up to inbox/<same path> (unless dropFolder is false). */
+async function watchDrop(start: BridgeStart, { watchDropFolder }: BridgeModules, s3: S3Client): Promise<DropFolder | undefined> {
+  const { options, log, timed, stops, stateDir, bucket, dropDir } = start;
+  if (!(options.dropFolder ?? true)) return undefined;
+  const drop = await timed('drop folder watched', () => watchDropFolder({
         dir: dropDir,
         uploadedDir: path.join(stateDir, 'uploaded'),
         ...(options.dropStableMs !== undefined ? { stableMs: options.dropStableMs } : {}),
@@ -587,9 +715,21 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
         onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
         onWaiting: (file, why) => log(`waiting for ${path.relative(process.cwd(), file) || file} to ${why === 'open' ? 'be closed by the program writing it' : 'stop changing'}; it goes up once unchanged for ${(options.dropStableMs ?? 3_000) / 1000} s and closed`),
       }));
-      stops.push({ name: 'the drop folder', stop: () => (drop as DropFolder).close() });
-    }
+  stops.push({ name: 'the drop folder', stop: () => drop.close() });
+  return drop;
+}
 
+/** The running bridge, as the caller holds it. */
+function bridgeHandle(
+  start: BridgeStart,
+  { Upload }: BridgeModules,
+  { assembly, simulator, dynamodbGate, s3rver, mapflow }: ServicesUp,
+  { ledger, s3, runtime, engine }: BridgeFunctions,
+  reconcileNow: () => Promise<void>,
+  drop: DropFolder | undefined,
+): LocalBridge {
+  const { entryMs, phases, stopAll, persistent, stateDir, bucket, ledgerTable, dropDir, eventsFile, credentialStore } = start;
+  const definitionCache = assembly.cache;
     const dispatchIdle = (): Promise<void> => runtime.dispatchIdle();
 
     const bridge: LocalBridge = {
@@ -653,11 +793,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
       },
     };
     return bridge;
-  } catch (error) {
-    await stopAll();
-    if (!persistent) await rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
-    throw error;
-  }
+
 }
 
 /**

@@ -12,11 +12,10 @@ import type { LedgerRow } from '../../functions/core/model.ts';
 import { isFinalStatus } from '../../functions/core/model.ts';
 import { jobCost, round2 } from '../../functions/core/credits.ts';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseSince, scanJobs } from './export.ts';
 import { table } from './format.ts';
 import { openLedger } from './jobs.ts';
+import { LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, UsageError, type CliOptions, type CommandLine } from './args.ts';
 
 export type CostGrouping = 'day' | 'route' | 'model';
 export const COST_GROUPINGS: readonly CostGrouping[] = ['day', 'route', 'model'];
@@ -95,85 +94,55 @@ export function formatCostReport(report: CostReport): string {
   return table([header, ...report.lines.map((l) => cells(l.key, l)), cells('total', report.total)]);
 }
 
-export const COSTS_USAGE = `Usage: mapflow-bridge costs [--by day|route|model] [--since <when>] [--json]
+export const COSTS_COMMAND = {
+  name: 'costs',
+  synopsis: `Usage: mapflow-bridge costs [--by day|route|model] [--since <when>] [--json]
 
 Credits spent, from the job ledger: what Mapflow charged, by day (of the job's
 end), route or model, whatever the job's end (a job cancelled or failed part-way
 counts what its parts were charged); jobs still running with no charge known
-show their estimate apart. One column per end status: the counts add up to JOBS.
+show their estimate apart. One column per end status: the counts add up to JOBS.`,
+  options: {
+    by: { type: 'string', value: '<grouping>', help: 'day (default), route or model' },
+    since: { type: 'string', value: '<when>', help: 'jobs created since a date (2025-05-01), a time or an age (24h, 7d)' },
+    routes: { ...OPTIONS.routes, help: 'the routes JSON the bridge runs with (for --by model; default the built-in routes)' },
+    json: OPTIONS.json,
+    ...LEDGER_OPTIONS,
+    help: OPTIONS.help,
+  },
+} as const satisfies CommandLine<CliOptions>;
 
-Options:
-  --by <grouping>       day (default), route or model
-  --since <when>        jobs created since a date (2025-05-01), a time or an age (24h, 7d)
-  --routes <file>       the routes JSON the bridge runs with (for --by model; default the built-in routes)
-  --json                print JSON
-  --table <name>        a deployed ledger table (AWS credentials from the environment)
-  --stack <name>        a deployed stack (its table from the outputs)
-  --region <region>     their region
-  --state-dir <dir>     the local state folder (default ./.local)
-  -h, --help            show this help`;
+export const COSTS_USAGE = usageOf(COSTS_COMMAND);
 
 export async function runCostsCommand(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        by: { type: 'string', default: 'day' },
-        since: { type: 'string' },
-        routes: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        table: { type: 'string' },
-        stack: { type: 'string' },
-        region: { type: 'string' },
-        'state-dir': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
-  } catch (error) {
-    console.error(`mapflow-bridge costs: ${(error as Error).message}\n\n${COSTS_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(COSTS_USAGE);
-    return 0;
-  }
-  const by = values.by as CostGrouping;
-  if (!COST_GROUPINGS.includes(by)) {
-    console.error(`mapflow-bridge costs: --by must be one of ${COST_GROUPINGS.join(', ')}.`);
-    return 2;
-  }
-  let since: string | undefined;
-  let routes: string | undefined;
-  try {
-    since = values.since ? parseSince(values.since) : undefined;
-    routes = values.routes ? await readFile(values.routes, 'utf8') : process.env.ROUTES;
-    parseRoutes(routes);
-  } catch (error) {
-    console.error(`mapflow-bridge costs: ${(error as Error).message}`);
-    return 2;
-  }
-  let source;
-  try {
-    source = await openLedger({
-      ...(values.table ? { table: values.table } : {}),
-      ...(values.stack ? { stack: values.stack } : {}),
-      ...(values.region ? { region: values.region } : {}),
-      stateDir: path.resolve(values['state-dir'] ?? '.local'),
-    });
-  } catch (error) {
-    console.error(`mapflow-bridge costs: ${(error as Error).message}`);
-    return 1;
-  }
-  try {
-    const report = await costReport(scanJobs(source.doc, source.table, since ? { since } : {}), by, { ...(since ? { since } : {}), ...(routes ? { routes } : {}) });
-    console.log(values.json ? JSON.stringify(report, null, 2) : formatCostReport(report));
-    return 0;
-  } catch (error) {
-    console.error(`mapflow-bridge costs: cannot read ${source.description}: ${(error as Error).name}: ${(error as Error).message}`);
-    return 1;
-  } finally {
-    await source.close();
-  }
+  return runCommand(COSTS_COMMAND, args, async ({ values }) => {
+    const by = (values.by ?? 'day') as CostGrouping;
+    if (!COST_GROUPINGS.includes(by)) throw new UsageError(`--by must be one of ${COST_GROUPINGS.join(', ')}`);
+    let since: string | undefined;
+    let routes: string | undefined;
+    try {
+      since = values.since ? parseSince(values.since) : undefined;
+      routes = values.routes ? await readFile(values.routes, 'utf8') : process.env.ROUTES;
+      parseRoutes(routes);
+    } catch (error) {
+      throw new UsageError((error as Error).message, { cause: error });
+    }
+    let source;
+    try {
+      source = await openLedger(ledgerChoice(values));
+    } catch (error) {
+      console.error(`mapflow-bridge costs: ${(error as Error).message}`);
+      return 1;
+    }
+    try {
+      const report = await costReport(scanJobs(source.doc, source.table, since ? { since } : {}), by, { ...(since ? { since } : {}), ...(routes ? { routes } : {}) });
+      console.log(values.json ? JSON.stringify(report, null, 2) : formatCostReport(report));
+      return 0;
+    } catch (error) {
+      console.error(`mapflow-bridge costs: cannot read ${source.description}: ${(error as Error).name}: ${(error as Error).message}`);
+      return 1;
+    } finally {
+      await source.close();
+    }
+  });
 }

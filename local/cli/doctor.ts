@@ -29,6 +29,7 @@ import { parseSecret, type MapflowCredentials } from '../../functions/runtime/ma
 import { localS3Client } from '../s3/client.ts';
 import { readCredentialsFile } from '../auth/credentials.ts';
 import { readMapflowAccess } from './state-dir.ts';
+import { OPTIONS, runCommand, usageOf, UsageError, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -45,22 +46,39 @@ export interface DoctorAwsClients {
   sqs: SQSClient;
 }
 
-export const DOCTOR_USAGE = `Usage: mapflow-bridge doctor --stack <name> [--region <region>]
+export const DOCTOR_COMMAND = {
+  name: 'doctor',
+  synopsis: `Usage: mapflow-bridge doctor --stack <name> [--region <region>]
        mapflow-bridge doctor --local [--state-dir <dir>] [--token <token>] [--email <email>] [--routes <file>]
 
-Checks that a bridge can run a job, one line per check; exits 0 only when all pass.
+Checks that a bridge can run a job, one line per check; exits 0 only when all pass.`,
+  options: {
+    stack: {
+      ...OPTIONS.stack,
+      help: [
+        "a deployed stack: its secret and Mapflow token (GET /user/status), every",
+        "route's model and imagery provider, S3 -> EventBridge, the trigger rule and",
+        'queue, and that the dead-letter queue is empty (uses your AWS credentials)',
+      ].join('\n'),
+    },
+    region: { ...OPTIONS.region, help: "the stack's region (default: your AWS configuration's)" },
+    local: { type: 'boolean', help: "the bridge 'npm start' runs (reads <state-dir>/endpoints.json)" },
+    'state-dir': OPTIONS['state-dir'],
+    token: {
+      ...OPTIONS.token,
+      help: [
+        'the Mapflow token the local bridge uses; not needed with the embedded',
+        'simulator (its token is read from <state-dir>/mapflow-access.json, mode 0600);',
+        'for a bridge started with --mapflow-url, default MAPFLOW_TOKEN',
+      ].join('\n'),
+    },
+    email: { ...OPTIONS.email, help: 'its account e-mail (default: MAPFLOW_EMAIL)' },
+    routes: { ...OPTIONS.routes, help: 'the routes the local bridge runs with (default: the built-in routes)' },
+    help: OPTIONS.help,
+  },
+} as const satisfies CommandLine<CliOptions>;
 
-  --stack <name>     a deployed stack: its secret and Mapflow token (GET /user/status), every
-                     route's model and imagery provider, S3 -> EventBridge, the trigger rule and
-                     queue, and that the dead-letter queue is empty (uses your AWS credentials)
-  --region <region>  the stack's region (default: your AWS configuration's)
-  --local            the bridge 'npm start' runs (reads <state-dir>/endpoints.json)
-  --state-dir <dir>  default .local
-  --token <token>    the Mapflow token the local bridge uses; not needed with the embedded
-                     simulator (its token is read from <state-dir>/mapflow-access.json, mode 0600);
-                     for a bridge started with --mapflow-url, default MAPFLOW_TOKEN
-  --email <email>    its account e-mail (default: MAPFLOW_EMAIL)
-  --routes <file>    the routes the local bridge runs with (default: the built-in routes)`;
+export const DOCTOR_USAGE = usageOf(DOCTOR_COMMAND);
 
 // ---------------------------------------------------------------- Mapflow and routes
 
@@ -339,19 +357,15 @@ export function formatChecks(checks: readonly DoctorCheck[]): string {
 
 export async function runDoctorCommand(args: string[], io: { out?: (s: string) => void; awsClients?: DoctorAwsClients } = {}): Promise<number> {
   const out = io.out ?? ((s: string) => console.log(s));
-  const options = parseArgs(args);
-  if ('error' in options) {
-    (io.out ?? ((s: string) => console.error(s)))(`mapflow-bridge doctor: ${options.error}\n\n${DOCTOR_USAGE}`);
-    return 2;
-  }
-  if (options.help) {
-    out(DOCTOR_USAGE);
-    return 0;
-  }
+  const print = { out, error: io.out ?? ((s: string) => console.error(s)) };
+  return runCommand(DOCTOR_COMMAND, args, async ({ values }) => runDoctor(doctorOptions(values), out, io.awsClients), print);
+}
+
+async function runDoctor(options: DoctorArgs, out: (s: string) => void, awsClients: DoctorAwsClients | undefined): Promise<number> {
   let checks: DoctorCheck[];
   if (options.stack) {
     const config = options.region ? { region: options.region } : {};
-    const clients = io.awsClients ?? {
+    const clients = awsClients ?? {
       cloudformation: new CloudFormationClient(config),
       secrets: new SecretsManagerClient(config),
       s3: new S3Client(config),
@@ -373,31 +387,21 @@ export async function runDoctorCommand(args: string[], io: { out?: (s: string) =
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
-type DoctorArgs = { help?: boolean; stack?: string; region?: string; local?: boolean; stateDir?: string; token?: string; email?: string; routes?: string };
+type DoctorArgs = { stack?: string; region?: string; local?: boolean; stateDir?: string; token?: string; email?: string; routes?: string };
 
-function parseArgs(args: string[]): DoctorArgs | { error: string } {
-  const parsed: DoctorArgs = {};
-  const valued: Record<string, keyof DoctorArgs> = {
-    '--stack': 'stack',
-    '--region': 'region',
-    '--state-dir': 'stateDir',
-    '--token': 'token',
-    '--email': 'email',
-    '--routes': 'routes',
+/** The options, or a UsageError when they do not say which bridge. */
+function doctorOptions(values: OptionValues<typeof DOCTOR_COMMAND.options>): DoctorArgs {
+  const parsed: DoctorArgs = {
+    ...(values.stack ? { stack: values.stack } : {}),
+    ...(values.region ? { region: values.region } : {}),
+    ...(values.local ? { local: true } : {}),
+    ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+    ...(values.token ? { token: values.token } : {}),
+    ...(values.email ? { email: values.email } : {}),
+    ...(values.routes ? { routes: values.routes } : {}),
   };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--help' || arg === '-h') parsed.help = true;
-    else if (arg === '--local') parsed.local = true;
-    else if (arg in valued) {
-      const value = args[++i];
-      if (value === undefined || value.startsWith('--')) return { error: `${arg} needs a value` };
-      (parsed as Record<string, unknown>)[valued[arg]] = value;
-    } else return { error: `unknown option '${arg}'` };
-  }
-  if (parsed.help) return parsed;
-  if (Boolean(parsed.stack) === Boolean(parsed.local)) return { error: 'give either --stack <name> or --local' };
-  if (parsed.local && parsed.region) return { error: '--region only applies with --stack' };
-  if (parsed.stack && (parsed.token || parsed.stateDir || parsed.routes)) return { error: '--token, --state-dir and --routes only apply with --local (a stack reads its secret and routes)' };
+  if (Boolean(parsed.stack) === Boolean(parsed.local)) throw new UsageError('give either --stack <name> or --local');
+  if (parsed.local && parsed.region) throw new UsageError('--region only applies with --stack');
+  if (parsed.stack && (parsed.token || parsed.stateDir || parsed.routes)) throw new UsageError('--token, --state-dir and --routes only apply with --local (a stack reads its secret and routes)');
   return parsed;
 }

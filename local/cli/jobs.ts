@@ -10,7 +10,6 @@
  */
 import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isFinalStatus, JOB_STATUSES, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
@@ -23,7 +22,7 @@ import { describeProgress, formatCost, formatJobCost, formatError, inputName, pr
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
 import { lockHolder } from '../state-lock.ts';
-import { describeParseError, usageLine } from './args.ts';
+import { LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, UsageError, type CliOptions, type CommandLine, type LedgerChoice, type OptionValues } from './args.ts';
 import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';
 import { cancelJob, deployedBackend, OperationRefused, readStackOutputs, retryJob, type CancelOutcome, type RetryOutcome } from './operations.ts';
@@ -31,7 +30,9 @@ import { watchJobs } from './watch.ts';
 import { JobNotResolved, resolveJobId } from './resolve.ts';
 import { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 
-export const JOBS_USAGE = `Usage: mapflow-bridge jobs list [--status <status>] [--limit <n>] [--json]
+export const JOBS_COMMAND = {
+  name: 'jobs',
+  synopsis: `Usage: mapflow-bridge jobs list [--status <status>] [--limit <n>] [--json]
        mapflow-bridge jobs show <jobId | prefix | file name> [--json]
        mapflow-bridge jobs watch [--interval <s>] [--until-idle] [--json]
        mapflow-bridge jobs export [--since <when>] [--format csv|jsonl]
@@ -47,127 +48,91 @@ take a job id, a unique prefix of it, or the file's name (as jobs list shows it)
   export   every job (created since --since) as CSV or JSON lines on stdout, streamed
   retry    runs a FAILED (or CANCELLED) job again as a new job <jobId>-r<attempt>, linked both ways
   cancel   stops a job in flight: execution stopped, unfinished Mapflow processings deleted, slots freed,
-           CANCELLED; finished parts keep their processings and stored results, credits charged stay counted
+           CANCELLED; finished parts keep their processings and stored results, credits charged stay counted`,
+  options: {
+    status: { type: 'string', value: '<status>', help: `only jobs with this status (${JOB_STATUSES.join(', ')})` },
+    limit: { type: 'string', value: '<n>', help: 'at most this many jobs (default 50), newest first' },
+    since: { type: 'string', value: '<when>', help: 'export: jobs created since a date (2025-05-01), a time or an age (24h, 7d)' },
+    format: { type: 'string', value: '<format>', help: 'export: csv (default) or jsonl' },
+    interval: { type: 'string', value: '<s>', help: 'watch: seconds between polls (default 1 locally, 5 deployed)' },
+    'until-idle': { type: 'boolean', help: 'watch: stop once no job is in flight' },
+    reason: { type: 'string', value: '<text>', help: 'cancel: recorded in the ledger and the event' },
+    'delete-finished': { type: 'boolean', help: 'cancel: also delete the processings of parts that had finished' },
+    json: OPTIONS.json,
+    ...LEDGER_OPTIONS,
+    stack: { ...OPTIONS.stack, help: 'a deployed stack: its table, state machine, bus and secret from its outputs' },
+    help: OPTIONS.help,
+  },
+  allowPositionals: true,
+} as const satisfies CommandLine<CliOptions>;
 
-Options:
-  --status <status>     only jobs with this status (${JOB_STATUSES.join(', ')})
-  --limit <n>           at most this many jobs (default 50), newest first
-  --since <when>        export: jobs created since a date (2025-05-01), a time or an age (24h, 7d)
-  --format <format>     export: csv (default) or jsonl
-  --interval <s>        watch: seconds between polls (default 1 locally, 5 deployed)
-  --until-idle          watch: stop once no job is in flight
-  --reason <text>       cancel: recorded in the ledger and the event
-  --delete-finished     cancel: also delete the processings of parts that had finished
-  --json                print JSON
-  --table <name>        read this deployed DynamoDB table (AWS credentials from the environment)
-  --stack <name>        a deployed stack: its table, state machine, bus and secret from its outputs
-  --region <region>     their region
-  --state-dir <dir>     the local state folder (default ./${DEFAULT_STATE_DIR})
-  -h, --help            show this help`;
+export const JOBS_USAGE = usageOf(JOBS_COMMAND);
 
 const SUBCOMMANDS = ['list', 'show', 'watch', 'export', 'retry', 'cancel'];
 
 export async function runJobsCommand(args: string[]): Promise<number> {
   const [subcommand, ...rest] = args;
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        status: { type: 'string' },
-        limit: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        since: { type: 'string' },
-        format: { type: 'string' },
-        interval: { type: 'string' },
-        'until-idle': { type: 'boolean', default: false },
-        reason: { type: 'string' },
-        'delete-finished': { type: 'boolean', default: false },
-        stack: { type: 'string' },
-        table: { type: 'string' },
-        region: { type: 'string' },
-        'state-dir': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    console.error(usageLine('jobs', describeParseError(error)));
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (!subcommand || subcommand === '--help' || subcommand === '-h' || values.help) {
+  if (!subcommand || subcommand === '--help' || subcommand === '-h') {
     console.log(JOBS_USAGE);
     return subcommand ? 0 : 2;
   }
-  if (!SUBCOMMANDS.includes(subcommand)) {
-    console.error(`mapflow-bridge jobs: unknown subcommand '${subcommand}'\n\n${JOBS_USAGE}`);
-    return 2;
-  }
-  const status = values.status?.toUpperCase();
-  if (status !== undefined && !(JOB_STATUSES as readonly string[]).includes(status)) {
-    console.error(`mapflow-bridge jobs: --status must be one of ${JOB_STATUSES.join(', ')}.`);
-    return 2;
-  }
-  const limit = Number(values.limit ?? 50);
-  if (!Number.isInteger(limit) || limit < 1) {
-    console.error('mapflow-bridge jobs: --limit must be a positive integer.');
-    return 2;
-  }
-  if ((subcommand === 'show' || subcommand === 'retry' || subcommand === 'cancel') && positionals.length !== 1) {
-    console.error(`mapflow-bridge jobs ${subcommand}: give one job id.\n\n${JOBS_USAGE}`);
-    return 2;
-  }
-  const format = (values.format ?? 'csv').toLowerCase();
-  if (format !== 'csv' && format !== 'jsonl') {
-    console.error('mapflow-bridge jobs export: --format must be csv or jsonl.');
-    return 2;
-  }
-  let since: string | undefined;
-  try {
-    since = values.since ? parseSince(values.since) : undefined;
-  } catch (error) {
-    console.error(`mapflow-bridge jobs: ${(error as Error).message}`);
-    return 2;
-  }
-  const deployed = Boolean(values.table || values.stack);
-  const interval = Number(values.interval ?? (deployed ? 5 : 1));
-  if (!Number.isFinite(interval) || interval < 0.2) {
-    console.error('mapflow-bridge jobs watch: --interval must be a number of seconds, at least 0.2.');
-    return 2;
-  }
-  const stateDir = path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR);
-  if (subcommand === 'retry' || subcommand === 'cancel') {
-    return runOperation(subcommand, positionals[0] as string, {
-      json: values.json ?? false,
-      stateDir,
-      ...(values.table ? { table: values.table } : {}),
-      ...(values.stack ? { stack: values.stack } : {}),
-      ...(values.region ? { region: values.region } : {}),
-      ...(values.reason ? { reason: values.reason } : {}),
-      deleteFinished: values['delete-finished'] ?? false,
-    });
-  }
+  return runCommand(JOBS_COMMAND, rest, async ({ values, positionals }) => {
+    if (!SUBCOMMANDS.includes(subcommand)) throw new UsageError(`unknown subcommand '${subcommand}'`);
+    const status = values.status?.toUpperCase();
+    if (status !== undefined && !(JOB_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${JOB_STATUSES.join(', ')}`);
+    const limit = Number(values.limit ?? 50);
+    if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive whole number, not '${values.limit}'`);
+    if ((subcommand === 'show' || subcommand === 'retry' || subcommand === 'cancel') && positionals.length !== 1) throw new UsageError(`${subcommand} takes one job id (or a unique prefix of it, or the file's name)`);
+    const format = (values.format ?? 'csv').toLowerCase();
+    if (format !== 'csv' && format !== 'jsonl') throw new UsageError('--format must be csv or jsonl');
+    let since: string | undefined;
+    try {
+      since = values.since ? parseSince(values.since) : undefined;
+    } catch (error) {
+      throw new UsageError((error as Error).message, { cause: error });
+    }
+    const ledger = ledgerChoice(values);
+    const interval = values.interval === undefined ? (ledger.deployed ? 5 : 1) : Number(values.interval);
+    if (!Number.isFinite(interval) || interval < 0.2) throw new UsageError(`--interval must be a number of seconds, at least 0.2, not '${values.interval}'`);
+    if (subcommand === 'retry' || subcommand === 'cancel') {
+      return runOperation(subcommand, positionals[0] as string, {
+        ...ledger,
+        json: values.json ?? false,
+        ...(values.reason ? { reason: values.reason } : {}),
+        deleteFinished: values['delete-finished'] ?? false,
+      });
+    }
+    return readLedger(subcommand, positionals, { values, ledger, status: status as JobStatus | undefined, limit, format, since, interval });
+  });
+}
 
+/** list, show, watch and export: they read the ledger. */
+async function readLedger(
+  subcommand: string,
+  positionals: string[],
+  { values, ledger, status, limit, format, since, interval }: {
+    values: OptionValues<typeof JOBS_COMMAND.options>;
+    ledger: LedgerChoice;
+    status: JobStatus | undefined;
+    limit: number;
+    format: 'csv' | 'jsonl';
+    since: string | undefined;
+    interval: number;
+  },
+): Promise<number> {
   let source: LedgerSource;
   try {
-    source = await openLedger({
-      ...(values.table ? { table: values.table } : {}),
-      ...(values.stack ? { stack: values.stack } : {}),
-      ...(values.region ? { region: values.region } : {}),
-      stateDir,
-    });
+    source = await openLedger(ledger);
   } catch (error) {
     console.error(`mapflow-bridge jobs: ${(error as Error).message}`);
     return 1;
   }
   try {
     if (subcommand === 'list') {
-      const rows = status ? await source.ledger.listByStatus(status as JobStatus, { limit }) : await source.ledger.listRecent({ limit });
+      const rows = status ? await source.ledger.listByStatus(status, { limit }) : await source.ledger.listRecent({ limit });
       console.log(values.json ? JSON.stringify({ jobs: rows }, null, 2) : formatList(rows));
       // Say when the list is not the whole ledger (on stderr with --json, so stdout stays one document).
-      const more = await totalLine(source.doc, source.table, rows.length, limit, status as JobStatus | undefined);
+      const more = await totalLine(source.doc, source.table, rows.length, limit, status);
       if (more) (values.json ? console.error : console.log)(more);
       return 0;
     }
@@ -235,7 +200,7 @@ export interface LedgerSource {
   close(): Promise<void>;
 }
 
-export async function openLedger(options: { table?: string; stack?: string; region?: string; stateDir: string }): Promise<LedgerSource> {
+export async function openLedger(options: Pick<LedgerChoice, 'table' | 'stack' | 'region' | 'stateDir'>): Promise<LedgerSource> {
   let table = options.table;
   if (!table && options.stack) {
     table = (await readStackOutputs(options.stack, options.region)).LedgerTableName;

@@ -7,46 +7,47 @@
  * Exit codes: 0 every job SUCCEEDED, 1 any job did not, 2 usage error.
  * With --json, stdout carries exactly one JSON document; every log goes to stderr.
  */
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/core/model.ts';
-import { invalidKeyRejection, parseRoutes, recordedKind } from '../../functions/routing/index.ts';
-import { LocalBridgeTimeout, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
+import { invalidKeyRejection, recordedKind } from '../../functions/routing/index.ts';
+import { LocalBridgeTimeout, startLocalBridge, type LocalBridge } from '../bridge.ts';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR, OutputConflict } from './outputs.ts';
 import { clock, costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
-import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { dynamodbEndpointOption, pollPolicyOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import { BRIDGE_OPTIONS, bridgeChoice, OPTIONS, positiveOption, runCommand, usageOf, UsageError, type BridgeChoice, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 
-export const LOCAL_RUN_USAGE = `Usage: mapflow-bridge local run [options] FILE...
+export const LOCAL_RUN_COMMAND = {
+  name: 'local run',
+  synopsis: `Usage: mapflow-bridge local run [options] FILE...
 
 Runs every FILE (GeoJSON .geojson/.json, GeoTIFF .tif/.tiff) through the local
-pipeline once, on throw-away state, and prints a summary.
+pipeline once, on throw-away state, and prints a summary.`,
+  options: {
+    json: { ...OPTIONS.json, help: 'print only a JSON document on stdout (logs go to stderr)' },
+    ...BRIDGE_OPTIONS,
+    out: { ...OPTIONS.out, help: `where result copies are written, a folder per job id (default ./${DEFAULT_OUTPUT_DIR})` },
+    overwrite: { type: 'boolean', help: "replace a job's folder under --out that another ledger (npm start) still points at" },
+    'processing-seconds': { ...OPTIONS['processing-seconds'], help: 'how long a simulated processing takes (default 5)' },
+    timeout: { type: 'string', value: '<seconds>', help: 'give up waiting after this long (default 900)' },
+    'keep-state': {
+      type: 'boolean',
+      help: "keep the run's state folder (S3 objects, ledger, events) and print where it is;\nby default it is removed when the run ends or is stopped (Ctrl-C, SIGTERM)",
+    },
+    assembly: {
+      type: 'string',
+      value: '<dir>',
+      help: 'run this synthesized cloud assembly (`npx cdk synth -o <dir>` of an app with a\nMapflowBridge) instead of the bridge\'s own; its routes and poll policy apply',
+    },
+    verbose: { ...OPTIONS.verbose, help: "show the functions' logs (on stderr)" },
+    help: OPTIONS.help,
+  },
+  epilogue: 'Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.',
+  allowPositionals: true,
+} as const satisfies CommandLine<CliOptions>;
 
-Options:
-  --json                      print only a JSON document on stdout (logs go to stderr)
-  --out <dir>                 where result copies are written, a folder per job id (default ./${DEFAULT_OUTPUT_DIR})
-  --overwrite                 replace a job's folder there that another ledger (npm start) still points at
-  --processing-seconds <n>    how long a simulated processing takes (default 5)
-  --mapflow-url <url>         use this Mapflow API (real, or a simulator) instead of the embedded simulator
-  --token <token>             its token (required with --mapflow-url)
-  --email <email>             its account e-mail (for Basic authentication)
-  --routes <file>             routes JSON (default: the built-in routes)
-  --poll-policy <json>        how often processings are polled, keys as POLL_POLICY on AWS (e.g.
-                              '{"initialSeconds":5,"maxSeconds":30}'); default quick against the
-                              simulator, the production policy (15 s rising to 60 s) with --mapflow-url
-  --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
-                              Docker) instead of starting DynamoDB Local; Java is then not needed
-  --timeout <seconds>         give up waiting after this long (default 900)
-  --keep-state                keep the run's state folder (S3 objects, ledger, events) and print where it is;
-                              by default it is removed when the run ends or is stopped (Ctrl-C, SIGTERM)
-  --assembly <dir>            run this synthesized cloud assembly (\`npx cdk synth -o <dir>\` of an app with a
-                              MapflowBridge) instead of the bridge's own; its routes and poll policy apply
-  --verbose                   show the functions' logs (on stderr)
-  -h, --help                  show this help
-
-Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.`;
+export const LOCAL_RUN_USAGE = usageOf(LOCAL_RUN_COMMAND);
 
 export type FinalStatus = 'SUCCEEDED' | 'FAILED' | 'REJECTED';
 /** UNFINISHED: still running or waiting when --timeout ran out (not stopped, not failed). */
@@ -73,17 +74,9 @@ export interface RunJobSummary {
   error: { code: string; message: string } | null;
 }
 
-interface RunOptions {
+interface RunOptions extends BridgeChoice {
   files: string[];
   json: boolean;
-  outDir: string;
-  processingSeconds?: number;
-  mapflow?: MapflowTarget;
-  routes?: string;
-  /** --dynamodb-endpoint: the ledger's DynamoDB, not started here. */
-  dynamodbEndpoint?: string;
-  /** --poll-policy: keys laid over the bridge's poll policy. */
-  pollPolicy?: Partial<PollPolicy>;
   timeoutMs: number;
   verbose: boolean;
   keepState?: boolean;
@@ -103,78 +96,20 @@ export async function runLocalCommand(args: string[]): Promise<number> {
     console.error(`mapflow-bridge local: unknown subcommand '${subcommand ?? ''}'\n\n${LOCAL_RUN_USAGE}`);
     return 2;
   }
-  let options: RunOptions;
-  try {
-    options = await parseRunArguments(rest);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(usageLine('local run', error.message));
+  return runCommand(LOCAL_RUN_COMMAND, rest, async ({ values, positionals }) => {
+    if (positionals.length === 0) {
+      console.log(LOCAL_RUN_USAGE);
       return 2;
     }
-    throw error;
-  }
-  if (options.files.length === 0) {
-    console.log(LOCAL_RUN_USAGE);
-    return rest.includes('--help') || rest.includes('-h') ? 0 : 2;
-  }
-  if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow)).usable) return 1;
-  return runFiles(options);
+    const options = await runOptions(values, positionals);
+    if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow)).usable) return 1;
+    return runFiles(options);
+  });
 }
 
-async function parseRunArguments(args: string[]): Promise<RunOptions> {
-  const parsed = parseCommandLine({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      'processing-seconds': { type: 'string' },
-      'mapflow-url': { type: 'string' },
-      token: { type: 'string' },
-      email: { type: 'string' },
-      routes: { type: 'string' },
-      'poll-policy': { type: 'string' },
-      'dynamodb-endpoint': { type: 'string' },
-      timeout: { type: 'string' },
-      verbose: { type: 'boolean', default: false },
-      'keep-state': { type: 'boolean', default: false },
-      overwrite: { type: 'boolean', default: false },
-      assembly: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const { values, positionals } = parsed;
-  if (values.help) return { files: [], json: false, outDir: '', timeoutMs: 0, verbose: false };
-
-  const processingSeconds = values['processing-seconds'] === undefined ? undefined : positiveNumber(values['processing-seconds'], '--processing-seconds');
-  const timeoutMs = (values.timeout === undefined ? 900 : positiveNumber(values.timeout, '--timeout')) * 1000;
-
-  let mapflow: MapflowTarget | undefined;
-  if (values['mapflow-url'] !== undefined) {
-    if (!values.token) throw new UsageError('--mapflow-url needs --token.');
-    try {
-      new URL(values['mapflow-url']);
-    } catch {
-      throw new UsageError(`--mapflow-url '${values['mapflow-url']}' is not a URL.`);
-    }
-    mapflow = { url: values['mapflow-url'], token: values.token, ...(values.email ? { email: values.email } : {}) };
-  } else if (values.token !== undefined || values.email !== undefined) {
-    throw new UsageError('--token and --email go with --mapflow-url.');
-  }
-
-  let routes: string | undefined;
-  if (values.routes !== undefined) {
-    routes = await readFile(values.routes, 'utf8').catch(() => {
-      throw new UsageError(`cannot read the routes file '${values.routes}'.`);
-    });
-    try {
-      parseRoutes(routes);
-    } catch (error) {
-      throw new UsageError(`${values.routes}: ${(error as Error).message}`);
-    }
-  }
-
+async function runOptions(values: OptionValues<typeof LOCAL_RUN_COMMAND.options>, positionals: string[]): Promise<RunOptions> {
+  const bridge = await bridgeChoice(values);
+  const timeoutMs = (values.timeout === undefined ? 900 : positiveOption(values.timeout, '--timeout')) * 1000;
   const files = positionals.map((file) => path.resolve(file));
   const names = new Map<string, string>();
   for (const [index, file] of files.entries()) {
@@ -188,18 +123,10 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     if (other) throw new UsageError(`two files have the name '${name}' (${other} and ${file}); each lands in the inbox under its base name.`);
     names.set(name, file);
   }
-
-  const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
-  const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
   return {
+    ...bridge,
     files,
-    ...(pollPolicy ? { pollPolicy } : {}),
-    ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     json: values.json ?? false,
-    outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
-    ...(processingSeconds !== undefined ? { processingSeconds } : {}),
-    ...(mapflow ? { mapflow } : {}),
-    ...(routes !== undefined ? { routes } : {}),
     timeoutMs,
     verbose: values.verbose ?? false,
     keepState: values['keep-state'] ?? false,
@@ -207,8 +134,6 @@ async function parseRunArguments(args: string[]): Promise<RunOptions> {
     ...(values.assembly !== undefined ? { assembly: path.resolve(values.assembly) } : {}),
   };
 }
-
-const positiveNumber = positiveOption;
 
 async function runFiles(options: RunOptions): Promise<number> {
   const log = (message: string) => process.stderr.write(`${clock(new Date())}  ${message}\n`);

@@ -19,21 +19,19 @@ import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
-import { parseRoutes } from '../../functions/routing/index.ts';
-// First: modules that import these back from start.ts (an import cycle) then find them initialised.
 import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, recordSimulatorAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
 import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
 import type { LocalEvent } from '../events/file.ts';
 import { DEFAULT_STABLE_MS } from '../s3/drop-folder.ts';
 import { StateDirLockedError } from '../state-lock.ts';
-import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { dynamodbEndpointOption, pollPolicyOption, integerOption, parseCommandLine, positiveOption, usageLine, UsageError } from './args.ts';
+import { BRIDGE_OPTIONS, bridgeChoice, integerOption, OPTIONS, positiveOption, runCommand, usageOf, type BridgeChoice, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 import { createLiveOutput, type LiveOutput } from './live.ts';
-import { copyJobOutputs, DEFAULT_OUTPUT_DIR } from './outputs.ts';
+import { copyJobOutputs } from './outputs.ts';
 import { levelOutputFolder } from './output-level.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
+import { startOperatorServices } from '../console/command.ts';
 
 const SAMPLES_MARKER = 'samples-dropped';
 const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
@@ -44,50 +42,48 @@ const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
  */
 export const DEFAULT_S3_PORT = 4568;
 
-export const START_USAGE = `Usage: mapflow-bridge start [options]     (npm start)
+export const START_COMMAND = {
+  name: 'start',
+  synopsis: `Usage: mapflow-bridge start [options]     (npm start)
 
 Runs the whole bridge locally until Ctrl-C: the Mapflow simulator, a local S3
 (s3rver), DynamoDB Local and the state machine. Copy GeoJSON or GeoTIFF files
 into the drop folder (or put them under inbox/ with any S3 client) and watch
-the jobs go through.
+the jobs go through.`,
+  options: {
+    'state-dir': { ...OPTIONS['state-dir'], help: `where state is kept (default ./${DEFAULT_STATE_DIR}; delete it to start afresh)` },
+    ...BRIDGE_OPTIONS,
+    'processing-seconds': { ...OPTIONS['processing-seconds'], help: 'how long a simulated processing takes (default 20)' },
+    's3-port': {
+      type: 'string',
+      value: '<port>',
+      help: `port of the local S3 (default ${DEFAULT_S3_PORT}; when it is taken,\na free one is used and the banner says which; 0: a free one)`,
+    },
+    'drop-stable-seconds': {
+      type: 'string',
+      value: '<n>',
+      help: `upload a dropped file once it has not changed for this long\nand no program holds it open (default ${DEFAULT_STABLE_MS / 1000})`,
+    },
+    'no-samples': { type: 'boolean', help: 'do not drop the bundled samples on the first run' },
+    console: { type: 'boolean', label: '--console, --no-console', help: 'serve the jobs console on 127.0.0.1 (default on; its URL is in the banner)' },
+    'no-console': { type: 'boolean', hidden: true, help: 'do not serve the jobs console' },
+    'console-port': {
+      type: 'string',
+      value: '<port>',
+      help: `its port (default ${DEFAULT_CONSOLE_PORT}; when it is taken,\na free one is used and the banner says which)`,
+    },
+    verbose: { ...OPTIONS.verbose, help: "show the handlers' logs (and plain lines instead of live progress)" },
+    help: OPTIONS.help,
+  },
+  epilogue: `Exit status: 0 after Ctrl-C, 1 when the bridge cannot start, 2 on a usage error
+or when another bridge runs on the same state folder.`,
+} as const satisfies CommandLine<CliOptions>;
 
-Options:
-  --state-dir <dir>           where state is kept (default ./${DEFAULT_STATE_DIR}; delete it to start afresh)
-  --out <dir>                 where result copies are written (default ./${DEFAULT_OUTPUT_DIR})
-  --processing-seconds <n>    how long a simulated processing takes (default 20)
-  --mapflow-url <url>         use this Mapflow API instead of the embedded simulator
-  --token <token>             its token (required with --mapflow-url)
-  --email <email>             its account e-mail
-  --routes <file>             routes JSON (default: the built-in routes)
-  --poll-policy <json>        how often processings are polled, keys as POLL_POLICY on AWS (e.g.
-                              '{"initialSeconds":5,"maxSeconds":30}'); default quick against the
-                              simulator, the production policy (15 s rising to 60 s) with --mapflow-url
-  --dynamodb-endpoint <url>   keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in
-                              Docker) instead of starting DynamoDB Local; Java is then not needed
-  --s3-port <port>            port of the local S3 (default ${DEFAULT_S3_PORT}; when it is taken,
-                              a free one is used and the banner says which; 0: a free one)
-  --drop-stable-seconds <n>   upload a dropped file once it has not changed for this long
-                              and no program holds it open (default ${DEFAULT_STABLE_MS / 1000})
-  --no-samples                do not drop the bundled samples on the first run
-  --console, --no-console     serve the jobs console on 127.0.0.1 (default on; its URL is in the banner)
-  --console-port <port>       its port (default ${DEFAULT_CONSOLE_PORT}; when it is taken,
-                              a free one is used and the banner says which)
-  --verbose                   show the handlers' logs (and plain lines instead of live progress)
-  -h, --help                  show this help
+export const START_USAGE = usageOf(START_COMMAND);
 
-Exit status: 0 after Ctrl-C, 1 when the bridge cannot start, 2 on a usage error
-or when another bridge runs on the same state folder.`;
-
-interface StartOptions {
+interface StartOptions extends BridgeChoice {
   stateDir: string;
-  outDir: string;
   processingSeconds: number;
-  mapflow?: MapflowTarget;
-  routes?: string;
-  /** --dynamodb-endpoint: the ledger's DynamoDB, not started here. */
-  dynamodbEndpoint?: string;
-  /** --poll-policy: keys laid over the bridge's poll policy. */
-  pollPolicy?: Partial<PollPolicy>;
   /** Set by --s3-port: that port or fail. */
   s3Port?: number;
   dropStableMs: number;
@@ -99,82 +95,24 @@ interface StartOptions {
 }
 
 export async function runStartCommand(args: string[]): Promise<number> {
-  let options: StartOptions | undefined;
-  try {
-    options = await parseStartArguments(args);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(usageLine('start', error.message));
-    return 2;
-  }
-  if (!options) {
-    console.log(START_USAGE);
-    return 0;
-  }
-  if (!preflight({ java: !options.dynamodbEndpoint })) return 1;
-  const mapflow = await checkMapflow(options.mapflow);
-  if (!mapflow.usable) return 1;
-  return serve(options, mapflow.degraded);
+  return runCommand(START_COMMAND, args, async ({ values }) => {
+    const options = await startOptions(values);
+    if (!preflight({ java: !options.dynamodbEndpoint })) return 1;
+    const mapflow = await checkMapflow(options.mapflow);
+    if (!mapflow.usable) return 1;
+    return serve(options, mapflow.degraded);
+  });
 }
 
-async function parseStartArguments(args: string[]): Promise<StartOptions | undefined> {
-  const { values, positionals } = parseCommandLine({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      'state-dir': { type: 'string' },
-      out: { type: 'string' },
-      'processing-seconds': { type: 'string' },
-      'mapflow-url': { type: 'string' },
-      token: { type: 'string' },
-      email: { type: 'string' },
-      routes: { type: 'string' },
-      'poll-policy': { type: 'string' },
-      'dynamodb-endpoint': { type: 'string' },
-      's3-port': { type: 'string' },
-      'drop-stable-seconds': { type: 'string' },
-      'no-samples': { type: 'boolean', default: false },
-      console: { type: 'boolean', default: true },
-      'no-console': { type: 'boolean', default: false },
-      'console-port': { type: 'string' },
-      verbose: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) return undefined;
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const processingSeconds = positiveOption(values['processing-seconds'] ?? '20', '--processing-seconds');
+async function startOptions(values: OptionValues<typeof START_COMMAND.options>): Promise<StartOptions> {
+  const bridge = await bridgeChoice(values);
   // 0: a free port, every start another (tests and chaos runs, which must not take the fixed default).
   const s3Port = values['s3-port'] === undefined ? undefined : integerOption(values['s3-port'], '--s3-port', 0, 65_535);
   const dropStableMs = values['drop-stable-seconds'] === undefined ? DEFAULT_STABLE_MS : positiveOption(values['drop-stable-seconds'], '--drop-stable-seconds') * 1000;
-  let mapflow: MapflowTarget | undefined;
-  if (values['mapflow-url']) {
-    if (!values.token) throw new UsageError('--mapflow-url needs --token');
-    mapflow = { url: values['mapflow-url'], token: values.token, ...(values.email ? { email: values.email } : {}) };
-  }
-  let routes: string | undefined;
-  if (values.routes) {
-    const file = values.routes;
-    routes = await readFile(file, 'utf8').catch(() => {
-      throw new UsageError(`cannot read the routes file '${file}'`);
-    });
-    try {
-      parseRoutes(routes);
-    } catch (error) {
-      throw new UsageError(`${file}: ${(error as Error).message}`);
-    }
-  }
-  const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
-  const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
   return {
-    ...(pollPolicy ? { pollPolicy } : {}),
+    ...bridge,
     stateDir: path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR),
-    ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
-    outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
-    processingSeconds,
-    ...(mapflow ? { mapflow } : {}),
-    ...(routes ? { routes } : {}),
+    processingSeconds: bridge.processingSeconds ?? 20,
     ...(s3Port !== undefined ? { s3Port } : {}),
     dropStableMs,
     samples: !values['no-samples'],
@@ -225,8 +163,6 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     return 1;
   }
   progress.attach(bridge);
-  // Loaded here: console/command.ts imports this module's constants (an import cycle at load time).
-  const { startOperatorServices } = await import('../console/command.ts');
   const operators = await startOperatorServices(bridge, options.stateDir, {
     console: options.console,
     ...(options.consolePort !== undefined ? { consolePort: options.consolePort } : {}),

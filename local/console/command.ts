@@ -3,31 +3,31 @@
  * local ledger, or a deployed one with --table/--stack. `npm start` serves the
  * same console for the bridge it runs (see startBridgeConsole).
  */
-import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { LocalBridge } from '../bridge.ts';
 import { openLedger, runningEndpoints } from '../cli/jobs.ts';
-import { DEFAULT_STATE_DIR } from '../cli/start.ts';
-import { DEFAULT_CONSOLE_PORT } from '../cli/state-dir.ts';
+import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR } from '../cli/state-dir.ts';
+import { integerOption, LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, type CliOptions, type CommandLine, type LedgerChoice } from '../cli/args.ts';
 import { localS3Client } from '../s3/client.ts';
 import { startConsoleServer, type ConsoleServer } from './server.ts';
 
-export const CONSOLE_USAGE = `Usage: mapflow-bridge console [--port <n>] [--table <name> | --stack <name>] [--region <r>]
+export const CONSOLE_COMMAND = {
+  name: 'console',
+  synopsis: `Usage: mapflow-bridge console [--port <n>] [--table <name> | --stack <name>] [--region <r>]
 
 Serves the jobs console on http://127.0.0.1:<port>/ (this machine only; read-only):
 the jobs as a live table with filters, a page per job (history, Mapflow ids,
 messages, quicklooks) and maps of the AOIs and results. Reads the local ledger
 (of npm start, in ./${DEFAULT_STATE_DIR}), or a deployed one (AWS credentials from the
-environment; results are read from the jobs' bucket).
+environment; results are read from the jobs' bucket).`,
+  options: {
+    port: { type: 'string', value: '<n>', help: 'port on 127.0.0.1 (default: a free one)' },
+    ...LEDGER_OPTIONS,
+    help: OPTIONS.help,
+  },
+} as const satisfies CommandLine<CliOptions>;
 
-Options:
-  --port <n>            port on 127.0.0.1 (default: a free one)
-  --table <name>        a deployed ledger table
-  --stack <name>        a deployed stack (its table from the outputs)
-  --region <region>     their region
-  --state-dir <dir>     the local state folder (default ./${DEFAULT_STATE_DIR})
-  -h, --help            show this help`;
+export const CONSOLE_USAGE = usageOf(CONSOLE_COMMAND);
 
 /** The console of a bridge running in this process (npm start). */
 export function startBridgeConsole(bridge: LocalBridge, port?: number): Promise<ConsoleServer> {
@@ -35,49 +35,21 @@ export function startBridgeConsole(bridge: LocalBridge, port?: number): Promise<
 }
 
 export async function runConsoleCommand(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        port: { type: 'string' },
-        table: { type: 'string' },
-        stack: { type: 'string' },
-        region: { type: 'string' },
-        'state-dir': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
-  } catch (error) {
-    console.error(`mapflow-bridge console: ${(error as Error).message}\n\n${CONSOLE_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(CONSOLE_USAGE);
-    return 0;
-  }
-  const port = values.port === undefined ? undefined : Number(values.port);
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-    console.error('mapflow-bridge console: --port must be a port number (0-65535).');
-    return 2;
-  }
-  const stateDir = path.resolve(values['state-dir'] ?? DEFAULT_STATE_DIR);
+  return runCommand(CONSOLE_COMMAND, args, async ({ values }) => serveConsole(values.port === undefined ? undefined : integerOption(values.port, '--port', 0, 65_535), ledgerChoice(values)));
+}
+
+/** The console of the chosen ledger until Ctrl-C. */
+async function serveConsole(port: number | undefined, ledger: LedgerChoice): Promise<number> {
   let source;
   try {
-    source = await openLedger({
-      ...(values.table ? { table: values.table } : {}),
-      ...(values.stack ? { stack: values.stack } : {}),
-      ...(values.region ? { region: values.region } : {}),
-      stateDir,
-    });
+    source = await openLedger(ledger);
   } catch (error) {
     console.error(`mapflow-bridge console: ${(error as Error).message}`);
     return 1;
   }
-  const deployed = Boolean(values.table || values.stack);
-  const endpoints = deployed ? undefined : await runningEndpoints(stateDir);
-  const s3 = deployed ? new S3Client(values.region ? { region: values.region } : {}) : endpoints?.s3 ? localS3Client(endpoints.s3, endpoints.credentials) : undefined;
+  const { deployed } = ledger;
+  const endpoints = deployed ? undefined : await runningEndpoints(ledger.stateDir);
+  const s3 = deployed ? new S3Client(ledger.region ? { region: ledger.region } : {}) : endpoints?.s3 ? localS3Client(endpoints.s3, endpoints.credentials) : undefined;
   const server = await startConsoleServer({
     ledger: source.ledger,
     ...(s3 ? { s3 } : {}),

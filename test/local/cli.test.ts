@@ -7,6 +7,9 @@ import { runLocalCommand, summarise } from '../../local/cli/run.ts';
 import { runStartCommand } from '../../local/cli/start.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { describeParseError } from '../../local/cli/args.ts';
+import { runCostsCommand } from '../../local/cli/costs.ts';
+import { runDoctorCommand } from '../../local/cli/doctor.ts';
+import { runConsoleCommand } from '../../local/console/command.ts';
 import type { LedgerRow } from '../../functions/core/model.ts';
 
 const row: LedgerRow = {
@@ -28,6 +31,20 @@ const row: LedgerRow = {
   updatedAt: '2024-01-01T00:01:00Z',
   entity: 'JOB',
 };
+
+/** Runs the commands one after the other with console.error captured: their exit codes and what they printed there. */
+async function usageErrors(commands: (() => Promise<number>)[]): Promise<{ codes: number[]; errors: string[] }> {
+  const errors: string[] = [];
+  const original = console.error;
+  console.error = (message: string) => errors.push(message);
+  const codes: number[] = [];
+  try {
+    for (const command of commands) codes.push(await command());
+  } finally {
+    console.error = original;
+  }
+  return { codes, errors };
+}
 
 describe('local command helpers', () => {
   it('draws a progress bar clamped to 0..100', () => {
@@ -79,42 +96,29 @@ describe('local command helpers', () => {
   });
 
   it('answers usage errors with exit code 2 before starting anything', async () => {
-    // Prepare
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (message: string) => errors.push(message);
-    try {
-      // Act / Assess
-      expect(await runLocalCommand(['run', '--processing-seconds', 'soon', 'a.geojson'])).toBe(2);
-      expect(await runLocalCommand(['run', '--mapflow-url', 'http://127.0.0.1:1/rest', 'a.geojson'])).toBe(2);
-      expect(await runLocalCommand(['run', '--bogus'])).toBe(2);
-      expect(await runLocalCommand(['walk'])).toBe(2);
-    } finally {
-      console.error = original;
-    }
+    // Act
+    const { codes, errors } = await usageErrors([
+      () => runLocalCommand(['run', '--processing-seconds', 'soon', 'a.geojson']),
+      () => runLocalCommand(['run', '--mapflow-url', 'http://127.0.0.1:1/rest', 'a.geojson']),
+      () => runLocalCommand(['run', '--bogus']),
+      () => runLocalCommand(['walk']),
+    ]);
+    // Assess
+    expect(codes).toEqual([2, 2, 2, 2]);
     expect(errors.join('\n')).toMatch(/--processing-seconds must be a positive number/);
     expect(errors.join('\n')).toMatch(/--mapflow-url needs --token/);
   });
 
   it('answers a bad flag with the project\'s own one-line message and exit 2, not Node\'s parser text', async () => {
-    // Prepare
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (message: string) => errors.push(message);
-    let codes: number[];
-    try {
-      // Act
-      codes = [
-        await runStartCommand(['--bogus']),
-        await runStartCommand(['--s3-port']),
-        await runStartCommand(['--s3-port', 'ninety']),
-        await runLocalCommand(['run', '--bogus', 'a.geojson']),
-        await runLocalCommand(['run', '--json=yes', 'a.geojson']),
-        await runJobsCommand(['list', '--bogus']),
-      ];
-    } finally {
-      console.error = original;
-    }
+    // Act
+    const { codes, errors } = await usageErrors([
+      () => runStartCommand(['--bogus']),
+      () => runStartCommand(['--s3-port']),
+      () => runStartCommand(['--s3-port', 'ninety']),
+      () => runLocalCommand(['run', '--bogus', 'a.geojson']),
+      () => runLocalCommand(['run', '--json=yes', 'a.geojson']),
+      () => runJobsCommand(['list', '--bogus']),
+    ]);
     // Assess
     expect(codes).toEqual([2, 2, 2, 2, 2, 2]);
     expect(errors).toEqual([
@@ -125,6 +129,35 @@ describe('local command helpers', () => {
       "mapflow-bridge local run: --json takes no value. Run 'mapflow-bridge local run --help' for the options.",
       "mapflow-bridge jobs: unknown option --bogus. Run 'mapflow-bridge jobs --help' for the options.",
     ]);
+  });
+
+  it('answers usage errors of costs, console, jobs and doctor with the same one line and exit 2, before reading any ledger', async () => {
+    // Act
+    const { codes, errors } = await usageErrors([
+      () => runCostsCommand(['--bogus']),
+      () => runCostsCommand(['--by', 'week']),
+      () => runConsoleCommand(['--port', 'x']),
+      () => runConsoleCommand(['--table']),
+      () => runJobsCommand(['show']),
+      () => runJobsCommand(['walk']),
+      () => runDoctorCommand(['--local', '--region', 'eu-west-1']),
+    ]);
+    // Assess
+    expect(codes).toEqual([2, 2, 2, 2, 2, 2, 2]);
+    expect(errors).toEqual([
+      "mapflow-bridge costs: unknown option --bogus. Run 'mapflow-bridge costs --help' for the options.",
+      "mapflow-bridge costs: --by must be one of day, route, model. Run 'mapflow-bridge costs --help' for the options.",
+      "mapflow-bridge console: --port must be a whole number from 0 to 65535, not 'x'. Run 'mapflow-bridge console --help' for the options.",
+      "mapflow-bridge console: --table needs a value. Run 'mapflow-bridge console --help' for the options.",
+      "mapflow-bridge jobs: show takes one job id (or a unique prefix of it, or the file's name). Run 'mapflow-bridge jobs --help' for the options.",
+      "mapflow-bridge jobs: unknown subcommand 'walk'. Run 'mapflow-bridge jobs --help' for the options.",
+      "mapflow-bridge doctor: --region only applies with --stack. Run 'mapflow-bridge doctor --help' for the options.",
+    ]);
+  });
+
+  it('says what a value that looks like an option needs', () => {
+    const error = Object.assign(new Error("Option '--token' argument is ambiguous.\nDid you forget to specify the option argument for '--token'?"), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+    expect(describeParseError(error)).toBe("--token needs a value (one that starts with '-' is written --token=<value>)");
   });
 
   it('words every parseArgs error itself', () => {
