@@ -3,7 +3,7 @@
  * Settings come from context, e.g.
  *   npx cdk deploy -c routes=routes.json -c maxConcurrentProcessings=3
  * cdk-nag's AwsSolutions checks run at every synth; a finding that is neither
- * fixed nor acknowledged with a reason (lib/nag.ts) fails the synth.
+ * fixed nor acknowledged with a reason (lib/private/nag.ts) fails the synth.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';

@@ -16,8 +16,8 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { AUTH_ERROR_METRIC, OLDEST_IN_FLIGHT_METRIC, OLDEST_QUEUED_METRIC, OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
-import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './defaults.ts';
-import { MapflowBridgeConfigError } from './validation.ts';
+import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './private/defaults.ts';
+import { MapflowBridgeConfigError } from './private/validation.ts';
 
 /** Thresholds and notification of the alarms (the `alarms` prop of MapflowBridge). */
 export interface BridgeAlarmsOptions {

@@ -9,8 +9,8 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import type { Route } from '../functions/routing/index.ts';
-import type { PollPolicy } from './defaults.ts';
-import { MapflowBridgeConfigError, type AuthScheme } from './validation.ts';
+import type { PollPolicy } from './private/defaults.ts';
+import { MapflowBridgeConfigError, type AuthScheme } from './private/validation.ts';
 
 /** The context keys understood by bin/app.ts, with what each does (printed in docs/deploy.md). */
 export const CONTEXT_KEYS = {

@@ -7,7 +7,7 @@
  *   executions that ended without writing their final status.
  *
  * Bring your own bucket, secret, event bus or ledger table, or let the
- * construct create them with the safe defaults of lib/defaults.ts. Every
+ * construct create them with the safe defaults of lib/private/defaults.ts. Every
  * created resource is a public property.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -23,12 +23,12 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
+import { TASKS, type HandlerName } from '../functions/core/catalog.ts';
 import { DEFAULT_ROUTES, type Route } from '../functions/routing/index.ts';
 import { BridgeDashboard } from './dashboard.ts';
 import { BridgeAlarms, type BridgeAlarmsOptions } from './alarms.ts';
 import { BridgeEventSchemas } from './event-schemas.ts';
-import { BridgeFunction } from './bridge-function.ts';
+import { BridgeFunction } from './private/bridge-function.ts';
 import {
   ACCESS_LOG_BUCKET_PROPS,
   DATA_BUCKET_NOTIFICATIONS,
@@ -48,10 +48,10 @@ import {
   STATE_MACHINE_TIMEOUT_MARGIN,
   type BridgeFunctionName,
   type PollPolicy,
-} from './defaults.ts';
-import { createLedgerTable, LEDGER_TTL_ATTRIBUTE } from './ledger-table.ts';
-import { checkHistoryBudget } from './history-budget.ts';
-import { acknowledgeBridgeNagFindings } from './nag.ts';
+} from './private/defaults.ts';
+import { createLedgerTable, LEDGER_TTL_ATTRIBUTE } from './private/ledger-table.ts';
+import { checkHistoryBudget } from './private/history-budget.ts';
+import { acknowledgeBridgeNagFindings } from './private/nag.ts';
 import {
   grantFunctionCapabilities,
   grantLedger,
@@ -61,9 +61,9 @@ import {
   OBJECT_READ_ACTIONS,
   OBJECT_WRITE_ACTIONS,
   type GrantTargets,
-} from './permissions.ts';
-import { MapflowBridgeConfigError, resolveBridgeSettings, type AuthScheme, type BridgeSettings } from './validation.ts';
-import { BridgeWorkflow } from './workflow.ts';
+} from './private/permissions.ts';
+import { MapflowBridgeConfigError, resolveBridgeSettings, type AuthScheme, type BridgeSettings } from './private/validation.ts';
+import { BridgeWorkflow } from './private/workflow.ts';
 
 const S3_ACCESS_LOGS_POLICY_FLAG = '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy';
 

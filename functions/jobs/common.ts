@@ -1,11 +1,11 @@
 /** Small helpers shared by the steps. */
-import { BridgeError, ConfigurationError } from '../../core/errors.ts';
-import type { EventDetailType, LedgerRow } from '../../core/model.ts';
-import type { JobEventDetail } from '../../events/types.ts';
-import type { PartJobContext, RegisterResult, WorkflowState } from '../workflow.ts';
-import { eventDetailFromRow } from '../../events/publisher.ts';
-import { readObjectText } from '../../storage/s3.ts';
-import { resolveRoute, type Route } from '../../routing/index.ts';
+import { BridgeError, ConfigurationError } from '../core/errors.ts';
+import type { EventDetailType, LedgerRow } from '../core/model.ts';
+import type { JobEventDetail } from '../events/types.ts';
+import type { PartJobContext, RegisterResult, WorkflowState } from './workflow.ts';
+import { eventDetailFromRow } from '../events/publisher.ts';
+import { readObjectText } from '../storage/s3.ts';
+import { resolveRoute, type Route } from '../routing/index.ts';
 import type { StepContext } from './context.ts';
 import { HOW_TO_RETRY } from './outcome.ts';
 

@@ -12,12 +12,12 @@
  * components of the state graph, and each loop is bounded by the Task states
  * in it whose run count the code limits (LOOP_BOUNDS). A loop without such a
  * state is an error: its worst case is unbounded. So a loop added or removed
- * in lib/workflow.ts changes the budget by itself.
+ * in lib/private/workflow.ts changes the budget by itself.
  */
 import { Stack, type CfnResource } from 'aws-cdk-lib';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { maxPollsOf, pollsFor, type PollPolicy } from '../functions/polling/poll-policy.ts';
-import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
+import { maxPollsOf, pollsFor, type PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { TASKS, type HandlerName } from '../../functions/core/catalog.ts';
 import { MapflowBridgeConfigError } from './validation.ts';
 
 /** Events after which Step Functions fails a Standard execution. */
@@ -185,7 +185,7 @@ function scopeBudget(execution: string, scope: AslDefinition, bounds: Record<str
       const cycle = restCycles[0] ?? component;
       throw new HistoryBudgetError(
         `${execution}: the loop through ${cycle.map((n) => `'${n}'`).join(', ')} has no bounded Task state, so its history has no worst case; ` +
-          'bound one of its Tasks in the code and declare it in bridgeLoopBounds (lib/history-budget.ts)',
+          'bound one of its Tasks in the code and declare it in bridgeLoopBounds (lib/private/history-budget.ts)',
       );
     }
     // Between two visits of bounded states every other state is visited at most once.

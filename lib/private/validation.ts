@@ -3,9 +3,9 @@
  * with a message that says what to fix, not a deployed bridge at 3 a.m.
  * Values that are CDK tokens (resolved at deploy time) are not checked.
  */
-import { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
+import { AUTH_SCHEMES, type AuthScheme } from '../../functions/mapflow/index.ts';
 import { Token } from 'aws-cdk-lib';
-import { parseRoutes, type Route, type Routes } from '../functions/routing/index.ts';
+import { parseRoutes, type Route, type Routes } from '../../functions/routing/index.ts';
 import {
   DEFAULT_AUTH_SCHEME,
   DEFAULT_EVENT_SOURCE,
@@ -27,7 +27,7 @@ export class MapflowBridgeConfigError extends Error {
   }
 }
 
-export { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
+export { AUTH_SCHEMES, type AuthScheme } from '../../functions/mapflow/index.ts';
 
 export interface Prefixes {
   readonly inbox: string;
@@ -196,7 +196,7 @@ function checkPollPolicy(policy: PollPolicy): PollPolicy {
   // Standard executions run for at most a year; leave room for the margin.
   checkInteger('pollPolicy.maxJobSeconds', policy.maxJobSeconds, 60, 300 * 86_400);
   // The poll count follows from maxJobSeconds (pollsFor); whether it fits the
-  // execution history is checked on the synthesized definition (lib/history-budget.ts).
+  // execution history is checked on the synthesized definition (lib/private/history-budget.ts).
   return policy;
 }
 

@@ -4,8 +4,8 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { settingsFromContext } from '../../lib/app-context.ts';
 import { MapflowBridge, type MapflowBridgeProps } from '../../lib/mapflow-bridge.ts';
-import { MAX_POLLS } from '../../lib/defaults.ts';
-import { MapflowBridgeConfigError, resolveBridgeSettings } from '../../lib/validation.ts';
+import { MAX_POLLS } from '../../lib/private/defaults.ts';
+import { MapflowBridgeConfigError, resolveBridgeSettings } from '../../lib/private/validation.ts';
 
 function construct(props: MapflowBridgeProps | ((stack: Stack) => MapflowBridgeProps)): () => MapflowBridge {
   return () => {

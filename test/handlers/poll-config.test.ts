@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { estimatedWaits, type PollPolicy } from '../../functions/polling/poll-policy.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
-import { MapflowBridgeConfigError, resolveBridgeSettings } from '../../lib/validation.ts';
+import { MapflowBridgeConfigError, resolveBridgeSettings } from '../../lib/private/validation.ts';
 
 const env = (policy: unknown) => ({ LEDGER_TABLE: 'bridge-ledger', POLL_POLICY: JSON.stringify(policy) });
 

@@ -5,10 +5,10 @@
  */
 import type { JobPart } from '../../core/model.ts';
 import type { PartState } from '../workflow.ts';
-import { jobContextOf } from './common.ts';
-import type { StepContext } from './context.ts';
+import { jobContextOf } from '../common.ts';
+import type { StepContext } from '../context.ts';
 import { slotHolder } from '../../ledger/slots.ts';
-import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from './outcome.ts';
+import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from '../outcome.ts';
 
 export async function finishPart(state: PartState, ctx: StepContext): Promise<JobPart> {
   const job = jobContextOf(state.job);
