@@ -11,7 +11,7 @@ import { settingsFromContext } from '../lib/app-context.ts';
 import { MapflowBridgeStack } from '../lib/mapflow-bridge-stack.ts';
 
 const app = new App();
-const { stackName, existing, ...bridge } = settingsFromContext(app.node);
+const { stackName, existing, ...bridge } = settingsFromContext(app);
 
 new MapflowBridgeStack(app, stackName, {
   description: 'mapflow-bridge: S3 drop box for the Mapflow geospatial AI API',

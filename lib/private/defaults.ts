@@ -11,12 +11,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy } from '../../functions/polling/poll-policy.ts';
-import type { HandlerName, ServiceHandlerName } from '../../functions/core/catalog.ts';
+import type { BridgeFunctionName } from '../../functions/core/catalog.ts';
 
-export { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy };
-
-/** Every Lambda of the bridge, task or service. */
-export type BridgeFunctionName = HandlerName | ServiceHandlerName;
+export { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type BridgeFunctionName, type PollPolicy };
 
 /** S3 layout (must match the runtime defaults in docs/architecture.md). */
 export const DEFAULT_PREFIXES = {

@@ -359,7 +359,7 @@ describe('bring your own bucket from context (-c bucketName, -c bucketKmsKeyArn)
     // Prepare: what bin/app.ts builds from `-c bucketName=drop -c bucketKmsKeyArn=...`.
     const key = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [], bucketName: 'drop-bucket', bucketKmsKeyArn: key } });
-    const { stackName, existing, ...bridge } = settingsFromContext(app.node);
+    const { stackName, existing, ...bridge } = settingsFromContext(app);
     const stack = new MapflowBridgeStack(app, stackName, { bridge, existing });
     const own: SynthesizedBridge = { app, stack, bridge: stack.bridge, template: Template.fromStack(stack) };
     const values = new DeployedValues(own.template.toJSON() as TemplateJson);

@@ -118,6 +118,8 @@ describe('the bridge definition', () => {
     // Act / Assess
     expect(() => bridgeDefinition({ maxJobSeconds: accepted })).not.toThrow();
     expect(() => bridgeDefinition({ maxJobSeconds: accepted + 600 })).toThrow(/over Step Functions' 25000/);
+    // a CDK ValidationError on the bridge's construct path
+    expect(() => bridgeDefinition({ maxJobSeconds: accepted + 600 })).toThrow(expect.objectContaining({ name: 'MapflowBridgeConfigError', constructPath: expect.stringMatching(/\/Bridge$/) }));
   }, 2 * SYNTH_TIMEOUT);
 
   it('the local engine, with every loop at its bound, writes no more events than the budget and close to it (Process Parts child)', async () => {

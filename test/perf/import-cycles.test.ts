@@ -73,6 +73,18 @@ describe('import structure', () => {
     expect(circles).toEqual([]);
   });
 
+  it('the package entry (lib/index.ts) exports nothing from lib/private/', async () => {
+    // Prepare
+    const graph = await importGraph(['lib']);
+    const isPrivate = (file: string) => path.relative(ROOT, file).startsWith(`lib${path.sep}private${path.sep}`);
+    // Act
+    const entry = [...(graph.get(path.join(ROOT, 'lib', 'index.ts')) ?? [])];
+    // Assess
+    expect(entry.length).toBeGreaterThan(2);
+    expect(graph.has(path.join(ROOT, 'lib', 'private', 'bundling.ts'))).toBe(true);
+    expect(entry.filter(isPrivate).map((t) => path.relative(ROOT, t))).toEqual([]);
+  });
+
   it('imports run downwards only in functions/, and the CDK code reaches no step', async () => {
     // Prepare
     const graph = await importGraph(['functions', 'lib']);
