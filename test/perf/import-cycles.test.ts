@@ -16,7 +16,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  * graph must have no circle.
  */
 const LAYERS = [
-  ['core', 'polling'],
+  ['core', 'polling', 'geojson'],
   ['storage', 'geotiff', 'ledger', 'mapflow', 'events', 'aoi', 'routing', 'quicklook', 'results'],
   ['runtime'],
   ['jobs'],
