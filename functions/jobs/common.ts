@@ -109,3 +109,19 @@ export function queuedNote(inUse: number, max: number): string {
     ? `waiting for a processing slot (${inUse} of ${max} in use)`
     : 'waiting for a processing slot (the next free one goes to the jobs queued earlier first)';
 }
+
+/**
+ * Releases a slot; a failure is logged, not thrown (the reconciler frees slots of finished executions).
+ * Called by Finish Part, and by Poll Processing the moment it sees the processing finished (the
+ * slot bounds Mapflow processings in flight; storing the results needs none).
+ */
+export async function releaseSlot(ctx: StepContext, holder: string): Promise<void> {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      await ctx.slots.release(holder);
+      return;
+    } catch (err) {
+      if (attempt === 2) ctx.logger.error('could not release the concurrency slot; the reconciler will free it', { holder, err: String(err) });
+    }
+  }
+}

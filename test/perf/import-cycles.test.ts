@@ -85,6 +85,23 @@ describe('import structure', () => {
     expect(entry.filter(isPrivate).map((t) => path.relative(ROOT, t))).toEqual([]);
   });
 
+  it('functions/jobs/steps/ holds only catalogued steps, and no step imports another (shared helpers live in functions/jobs/)', async () => {
+    // Prepare
+    const { TASKS } = await import('../../functions/core/catalog.ts');
+    const catalogued = new Set<string>(TASKS.map((task) => task.fn));
+    const stepsDir = path.join(ROOT, 'functions', 'jobs', 'steps');
+    // Act
+    const steps = (await readdir(stepsDir)).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
+    const graph = await importGraph(['functions/jobs/steps']);
+    const stepToStep = [...graph].flatMap(([file, imports]) =>
+      [...imports].filter((target) => path.dirname(target) === stepsDir).map((target) => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
+    );
+    // Assess
+    expect(steps).toContain('finish-job');
+    expect(steps.filter((step) => !catalogued.has(step))).toEqual([]);
+    expect(stepToStep).toEqual([]);
+  });
+
   it('imports run downwards only in functions/, and the CDK code reaches no step', async () => {
     // Prepare
     const graph = await importGraph(['functions', 'lib']);
