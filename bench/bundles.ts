@@ -2,7 +2,7 @@
  * Lambda bundle sizes and cold-import times, per handler.
  *
  * Each handler is bundled with esbuild with the options the construct uses
- * (lib/bundling.ts: ESM, node24, minified, the require banner, the lean
+ * (lib/private/bundling.ts: ESM, node24, minified, the require banner, the lean
  * credential provider, AWS SDK bundled, no source map), then imported in
  * fresh Node processes: the time from the import call to the handler being
  * ready is the cold-import time (what a Lambda cold start pays before the
@@ -14,7 +14,7 @@
  * as the Lambda runtime loads its own copy).
  *
  * `--before <git ref>` bundles that commit's handlers too (with the options
- * bench/bundles.ts had before lib/bundling.ts: no credential alias, legal
+ * bench/bundles.ts had before lib/private/bundling.ts: no credential alias, legal
  * comments kept) and imports old and new alternately, so both figures come
  * from the same minutes of a noisy machine.
  *
@@ -28,8 +28,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
-import { HANDLER_NAMES } from '../functions/handlers/catalog.ts';
-import { lambdaEsbuildOptions } from '../lib/bundling.ts';
+import { HANDLER_NAMES } from '../functions/core/catalog.ts';
+import { lambdaEsbuildOptions } from '../lib/private/bundling.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KIB = 1024;
@@ -79,7 +79,7 @@ export interface BundleFigure {
   before?: { bytes: number; coldImportMs?: number };
 }
 
-/** The options bench/bundles.ts (and the construct) used before lib/bundling.ts. */
+/** The options bench/bundles.ts (and the construct) used before lib/private/bundling.ts. */
 const BEFORE_OPTIONS: BuildOptions = {
   bundle: true,
   platform: 'node',
@@ -94,7 +94,7 @@ export interface MeasureOptions {
   importTimes?: boolean;
   keep?: boolean;
   names?: readonly string[];
-  /** Also bundle each handler with `externalAwsSdk` (lib/bundling.ts). */
+  /** Also bundle each handler with `externalAwsSdk` (lib/private/bundling.ts). */
   externalAwsSdk?: boolean;
   /** A git ref whose handlers are bundled and imported alongside (the baseline). */
   before?: string;

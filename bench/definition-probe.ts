@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { loadLocalDefinition } from '../lib/local-definition-cache.ts';
+import { loadLocalDefinition } from '../lib/private/local-definition-cache.ts';
 import { LOCAL_POLL_POLICY } from '../local/bridge.ts';
 
 const result = await loadLocalDefinition({ pollPolicy: LOCAL_POLL_POLICY });

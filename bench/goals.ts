@@ -104,7 +104,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
     });
   }
 
-  log('\nbundles: esbuild with the construct\'s options (lib/bundling.ts), cold import = median of 5 fresh node processes (bench/bundles.ts);');
+  log('\nbundles: esbuild with the construct\'s options (lib/private/bundling.ts), cold import = median of 5 fresh node processes (bench/bundles.ts);');
   log('  "external SDK": the externalAwsSdk prop, @aws-sdk/* left to the runtime (imported from node_modules here);');
   log(`  "before": the handlers of ${BUNDLES_BEFORE_REF} (before the lean bundles), imported in turns with today's`);
   const bundles = await measureBundles({ importTimes: true, externalAwsSdk: true, before: BUNDLES_BEFORE_REF });

@@ -22,7 +22,7 @@ import { HOSTILE, manyVertexPolygon, squaresGrid } from '../test/fixtures/hostil
 import { hostileTiff } from '../test/fixtures/hostile/tiff-writer.ts';
 import { HOSTILE_ROUND2 } from '../test/fixtures/hostile/round2.ts';
 
-/** The function each check runs in on AWS (lib/defaults.ts). */
+/** The function each check runs in on AWS (lib/private/defaults.ts). */
 const FUNCTIONS = {
   'plan-processing': { memoryMb: 1024, timeoutS: 120 },
   'inspect-geotiff': { memoryMb: 1024, timeoutS: 120 },

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { MapflowClient } from '../functions/mapflow/index.ts';
 import { fileRangeSource, inspectGeoTiff } from '../functions/geotiff/index.ts';
 import { readObjectBytes } from '../functions/storage/s3.ts';
-import type { StepContext } from '../functions/jobs/steps/context.ts';
+import type { StepContext } from '../functions/jobs/context.ts';
 import type { WorkflowState } from '../functions/jobs/workflow.ts';
 import { localS3Client } from '../local/s3/client.ts';
 

@@ -3,7 +3,7 @@
  * Settings come from context, e.g.
  *   npx cdk deploy -c routes=routes.json -c maxConcurrentProcessings=3
  * cdk-nag's AwsSolutions checks run at every synth; a finding that is neither
- * fixed nor acknowledged with a reason (lib/nag.ts) fails the synth.
+ * fixed nor acknowledged with a reason (lib/private/nag.ts) fails the synth.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -11,7 +11,7 @@ import { settingsFromContext } from '../lib/app-context.ts';
 import { MapflowBridgeStack } from '../lib/mapflow-bridge-stack.ts';
 
 const app = new App();
-const { stackName, existing, ...bridge } = settingsFromContext(app.node);
+const { stackName, existing, ...bridge } = settingsFromContext(app);
 
 new MapflowBridgeStack(app, stackName, {
   description: 'mapflow-bridge: S3 drop box for the Mapflow geospatial AI API',

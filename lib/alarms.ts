@@ -16,8 +16,8 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { AUTH_ERROR_METRIC, OLDEST_IN_FLIGHT_METRIC, OLDEST_QUEUED_METRIC, OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
-import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './defaults.ts';
-import { MapflowBridgeConfigError } from './validation.ts';
+import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './private/defaults.ts';
+import { MapflowBridgeConfigError } from './errors.ts';
 
 /** Thresholds and notification of the alarms (the `alarms` prop of MapflowBridge). */
 export interface BridgeAlarmsOptions {
@@ -83,7 +83,7 @@ export class BridgeAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: BridgeAlarmsProps) {
     super(scope, id);
-    validate(props);
+    validate(this, props);
     this.topic = props.topic ?? ((props.createTopic ?? true) ? new sns.Topic(this, 'Topic', { displayName: 'mapflow-bridge alarms', enforceSSL: true }) : undefined);
 
     const job = (metricName: string, kind: string, period: Duration) =>
@@ -212,7 +212,7 @@ export class BridgeAlarms extends Construct {
   }
 }
 
-function validate(props: BridgeAlarmsOptions): void {
+function validate(scope: Construct, props: BridgeAlarmsOptions): void {
   const counts: [string, number | undefined][] = [
     ['deadLetterMessages', props.deadLetterMessages],
     ['brokenExecutions', props.brokenExecutions],
@@ -220,10 +220,10 @@ function validate(props: BridgeAlarmsOptions): void {
     ['authErrors', props.authErrors],
   ];
   for (const [name, value] of counts) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new MapflowBridgeConfigError(`alarms.${name} must be a whole number of at least 1, got ${value}`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new MapflowBridgeConfigError(`alarms.${name} must be a whole number of at least 1, got ${value}`, scope);
   }
   if (props.dailyCreditBudget !== undefined && !(Number.isFinite(props.dailyCreditBudget) && props.dailyCreditBudget >= 0)) {
-    throw new MapflowBridgeConfigError(`alarms.dailyCreditBudget must be a number of credits >= 0, got ${props.dailyCreditBudget}`);
+    throw new MapflowBridgeConfigError(`alarms.dailyCreditBudget must be a number of credits >= 0, got ${props.dailyCreditBudget}`, scope);
   }
   const durations: [string, Duration | undefined][] = [
     ['expectedJobDuration', props.expectedJobDuration],
@@ -231,7 +231,7 @@ function validate(props: BridgeAlarmsOptions): void {
     ...Object.entries(props.expectedJobDurationByRoute ?? {}).map(([route, d]): [string, Duration] => [`expectedJobDurationByRoute.${route}`, d]),
   ];
   for (const [name, value] of durations) {
-    if (value !== undefined && value.toSeconds({ integral: false }) < 60) throw new MapflowBridgeConfigError(`alarms.${name} must be at least 1 minute`);
+    if (value !== undefined && value.toSeconds({ integral: false }) < 60) throw new MapflowBridgeConfigError(`alarms.${name} must be at least 1 minute`, scope);
   }
-  if (props.topic && props.createTopic) throw new MapflowBridgeConfigError('alarms: give a topic or createTopic, not both');
+  if (props.topic && props.createTopic) throw new MapflowBridgeConfigError('alarms: give a topic or createTopic, not both', scope);
 }

@@ -7,10 +7,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type { Node } from 'constructs';
+import type { IConstruct } from 'constructs';
 import type { Route } from '../functions/routing/index.ts';
-import type { PollPolicy } from './defaults.ts';
-import { MapflowBridgeConfigError, type AuthScheme } from './validation.ts';
+import type { PollPolicy } from '../functions/polling/poll-policy.ts';
+import { MapflowBridgeConfigError } from './errors.ts';
+import type { AuthScheme } from './settings.ts';
 
 /** The context keys understood by bin/app.ts, with what each does (printed in docs/deploy.md). */
 export const CONTEXT_KEYS = {
@@ -61,7 +62,9 @@ export interface ContextSettings {
   sourceMaps?: boolean;
 }
 
-export function settingsFromContext(node: Node): ContextSettings {
+/** The settings in the context of `scope` (the app); a bad value throws a MapflowBridgeConfigError on that scope. */
+export function settingsFromContext(scope: IConstruct): ContextSettings {
+  const node = scope.node;
   const get = (key: ContextKey): unknown => {
     const value: unknown = node.tryGetContext(key);
     return value === '' ? undefined : value;
@@ -69,14 +72,14 @@ export function settingsFromContext(node: Node): ContextSettings {
   const text = (key: ContextKey): string | undefined => {
     const value = get(key);
     if (value === undefined) return undefined;
-    if (typeof value !== 'string') throw new MapflowBridgeConfigError(`context ${key} must be a string`);
+    if (typeof value !== 'string') throw new MapflowBridgeConfigError(`context ${key} must be a string`, scope);
     return value;
   };
   const integer = (key: ContextKey): number | undefined => {
     const value = get(key);
     if (value === undefined) return undefined;
     const n = typeof value === 'number' ? value : Number(value);
-    if (!Number.isInteger(n)) throw new MapflowBridgeConfigError(`context ${key} must be an integer (got ${String(value)})`);
+    if (!Number.isInteger(n)) throw new MapflowBridgeConfigError(`context ${key} must be an integer (got ${String(value)})`, scope);
     return n;
   };
   const json = (key: ContextKey): unknown => {
@@ -86,7 +89,7 @@ export function settingsFromContext(node: Node): ContextSettings {
     try {
       return JSON.parse(source);
     } catch (cause) {
-      throw new MapflowBridgeConfigError(`context ${key} is neither JSON nor the path of a JSON file`, { cause });
+      throw new MapflowBridgeConfigError(`context ${key} is neither JSON nor the path of a JSON file`, scope, { cause });
     }
   };
 
@@ -100,24 +103,24 @@ export function settingsFromContext(node: Node): ContextSettings {
 
   const removal = text('removalPolicy')?.toLowerCase();
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
-    throw new MapflowBridgeConfigError(`context removalPolicy must be retain or destroy (got ${removal})`);
+    throw new MapflowBridgeConfigError(`context removalPolicy must be retain or destroy (got ${removal})`, scope);
   }
   const retentionDays = integer('logRetentionDays');
   if (retentionDays !== undefined && !(Object.values(logs.RetentionDays) as unknown[]).includes(retentionDays)) {
-    throw new MapflowBridgeConfigError(`context logRetentionDays ${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...)`);
+    throw new MapflowBridgeConfigError(`context logRetentionDays ${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...)`, scope);
   }
   const reconcileMinutes = integer('reconcileMinutes');
   if (reconcileMinutes !== undefined && (reconcileMinutes < 1 || reconcileMinutes > 1_440)) {
-    throw new MapflowBridgeConfigError('context reconcileMinutes must be from 1 to 1440');
+    throw new MapflowBridgeConfigError('context reconcileMinutes must be from 1 to 1440', scope);
   }
   const dashboard = get('dashboard');
   const sourceMaps = get('sourceMaps');
   const bucketKmsKeyArn = text('bucketKmsKeyArn');
   if (bucketKmsKeyArn !== undefined && text('bucketName') === undefined) {
-    throw new MapflowBridgeConfigError('context bucketKmsKeyArn only applies with bucketName (the key of your existing bucket); a created bucket uses SSE-S3');
+    throw new MapflowBridgeConfigError('context bucketKmsKeyArn only applies with bucketName (the key of your existing bucket); a created bucket uses SSE-S3', scope);
   }
   if (bucketKmsKeyArn !== undefined && !/^arn:[^:]+:kms:[^:]+:\d{12}:(key|alias)\/.+$/.test(bucketKmsKeyArn)) {
-    throw new MapflowBridgeConfigError(`context bucketKmsKeyArn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got ${bucketKmsKeyArn}`);
+    throw new MapflowBridgeConfigError(`context bucketKmsKeyArn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got ${bucketKmsKeyArn}`, scope);
   }
 
   return {

@@ -12,7 +12,7 @@ import { Construct } from 'constructs';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../functions/ledger/schema.ts';
 import { OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
 import type { BridgeAlarms } from './alarms.ts';
-import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './defaults.ts';
+import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './private/defaults.ts';
 
 export interface BridgeDashboardProps {
   readonly stateMachine: sfn.IStateMachine;

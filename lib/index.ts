@@ -7,6 +7,7 @@
 export { MapflowBridge, type MapflowBridgeProps } from './mapflow-bridge.ts';
 export { MapflowBridgeStack, type MapflowBridgeStackProps } from './mapflow-bridge-stack.ts';
 export { BridgeEventSchemas, type BridgeEventSchemasProps } from './event-schemas.ts';
-export { MapflowBridgeConfigError, type AuthScheme, type BridgeSettings, type Prefixes } from './validation.ts';
-export type { PollPolicy, BridgeFunctionName } from './defaults.ts';
+export { MapflowBridgeConfigError } from './errors.ts';
+export type { AuthScheme, BridgeSettings, BridgeSettingsInput, PollPolicy, Prefixes } from './settings.ts';
+export type { BridgeFunctionName } from '../functions/core/catalog.ts';
 export type { Route } from '../functions/routing/index.ts';

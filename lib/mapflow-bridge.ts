@@ -7,7 +7,7 @@
  *   executions that ended without writing their final status.
  *
  * Bring your own bucket, secret, event bus or ledger table, or let the
- * construct create them with the safe defaults of lib/defaults.ts. Every
+ * construct create them with the safe defaults of lib/private/defaults.ts. Every
  * created resource is a public property.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -23,12 +23,12 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
-import { DEFAULT_ROUTES, type Route } from '../functions/routing/index.ts';
+import { TASKS, type HandlerName } from '../functions/core/catalog.ts';
+import { DEFAULT_ROUTES } from '../functions/routing/index.ts';
 import { BridgeDashboard } from './dashboard.ts';
 import { BridgeAlarms, type BridgeAlarmsOptions } from './alarms.ts';
 import { BridgeEventSchemas } from './event-schemas.ts';
-import { BridgeFunction } from './bridge-function.ts';
+import { BridgeFunction } from './private/bridge-function.ts';
 import {
   ACCESS_LOG_BUCKET_PROPS,
   DATA_BUCKET_NOTIFICATIONS,
@@ -47,11 +47,10 @@ import {
   SHORT_NONCURRENT_VERSION_EXPIRATION,
   STATE_MACHINE_TIMEOUT_MARGIN,
   type BridgeFunctionName,
-  type PollPolicy,
-} from './defaults.ts';
-import { createLedgerTable, LEDGER_TTL_ATTRIBUTE } from './ledger-table.ts';
-import { checkHistoryBudget } from './history-budget.ts';
-import { acknowledgeBridgeNagFindings } from './nag.ts';
+} from './private/defaults.ts';
+import { createLedgerTable, LEDGER_TTL_ATTRIBUTE } from './private/ledger-table.ts';
+import { checkHistoryBudget } from './private/history-budget.ts';
+import { acknowledgeBridgeNagFindings } from './private/nag.ts';
 import {
   grantFunctionCapabilities,
   grantLedger,
@@ -61,13 +60,20 @@ import {
   OBJECT_READ_ACTIONS,
   OBJECT_WRITE_ACTIONS,
   type GrantTargets,
-} from './permissions.ts';
-import { MapflowBridgeConfigError, resolveBridgeSettings, type AuthScheme, type BridgeSettings } from './validation.ts';
-import { BridgeWorkflow } from './workflow.ts';
+} from './private/permissions.ts';
+import { MapflowBridgeConfigError } from './errors.ts';
+import type { BridgeSettings, BridgeSettingsInput } from './settings.ts';
+import { resolveBridgeSettings } from './private/validation.ts';
+import { BridgeWorkflow } from './private/workflow.ts';
 
 const S3_ACCESS_LOGS_POLICY_FLAG = '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy';
 
-export interface MapflowBridgeProps {
+/**
+ * The construct's props: the runtime settings (BridgeSettingsInput: routes,
+ * prefixes, Mapflow, concurrency, polling, events, ledger retention) and the
+ * resources, logs, alarms and bundling below.
+ */
+export interface MapflowBridgeProps extends BridgeSettingsInput {
   /**
    * The bucket to watch and write results into. A bucket you bring must have
    * EventBridge notifications turned on (`eventBridgeEnabled: true`), since
@@ -96,33 +102,6 @@ export interface MapflowBridgeProps {
    * @default a new table: on demand, point-in-time recovery, encrypted, GSIs byStatus, byProcessingId and bySlotQueue
    */
   readonly ledgerTable?: dynamodb.ITable;
-  /**
-   * Routes: which model and settings apply to a file, by its folder under the inbox
-   * (validated here with the runtime's own parser).
-   * @default the built-in routes (DEFAULT_ROUTES in functions/routing)
-   */
-  readonly routes?: Route[];
-  /** @default 'inbox/' */
-  readonly inboxPrefix?: string;
-  /** @default 'results/' */
-  readonly resultsPrefix?: string;
-  /** @default 'failed/' */
-  readonly failedPrefix?: string;
-  /** @default 'work/' */
-  readonly workPrefix?: string;
-  /** @default 'https://api.mapflow.ai/rest' */
-  readonly mapflowBaseUrl?: string;
-  /** How the token is sent: HTTP basic with the email, bearer, or auto (try one, then the other). @default 'auto' */
-  readonly authScheme?: AuthScheme;
-  /** Mapflow processings running at once for this bridge (concurrency slots); also the Map's maxConcurrency. @default 5 */
-  readonly maxConcurrentProcessings?: number;
-  /**
-   * Wait between polls and when to give up. Fields not given keep their default.
-   * @default { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86400 } (the poll count follows from maxJobSeconds; maxPolls, optional, caps it)
-   */
-  readonly pollPolicy?: Partial<PollPolicy>;
-  /** Source of the published events. @default 'mapflow.bridge' */
-  readonly eventSource?: string;
   /** Retention of the function and state machine logs. @default logs.RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
   /**
@@ -133,13 +112,6 @@ export interface MapflowBridgeProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
-  /**
-   * Days a finished job's ledger row is kept: the final status write sets
-   * `expiresAt` and DynamoDB's TTL deletes the row (typically within a few days
-   * after). With a table you bring, the rows get `expiresAt` too: turn on TTL on that attribute yourself.
-   * @default undefined: rows are kept forever
-   */
-  readonly ledgerRetentionDays?: number;
   /**
    * Ship source maps with the function bundles and run Node with
    * `--enable-source-maps` (readable stack traces, slower cold starts and error paths).
@@ -213,8 +185,8 @@ export class MapflowBridge extends Construct {
     super(scope, id);
     // Access logs are delivered under a bucket policy, not the legacy ACL (which BUCKET_OWNER_ENFORCED forbids).
     if (this.node.tryGetContext(S3_ACCESS_LOGS_POLICY_FLAG) === undefined) this.node.setContext(S3_ACCESS_LOGS_POLICY_FLAG, true);
-    this.settings = resolveBridgeSettings(props);
-    checkResourceProps(props);
+    this.settings = resolveBridgeSettings(this, props);
+    checkResourceProps(this, props);
     const { prefixes } = this.settings;
     const removalPolicy = props.removalPolicy ?? DEFAULT_REMOVAL_POLICY;
     const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
@@ -297,7 +269,7 @@ export class MapflowBridge extends Construct {
     });
     this.stateMachine = workflow.stateMachine;
     // Every loop of the definition at its bound must fit 25,000 history events per execution.
-    checkHistoryBudget(this.stateMachine, this.settings.pollPolicy);
+    checkHistoryBudget(this, this.stateMachine, this.settings.pollPolicy);
     this.stateMachineLogGroup = workflow.logGroup;
     const workflowTargets: GrantTargets = { ...this.grantTargets, stateMachine: this.stateMachine };
 
@@ -438,16 +410,17 @@ export function functionId(name: BridgeFunctionName): string {
 }
 
 /** Checks props that are combinations of resources. */
-function checkResourceProps(props: MapflowBridgeProps): void {
+function checkResourceProps(scope: Construct, props: MapflowBridgeProps): void {
   if (props.bucket && props.serverAccessLogsBucket) {
     throw new MapflowBridgeConfigError(
       'serverAccessLogsBucket only applies to a bucket the construct creates; configure access logs on your own bucket instead',
+      scope,
     );
   }
   if (props.bucket && props.workExpiration) {
-    throw new MapflowBridgeConfigError('workExpiration only applies to a bucket the construct creates; add a lifecycle rule to your bucket');
+    throw new MapflowBridgeConfigError('workExpiration only applies to a bucket the construct creates; add a lifecycle rule to your bucket', scope);
   }
   if (props.workExpiration && props.workExpiration.toSeconds({ integral: false }) < 86_400) {
-    throw new MapflowBridgeConfigError('workExpiration must be at least 1 day');
+    throw new MapflowBridgeConfigError('workExpiration must be at least 1 day', scope);
   }
 }

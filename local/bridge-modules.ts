@@ -11,7 +11,7 @@ export { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export { Upload } from '@aws-sdk/lib-storage';
 export { Ledger } from '../functions/ledger/ledger.ts';
 export { loadLocalAssembly } from './assembly/cache.ts';
-export { definitionCacheDir } from '../lib/local-definition-cache.ts';
+export { definitionCacheDir } from '../lib/private/local-definition-cache.ts';
 export { readAssembly } from './assembly/template.ts';
 export { startAssemblyRuntime } from './assembly/runtime.ts';
 export { startSimulator } from './simulator/index.ts';

@@ -39,7 +39,7 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
-import { LOCAL_AWS } from '../lib/local-account.ts';
+import { LOCAL_AWS } from '../lib/private/local-account.ts';
 import type { AssemblyModel, LocalNames, Principal } from './assembly/template.ts';
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
 import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';

@@ -1,6 +1,6 @@
 /**
  * Prebuilds every Lambda handler into dist/assets/handlers/<name>/index.mjs
- * with the settings the construct bundles with from source (lib/bundling.ts:
+ * with the settings the construct bundles with from source (lib/private/bundling.ts:
  * ESM for Node.js 24, minified, AWS SDK bundled and tree-shaken by its
  * plugin, the require banner), so the published package synthesizes without
  * esbuild (BridgeFunction takes these bundles through lambda.Code.fromAsset
@@ -13,8 +13,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { HANDLER_NAMES } from '../functions/handlers/catalog.ts';
-import { lambdaEsbuildOptions } from '../lib/bundling.ts';
+import { HANDLER_NAMES } from '../functions/core/catalog.ts';
+import { lambdaEsbuildOptions } from '../lib/private/bundling.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const HANDLERS_OUT = path.join(ROOT, 'dist', 'assets', 'handlers');
@@ -32,7 +32,7 @@ export async function buildHandlers(outDir = HANDLERS_OUT): Promise<string[]> {
     entryPoints,
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
-    // The construct's options (lib/bundling.ts): the SDK bundled, the lean credential provider.
+    // The construct's options (lib/private/bundling.ts): the SDK bundled, the lean credential provider.
     ...lambdaEsbuildOptions(),
     sourcemap: false,
     logLevel: 'warning',

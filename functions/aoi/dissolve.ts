@@ -15,6 +15,7 @@ import { featureCollection, multiPolygon } from '@turf/helpers';
 import { union } from '@turf/union';
 import type { MultiPolygon, Polygon, Position } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
+import { boxOf, type Box } from './box.ts';
 import { countCrossings } from './crossings.ts';
 
 /** Polygons merged by one polyclip-ts call. */
@@ -47,7 +48,6 @@ export interface DissolveOptions {
 }
 
 type Rings = Position[][];
-type Box = [number, number, number, number];
 
 /**
  * @throws InputRejected GEOMETRY_TOO_COMPLEX when the budget runs out,
@@ -136,7 +136,7 @@ function unionOf(batch: Position[][][][]): Position[][][] {
  * the following ones whose west edge lies within its box.
  */
 function touchingGroups(polygons: Rings[]): Rings[][] {
-  const boxes = polygons.map((rings) => boxOf(rings[0]!));
+  const boxes = polygons.map((rings) => boxOf([rings[0]!]));
   const order = polygons.map((_, i) => i).sort((a, b) => boxes[a]![0] - boxes[b]![0]);
   const parent = polygons.map((_, i) => i);
   const find = (i: number): number => {
@@ -164,13 +164,3 @@ function touchingGroups(polygons: Rings[]): Rings[][] {
   return [...groups.values()];
 }
 
-function boxOf(ring: Position[]): Box {
-  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const [x, y] of ring) {
-    w = Math.min(w, x!);
-    e = Math.max(e, x!);
-    s = Math.min(s, y!);
-    n = Math.max(n, y!);
-  }
-  return [w, s, e, n];
-}

@@ -6,6 +6,7 @@
  */
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { kinks } from '@turf/kinks';
+import { boxOf } from './box.ts';
 import { countCrossings } from './crossings.ts';
 import type { Polygon, Position } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
@@ -109,7 +110,7 @@ export function validatePolygon(
 
   const outer: Polygon = { type: 'Polygon', coordinates: [cleaned[0]!] };
   // Every hole position against the outer ring costs holes x outer positions: a large polygon gets the box test only.
-  const [w, s, e, n] = ringBox(cleaned[0]!);
+  const [w, s, e, n] = boxOf([cleaned[0]!]);
   const inside =
     positions <= KINKS_MAX_POSITIONS
       ? (pos: Position) => booleanPointInPolygon(pos, outer)
@@ -187,17 +188,6 @@ function checkAntimeridian(ring: Position[], where: string, details: Record<stri
   }
 }
 
-function ringBox(ring: Position[]): [number, number, number, number] {
-  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const [x, y] of ring) {
-    w = Math.min(w, x!);
-    e = Math.max(e, x!);
-    s = Math.min(s, y!);
-    n = Math.max(n, y!);
-  }
-  return [w, s, e, n];
-}
-
 /** A position as [lon, lat] numbers within WGS84 range; a third value (height) is dropped. */
 function readPosition(position: unknown, where: string, details: Record<string, unknown>): Position {
   if (!Array.isArray(position) || position.length < 2) {
@@ -230,13 +220,7 @@ function rangeHint(lon: number, lat: number): string {
 
 /** All positions on one line: the area is nothing against the ring's box (rounding keeps it from being exactly 0). */
 function hasNoArea(ring: Position[]): boolean {
-  let [minX, minY, maxX, maxY] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const [x, y] of ring) {
-    minX = Math.min(minX, x!);
-    maxX = Math.max(maxX, x!);
-    minY = Math.min(minY, y!);
-    maxY = Math.max(maxY, y!);
-  }
+  const [minX, minY, maxX, maxY] = boxOf([ring]);
   const box = (maxX - minX) * (maxY - minY);
   return Math.abs(planarArea(ring)) <= 1e-10 * box;
 }

@@ -7,6 +7,7 @@
  * Anything that would make Mapflow fail later, after credits are reserved, is
  * rejected here with a message that says what to fix.
  */
+import { boxOf } from './box.ts';
 import { DISSOLVE_BUDGET_MS, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
@@ -177,7 +178,7 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     features,
     geometry,
     areaSqM,
-    bbox: bboxOf(allPolygons.map((p) => p[0]!)),
+    bbox: boxOf(allPolygons.map((p) => p[0]!)),
     ...(isObject(doc) && doc.mapflow !== undefined && { overrides: doc.mapflow }),
     ignored,
   };
@@ -550,21 +551,8 @@ export function checkProcessingGeometry(geometry: Polygon | MultiPolygon, limitS
 
 /** Area of the longitude/latitude box around a polygon's outer ring. */
 function boxAreaSqM(polygon: number[][][]): number {
-  const [w, s, e, n] = bboxOf([polygon[0]!]);
+  const [w, s, e, n] = boxOf([polygon[0]!]);
   return geodesicAreaSqM({ type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] });
-}
-
-function bboxOf(rings: number[][][]): [number, number, number, number] {
-  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const ring of rings) {
-    for (const [lon, lat] of ring) {
-      w = Math.min(w, lon!);
-      e = Math.max(e, lon!);
-      s = Math.min(s, lat!);
-      n = Math.max(n, lat!);
-    }
-  }
-  return [w, s, e, n];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,6 +1,6 @@
 /** Task "admit-job" (.waitForTaskToken): see docs/architecture.md, "Admission". The logic lives in functions/jobs/steps/wait-for-slot.ts. */
 import { waitForSlot, type SlotWaitInput, type SlotWaitOutcome } from '../jobs/steps/wait-for-slot.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-sfn.ts';
 

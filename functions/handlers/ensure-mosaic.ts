@@ -1,7 +1,7 @@
 /** Task "ensure-mosaic": see docs/workflow.md. The logic lives in functions/jobs/steps/ensure-mosaic.ts. */
 import type { MosaicResult, WorkflowState } from '../jobs/workflow.ts';
 import { ensureMosaic } from '../jobs/steps/ensure-mosaic.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-mapflow.ts';
 

@@ -2,7 +2,7 @@
 import type { JobPart } from '../core/model.ts';
 import type { PartState } from '../jobs/workflow.ts';
 import { finishPart } from '../jobs/steps/finish-part.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-sfn.ts';
 

@@ -1,7 +1,7 @@
 /** Task "inspect-geotiff": see docs/workflow.md. The logic lives in functions/jobs/steps/inspect-geotiff.ts. */
 import type { InspectResult, WorkflowState } from '../jobs/workflow.ts';
 import { inspectGeotiff } from '../jobs/steps/inspect-geotiff.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-s3.ts';
 import '../runtime/with-mapflow.ts';

@@ -1,7 +1,7 @@
 /** Task "plan-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/plan-processing.ts. */
 import type { PlanResult, WorkflowState } from '../jobs/workflow.ts';
 import { planProcessing } from '../jobs/steps/plan-processing.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-s3.ts';
 import '../runtime/with-mapflow.ts';

@@ -1,7 +1,7 @@
 /** Task "poll-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/poll-processing.ts. */
 import type { PartState, PollResult } from '../jobs/workflow.ts';
 import { pollProcessing } from '../jobs/steps/poll-processing.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-mapflow.ts';
 // Releasing the slot at detection hands it to the next waiter (SendTaskSuccess).

@@ -1,7 +1,7 @@
 /** Task "register-job": see docs/workflow.md. The logic lives in functions/jobs/steps/register-job.ts. */
 import type { RegisterResult, WorkflowState } from '../jobs/workflow.ts';
 import { registerJob } from '../jobs/steps/register-job.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 
 export const handler = async (event: WorkflowState): Promise<RegisterResult> => registerJob(event, defaultStepContext());
 

@@ -1,7 +1,7 @@
 /** Task "release-job-slots": see docs/workflow.md. The logic lives in functions/jobs/steps/release-job-slots.ts. */
 import type { WorkflowState } from '../jobs/workflow.ts';
 import { releaseJobSlots, type ReleaseJobSlotsResult } from '../jobs/steps/release-job-slots.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-sfn.ts';
 

@@ -1,7 +1,7 @@
 /** Task "restart-processing": see docs/workflow.md. The logic lives in functions/jobs/steps/restart-processing.ts. */
 import type { PartState, RestartResult } from '../jobs/workflow.ts';
 import { restartProcessing } from '../jobs/steps/restart-processing.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-mapflow.ts';
 

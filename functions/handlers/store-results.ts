@@ -1,7 +1,7 @@
 /** Task "store-results": see docs/workflow.md. The logic lives in functions/jobs/steps/store-results.ts. */
 import type { PartState, StoreResult } from '../jobs/workflow.ts';
 import { storeResults } from '../jobs/steps/store-results.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-s3.ts';
 import '../runtime/with-mapflow.ts';

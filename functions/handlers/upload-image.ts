@@ -1,7 +1,7 @@
 /** Task "upload-image": see docs/workflow.md. The logic lives in functions/jobs/steps/upload-image.ts. */
 import type { UploadResult, WorkflowState } from '../jobs/workflow.ts';
 import { uploadImage } from '../jobs/steps/upload-image.ts';
-import { defaultStepContext } from '../jobs/steps/runtime.ts';
+import { defaultStepContext } from '../jobs/runtime.ts';
 // What this function calls besides DynamoDB (lean bundles: nothing else is bundled).
 import '../runtime/with-s3.ts';
 import '../runtime/with-mapflow.ts';

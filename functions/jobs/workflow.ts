@@ -2,7 +2,7 @@
  * The shapes the state machine carries between its Task states.
  *
  * Every Task receives the whole state as its payload and its result is stored
- * at the `resultPath` of its catalogue entry (`functions/handlers/catalog.ts`).
+ * at the `resultPath` of its catalogue entry (`functions/core/catalog.ts`).
  * The state stays small: ids, numbers and S3 pointers only; geometries,
  * requests and results live in S3 under `work/<jobId>/` and `results/`.
  */

@@ -13,10 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readObjectText } from '../storage/s3.ts';
-import { FeatureScanner } from './features.ts';
+import { FeatureScanner } from '../geojson/features.ts';
 import { Quicklook, type QuicklookLimits, type QuicklookText } from './svg.ts';
 
-export { FeatureScanner } from './features.ts';
 export { Quicklook, escapeXml, type QuicklookLimits, type QuicklookText } from './svg.ts';
 
 export const QUICKLOOK_FILE = 'quicklook.svg';

@@ -4,7 +4,7 @@
  *
  * A FlatGeobuf header names its columns before the first feature, and a
  * GeoJSON result only shows its properties feature by feature, so the result
- * is read twice as a stream (functions/quicklook's FeatureScanner, one
+ * is read twice as a stream (functions/geojson's FeatureScanner, one
  * feature in memory at a time): the first pass collects the column names and
  * types and the geometry types, the second encodes each feature with
  * flatgeobuf's own builders and streams it out. No spatial index (it would
@@ -20,7 +20,7 @@ import { ColumnType } from 'flatgeobuf/lib/mjs/flat-geobuf/column-type.js';
 import { GeometryType } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry-type.js';
 import type { ColumnMeta } from 'flatgeobuf/lib/mjs/column-meta.js';
 import type { HeaderMeta } from 'flatgeobuf/lib/mjs/header-meta.js';
-import { FeatureScanner } from '../quicklook/features.ts';
+import { FeatureScanner } from '../geojson/features.ts';
 
 export const FLATGEOBUF_FILE = 'result.fgb';
 export const FLATGEOBUF_CONTENT_TYPE = 'application/flatgeobuf';

@@ -46,7 +46,7 @@ export interface Route {
   processingName?: string;
   /**
    * GeoJSON: search the catalog for the imagery instead of `source`
-   * (`{"search": {"pick": "newest", ...}}`, see functions/jobs/steps/imagery-search.ts,
+   * (`{"search": {"pick": "newest", ...}}`, see functions/jobs/imagery-search.ts,
    * which checks the search itself when a job plans). A file's own `imagery` wins.
    */
   imagery?: { search: Record<string, unknown> };

@@ -9,7 +9,7 @@
  * web identity, process, container and instance metadata): about 110 KiB of
  * minified code per bundle (the nested SSO/STS/Signin clients, the query
  * protocol) that a Lambda never runs, since the environment comes first in
- * that chain and is always set there. lib/bundling.ts aliases that package to
+ * that chain and is always set there. lib/private/bundling.ts aliases that package to
  * this module in the Lambda bundles only; the local bridge, the CLI and tests
  * run from source with the SDK's own chain.
  */

@@ -15,8 +15,8 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { PROJECT_ROOT } from '../bridge-function.ts';
-import { ESM_REQUIRE_BANNER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME } from '../defaults.ts';
+import { PROJECT_ROOT } from '../private/bridge-function.ts';
+import { ESM_REQUIRE_BANNER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME } from '../private/defaults.ts';
 
 export interface MapflowSimulatorProps {
   /** Seconds a simulated processing takes. @default 20 */

@@ -1,6 +1,6 @@
 /**
  * The local bridge's cloud assembly, cached on disk like the definition
- * before it (lib/local-definition-cache.ts): synthesizing costs seconds
+ * before it (lib/private/local-definition-cache.ts): synthesizing costs seconds
  * (aws-cdk-lib alone), bundling the 18 handlers more. Two levels, in
  * `node_modules/.cache/mapflow-bridge/` (MAPFLOW_BRIDGE_CACHE_DIR moves it):
  *
@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Route } from '../../functions/routing/index.ts';
 import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { definitionCacheDir } from '../../lib/local-definition-cache.ts';
+import { definitionCacheDir } from '../../lib/private/local-definition-cache.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PREBUILT_DIRS = ['assets/handlers', 'dist/assets/handlers'];
@@ -68,7 +68,7 @@ export async function loadLocalAssembly(
   const cacheDir = definitionCacheDir(env);
   const off = env.MAPFLOW_BRIDGE_DEFINITION_CACHE === 'off';
   const dir = path.join(cacheDir, `assembly-${key}`);
-  // lib/local-assembly.ts's LOCAL_STACK_NAME (that module imports aws-cdk-lib: only on a miss).
+  // lib/private/local-assembly.ts's LOCAL_STACK_NAME (that module imports aws-cdk-lib: only on a miss).
   const templateFile = 'MapflowBridgeLocal.template.json';
   if (!off && existsSync(path.join(dir, '.complete'))) {
     // Marks it used: pruning keeps the most recently used.
@@ -82,7 +82,7 @@ export async function loadLocalAssembly(
   const temporary = await mkdtemp(path.join(cacheDir, 'assembly-tmp-'));
   try {
     // Only a miss pays for aws-cdk-lib.
-    const { synthLocalAssembly } = await import('../../lib/local-assembly.ts');
+    const { synthLocalAssembly } = await import('../../lib/private/local-assembly.ts');
     const file = synthLocalAssembly(settings, temporary, bundlesDir);
     if (file !== templateFile) throw new AssemblySynthError(`the local stack's template is ${file}, expected ${templateFile}`);
     await options.check?.(temporary, templateFile);
@@ -176,7 +176,7 @@ export async function bundlesKey(): Promise<string> {
   const prebuilt = prebuiltDir();
   return hashFiles(
     prebuilt ? [path.relative(PROJECT_ROOT, prebuilt)] : ['functions'],
-    prebuilt ? [] : ['lib/bundling.ts', 'scripts/build-handlers.ts'],
+    prebuilt ? [] : ['lib/private/bundling.ts', 'scripts/build-handlers.ts'],
     prebuilt ? [] : ['esbuild'],
   );
 }

@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import { LOCAL_AWS } from '../../lib/local-account.ts';
+import { LOCAL_AWS } from '../../lib/private/local-account.ts';
 import { LocalEngine, type ExecutionRecord, type TaskTrace } from '../engine/engine.ts';
 import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
 import { LocalTaskTokens } from '../engine/task-tokens.ts';

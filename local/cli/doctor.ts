@@ -23,7 +23,7 @@ import { GetBucketNotificationConfigurationCommand, HeadBucketCommand, S3Client 
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { MapflowAuthError, MapflowClient, type AuthScheme, type UserStatus } from '../../functions/mapflow/index.ts';
-import { resolveModel } from '../../functions/jobs/steps/models.ts';
+import { resolveModel } from '../../functions/jobs/models.ts';
 import { DEFAULT_GEOJSON_MODEL, DEFAULT_GEOJSON_SOURCE, DEFAULT_ROUTES, parseRoutes, type Route } from '../../functions/routing/index.ts';
 import { parseSecret, type MapflowCredentials } from '../../functions/runtime/mapflow.ts';
 import { localS3Client } from '../s3/client.ts';

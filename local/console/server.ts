@@ -18,7 +18,8 @@ import { JOB_STATUSES, type LedgerRow } from '../../functions/core/model.ts';
 import type { Ledger } from '../../functions/ledger/ledger.ts';
 import { jobCost } from '../../functions/core/credits.ts';
 import { partsDone } from '../../functions/core/progress.ts';
-import { FeatureScanner, quicklookKeyBeside, readAoi } from '../../functions/quicklook/index.ts';
+import { FeatureScanner } from '../../functions/geojson/features.ts';
+import { quicklookKeyBeside, readAoi } from '../../functions/quicklook/index.ts';
 import { openObjectStream } from '../../functions/storage/s3.ts';
 import { inspectGeoTiff, s3RangeSource } from '../../functions/geotiff/index.ts';
 

@@ -11,7 +11,7 @@
  */
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
-import { LOCAL_AWS } from '../../lib/local-account.ts';
+import { LOCAL_AWS } from '../../lib/private/local-account.ts';
 
 /** Stands for `$$.Task.Token` in a waiting state's Parameters until the engine gives the invocation its token. */
 const TASK_TOKEN_PLACEHOLDER = '__LOCAL_TASK_TOKEN__';

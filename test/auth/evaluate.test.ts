@@ -67,7 +67,7 @@ describe('evaluate', () => {
   });
 
   it('judges task-token calls on the state machine, as Step Functions does (a policy on its ARN allows them)', async () => {
-    // Prepare: the grant lib/permissions.ts makes (workflow:respond), and one on another state machine
+    // Prepare: the grant lib/private/permissions.ts makes (workflow:respond), and one on another state machine
     const machine = 'arn:aws:states:us-east-1:000000000000:stateMachine:mapflow-bridge-jobs';
     const granted = store.addPrincipal('admit-job', 'arn:aws:iam::000000000000:role/bridge-AdmitJobRole', [
       { Statement: [{ Effect: 'Allow', Action: 'states:SendTaskSuccess', Resource: 'arn:aws:states:us-east-1:000000000000:stateMachine:*' }] },

@@ -3,7 +3,7 @@
  * bundling on, as a user runs it) gives every bridge function a bundle of its
  * own handler. Each bundle exports its catalogue name (BRIDGE_HANDLER), and
  * the test imports each asset's index.mjs and compares that name with the
- * function's BRIDGE_FUNCTION. Before the fix in lib/bridge-function.ts all
+ * function's BRIDGE_FUNCTION. Before the fix in lib/private/bridge-function.ts all
  * functions shared register-job's bundle (CDK's asset cache key could not
  * tell the handlers apart).
  */
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
+import { HANDLER_NAMES } from '../../functions/core/catalog.ts';
 import { bridgeFunctionsOf, handlerNameOfBundle, type AssemblyFunction } from '../support/assembly.ts';
 import { testTmp } from '../support/temp.ts';
 

@@ -1,9 +1,9 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
+import { HANDLER_NAMES } from '../../functions/core/catalog.ts';
 import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
-import { FUNCTION_CAPABILITIES } from '../../lib/permissions.ts';
-import { DEFAULT_POLL_POLICY, type BridgeFunctionName } from '../../lib/defaults.ts';
+import { FUNCTION_CAPABILITIES } from '../../lib/private/permissions.ts';
+import { DEFAULT_POLL_POLICY, type BridgeFunctionName } from '../../lib/private/defaults.ts';
 import {
   actionsOf,
   logicalIdOf,

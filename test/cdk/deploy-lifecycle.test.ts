@@ -9,7 +9,7 @@
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
+import { HANDLER_NAMES } from '../../functions/core/catalog.ts';
 import { logicalIdOf, synthBridge, type SynthesizedBridge } from './support.ts';
 
 // Synthesis is slow on a loaded machine: generous per-test timeouts.

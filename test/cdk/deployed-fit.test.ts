@@ -17,14 +17,14 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES, TASKS } from '../../functions/handlers/catalog.ts';
+import { HANDLER_NAMES, TASKS } from '../../functions/core/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
 import { MapflowOutcomeUnknown, MapflowRateLimited, MapflowUnavailable } from '../../functions/mapflow/errors.ts';
 import { GSI_BY_PROCESSING_ID, GSI_BY_SLOT_QUEUE, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
 import { isLocal, loadConfig, type BridgeConfig } from '../../functions/runtime/config.ts';
 import { settingsFromContext } from '../../lib/app-context.ts';
-import type { BridgeFunctionName } from '../../lib/defaults.ts';
+import type { BridgeFunctionName } from '../../lib/private/defaults.ts';
 import { MapflowBridgeStack } from '../../lib/mapflow-bridge-stack.ts';
 import { ACCOUNT, DeployedValues, isAllowed, REGION, type TemplateJson } from './deployed-values.ts';
 import { logicalIdOf, statementsOfFunction, synthBridge, type PolicyStatement, type SynthesizedBridge } from './support.ts';
@@ -359,7 +359,7 @@ describe('bring your own bucket from context (-c bucketName, -c bucketKmsKeyArn)
     // Prepare: what bin/app.ts builds from `-c bucketName=drop -c bucketKmsKeyArn=...`.
     const key = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [], bucketName: 'drop-bucket', bucketKmsKeyArn: key } });
-    const { stackName, existing, ...bridge } = settingsFromContext(app.node);
+    const { stackName, existing, ...bridge } = settingsFromContext(app);
     const stack = new MapflowBridgeStack(app, stackName, { bridge, existing });
     const own: SynthesizedBridge = { app, stack, bridge: stack.bridge, template: Template.fromStack(stack) };
     const values = new DeployedValues(own.template.toJSON() as TemplateJson);

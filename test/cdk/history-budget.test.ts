@@ -1,7 +1,7 @@
 /**
  * History budget (issue 10 point 5): every accepted setting keeps every
  * execution under 25,000 history events. The budget is computed from the
- * synthesized definition (lib/history-budget.ts); here it is checked against
+ * synthesized definition (lib/private/history-budget.ts); here it is checked against
  * small definitions, against the construct's validation, and against runs of
  * the real definition in the local engine (aws-local-stepfunctions) with
  * every loop driven to its bound by stub handlers that use the real stop rules
@@ -21,7 +21,7 @@ import {
   HistoryBudgetError,
   type AslDefinition,
   type ExecutionBudget,
-} from '../../lib/history-budget.ts';
+} from '../../lib/private/history-budget.ts';
 import { MapflowBridge } from '../../lib/mapflow-bridge.ts';
 
 const SYNTH_TIMEOUT = 240_000;
@@ -118,6 +118,8 @@ describe('the bridge definition', () => {
     // Act / Assess
     expect(() => bridgeDefinition({ maxJobSeconds: accepted })).not.toThrow();
     expect(() => bridgeDefinition({ maxJobSeconds: accepted + 600 })).toThrow(/over Step Functions' 25000/);
+    // a CDK ValidationError on the bridge's construct path
+    expect(() => bridgeDefinition({ maxJobSeconds: accepted + 600 })).toThrow(expect.objectContaining({ name: 'MapflowBridgeConfigError', constructPath: expect.stringMatching(/\/Bridge$/) }));
   }, 2 * SYNTH_TIMEOUT);
 
   it('the local engine, with every loop at its bound, writes no more events than the budget and close to it (Process Parts child)', async () => {
@@ -199,7 +201,7 @@ function worstAcceptedMaxJobSeconds(definition: AslDefinition): number {
 /**
  * Runs a definition in aws-local-stepfunctions with local handlers and every
  * Wait at 0 s, and turns its state log into Step Functions history events
- * with the per-type counts of lib/history-budget.ts.
+ * with the per-type counts of lib/private/history-budget.ts.
  */
 async function runAndCount(
   definition: AslDefinition,

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { MapflowBridge } from '../../lib/mapflow-bridge.ts';
-import { bridgeNagAcknowledgements } from '../../lib/nag.ts';
+import { bridgeNagAcknowledgements } from '../../lib/private/nag.ts';
 import { synthBridge } from './support.ts';
 
 /** Synthesizes (so the acknowledging aspect runs) and checks with the AwsSolutions pack. */

@@ -6,7 +6,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { Construct } from 'constructs';
 import { MapflowBridge, type MapflowBridgeProps } from '../../lib/mapflow-bridge.ts';
-import type { BridgeFunctionName } from '../../lib/defaults.ts';
+import type { BridgeFunctionName } from '../../lib/private/defaults.ts';
 
 export interface SynthesizedBridge {
   app: App;

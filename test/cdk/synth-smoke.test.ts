@@ -1,7 +1,7 @@
 /**
  * Slow-path smoke tests: the real app entry (bin/app.ts) synthesizes without
  * AWS credentials, and every function is really bundled by the local esbuild
- * (no Docker, lib/bundle-handler.ts with the SDK tree-shaking plugin) into an
+ * (no Docker, lib/private/bundle-handler.ts with the SDK tree-shaking plugin) into an
  * ESM bundle that loads on the pinned Node 24.
  */
 import { execFile } from 'node:child_process';
@@ -10,10 +10,10 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
-import { BridgeFunction, PROJECT_ROOT } from '../../lib/bridge-function.ts';
+import { HANDLER_NAMES } from '../../functions/core/catalog.ts';
+import { BridgeFunction, PROJECT_ROOT } from '../../lib/private/bridge-function.ts';
 import { functionId } from '../../lib/mapflow-bridge.ts';
-import { ESM_REQUIRE_BANNER } from '../../lib/defaults.ts';
+import { ESM_REQUIRE_BANNER } from '../../lib/private/defaults.ts';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { testTmp } from '../support/temp.ts';
@@ -118,7 +118,7 @@ describe('bundling', () => {
       // Production bundles ship no source maps (sourceMaps defaults to false): smaller, faster cold starts.
       expect(existsSync(`${file}.map`), name).toBe(false);
       expect(code.includes('sourceMappingURL'), name).toBe(false);
-      // The construct bundles with lib/bundling.ts's plugin (what the bench measures): unused SDK schemas are gone.
+      // The construct bundles with lib/private/bundling.ts's plugin (what the bench measures): unused SDK schemas are gone.
       expect(code.includes('PutBucketLifecycleConfigurationRequest'), name).toBe(false);
       // Nothing left to resolve at run time, so no code path (a geotiff decoder, an SDK plugin) can miss a module later.
       const leftovers = [...code.matchAll(/\b(?:require|import)\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);

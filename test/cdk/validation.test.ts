@@ -1,17 +1,28 @@
-import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, Duration, Errors, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { settingsFromContext } from '../../lib/app-context.ts';
 import { MapflowBridge, type MapflowBridgeProps } from '../../lib/mapflow-bridge.ts';
-import { MAX_POLLS } from '../../lib/defaults.ts';
-import { MapflowBridgeConfigError, resolveBridgeSettings } from '../../lib/validation.ts';
+import { MAX_POLLS } from '../../lib/private/defaults.ts';
+import { MapflowBridgeConfigError } from '../../lib/errors.ts';
+import { resolveBridgeSettings } from '../../lib/private/validation.ts';
 
 function construct(props: MapflowBridgeProps | ((stack: Stack) => MapflowBridgeProps)): () => MapflowBridge {
   return () => {
     const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test');
     return new MapflowBridge(stack, 'Bridge', typeof props === 'function' ? props(stack) : props);
   };
+}
+
+/** What `act` throws (undefined when it returns). */
+function thrown(act: () => unknown): unknown {
+  try {
+    act();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
 }
 
 describe('props validation', () => {
@@ -35,14 +46,19 @@ describe('props validation', () => {
     ['routes with a duplicate name', { routes: [{ name: 'a', prefix: '' }, { name: 'a', prefix: 'b/' }] }, /invalid routes: .*a/],
     ['routes that are too large for the environment', { routes: Array.from({ length: 60 }, (_, i) => ({ name: `route-${i}`, prefix: `folder-number-${i}/`, model: '🏠 Buildings' })) }, /Lambda environments hold 4 KB/],
   ])('rejects %s with a clear message', (_case, props, message) => {
-    // Act / Assess
-    expect(construct(props)).toThrow(MapflowBridgeConfigError);
-    expect(construct(props)).toThrow(message);
+    // Act
+    const error = thrown(construct(props));
+    // Assess: a CDK ValidationError on the bridge's path, with the message
+    expect(error).toBeInstanceOf(MapflowBridgeConfigError);
+    expect(Errors.isValidationError(error)).toBe(true);
+    expect((error as MapflowBridgeConfigError).constructPath).toBe('Test/Bridge');
+    expect((error as Error).message).toMatch(message);
   }, 240_000);
 
   it('rejects options that only apply to a created bucket when the bucket is yours', () => {
     const own = (stack: Stack, id = 'Own') => s3.Bucket.fromBucketName(stack, id, id.toLowerCase());
     expect(construct((stack) => ({ bucket: own(stack), workExpiration: Duration.days(3) }))).toThrow(/workExpiration only applies/);
+    expect(Errors.isValidationError(thrown(construct((stack) => ({ bucket: own(stack), workExpiration: Duration.days(3) }))))).toBe(true);
     expect(construct((stack) => ({ bucket: own(stack), serverAccessLogsBucket: own(stack, 'Logs') }))).toThrow(
       /serverAccessLogsBucket only applies/,
     );
@@ -50,7 +66,7 @@ describe('props validation', () => {
 
   it('applies the documented defaults', () => {
     // Act
-    const settings = resolveBridgeSettings({});
+    const settings = resolveBridgeSettings(new App(), {});
 
     // Assess
     expect(settings).toEqual({
@@ -101,7 +117,7 @@ describe('settingsFromContext', () => {
     });
 
     // Act
-    const settings = settingsFromContext(app.node);
+    const settings = settingsFromContext(app);
 
     // Assess
     expect(settings).toMatchObject({
@@ -118,12 +134,15 @@ describe('settingsFromContext', () => {
   }, 240_000);
 
   it('explains bad context values', () => {
-    const bad = (context: Record<string, string>) => () => settingsFromContext(new App({ context }).node);
+    const bad = (context: Record<string, string>) => () => settingsFromContext(new App({ context }));
     expect(bad({ maxConcurrentProcessings: 'five' })).toThrow(/maxConcurrentProcessings must be an integer/);
     expect(bad({ routes: '{not json' })).toThrow(/routes is neither JSON nor the path of a JSON file/);
     expect(bad({ removalPolicy: 'keep' })).toThrow(/removalPolicy must be retain or destroy/);
     expect(bad({ logRetentionDays: '31' })).toThrow(/not a CloudWatch Logs retention/);
     expect(bad({ bucketKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc' })).toThrow(/bucketKmsKeyArn only applies with bucketName/);
     expect(bad({ bucketName: 'b', bucketKmsKeyArn: 'my-key' })).toThrow(/bucketKmsKeyArn must be a KMS key ARN/);
+    // a CDK ValidationError on the app (the context is the app's)
+    expect(Errors.isValidationError(thrown(bad({ removalPolicy: 'keep' })))).toBe(true);
+    expect(thrown(bad({ removalPolicy: 'keep' }))).toBeInstanceOf(MapflowBridgeConfigError);
   }, 240_000);
 });

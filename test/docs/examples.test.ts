@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTES, applyOverrides, parseRoutes, type Route } from '../../functions/routing/index.ts';
-import { resolveModel } from '../../functions/jobs/steps/models.ts';
+import { resolveModel } from '../../functions/jobs/models.ts';
 import { MODELS, findDataProvider } from '../../local/simulator/catalogue.ts';
 
 const root = new URL('../../', import.meta.url);

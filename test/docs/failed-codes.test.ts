@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as mapflowErrors from '../../functions/mapflow/errors.ts';
 import { QueueTimeout } from '../../functions/jobs/steps/acquire-slot.ts';
-import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
+import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/outcome.ts';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { EXECUTION_LOST } from '../../functions/handlers/reconcile.ts';
 

@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { aggregate } from '../../functions/jobs/steps/finish-job.ts';
-import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
+import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/outcome.ts';
 
 const TRUE_RETRY = /use `mapflow-bridge jobs retry <jobId>` \(with --stack <name> on AWS\), drop it again under a new name, or change the file/;
 /** Advice that, taken literally, re-drops the same bytes under the same key. */
@@ -62,9 +62,9 @@ describe('retry advice in FAILED messages', () => {
     expect(error?.message).not.toMatch(FALSE_RETRY);
   });
 
-  it('no step, AOI or storage message gives the false advice', () => {
+  it('no step, step helper, AOI or storage message gives the false advice', () => {
     // Prepare
-    const dirs = ['functions/jobs/steps', 'functions/aoi', 'functions/storage'];
+    const dirs = ['functions/jobs', 'functions/jobs/steps', 'functions/aoi', 'functions/storage'];
     const offending: string[] = [];
 
     // Act

@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadLocalDefinition } from '../../lib/local-definition-cache.ts';
+import { loadLocalDefinition } from '../../lib/private/local-definition-cache.ts';
 import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeRound2Corpus } from '../fixtures/hostile/round2.ts';

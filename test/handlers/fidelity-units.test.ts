@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { BridgeError, InputRejected } from '../../functions/core/errors.ts';
 import { MapflowAuthError, MapflowNotFound, MapflowRequestError, type MapflowClient } from '../../functions/mapflow/index.ts';
-import { rejectionForRequestError } from '../../functions/jobs/steps/refusals.ts';
-import { jobErrorFromThrown } from '../../functions/jobs/steps/outcome.ts';
-import { explicitBlocks } from '../../functions/jobs/steps/models.ts';
-import { checkSearchArea } from '../../functions/jobs/steps/imagery-search.ts';
-import { checkImageArea } from '../../functions/jobs/steps/image-area.ts';
+import { rejectionForRequestError } from '../../functions/jobs/refusals.ts';
+import { jobErrorFromThrown } from '../../functions/jobs/outcome.ts';
+import { explicitBlocks } from '../../functions/jobs/models.ts';
+import { checkSearchArea } from '../../functions/jobs/imagery-search.ts';
+import { checkImageArea } from '../../functions/jobs/image-area.ts';
 import { preprocessingOf } from '../../functions/jobs/steps/upload-image.ts';
 
 const at = { method: 'POST', path: '/processings/v2', attempts: 1 };

@@ -1,7 +1,7 @@
 /**
  * Test harness of the task handlers: real local services (the Mapflow
  * simulator, s3rver, DynamoDB Local) and an in-process driver that walks a
- * job through the steps the way the state machine does (lib/workflow.ts):
+ * job through the steps the way the state machine does (lib/private/workflow.ts):
  * results and errors pass through JSON like Lambda payloads, a thrown error
  * becomes `{Error, Cause}` at `$.error`, transient errors are retried, and
  * waits are compressed.
@@ -15,7 +15,7 @@ import type { EventDetailType, InputObject, JobPart } from '../../functions/core
 import type { JobEventDetail } from '../../functions/events/types.ts';
 import type { PartState, PlanPart, RegisterResult, TaskError, WorkflowState } from '../../functions/jobs/workflow.ts';
 import { DEFAULT_POLL_POLICY, type PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { makeStepContext, type StepContext, type StepLogger } from '../../functions/jobs/steps/context.ts';
+import { makeStepContext, type StepContext, type StepLogger } from '../../functions/jobs/context.ts';
 import { registerJob } from '../../functions/jobs/steps/register-job.ts';
 import { inspectGeotiff } from '../../functions/jobs/steps/inspect-geotiff.ts';
 import { ensureMosaic } from '../../functions/jobs/steps/ensure-mosaic.ts';
@@ -199,9 +199,9 @@ export async function tagsOf(s3: S3Client, key: string): Promise<Record<string, 
 }
 
 // ---------------------------------------------------------------------------
-// The driver: the flow of lib/workflow.ts, in process.
+// The driver: the flow of lib/private/workflow.ts, in process.
 
-/** Errors the state machine retries (lib/defaults.ts TRANSIENT_ERRORS). */
+/** Errors the state machine retries (lib/private/defaults.ts TRANSIENT_ERRORS). */
 const RETRIED = new Set(['MapflowUnavailable', 'MapflowRateLimited', 'MapflowOutcomeUnknown']);
 
 /** What Step Functions' Catch writes for a Lambda error. */

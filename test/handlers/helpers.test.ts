@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { InputRejected } from '../../functions/core/errors.ts';
 import { aggregate } from '../../functions/jobs/steps/finish-job.ts';
-import { checkBlocks, normaliseModelName, resolveModel } from '../../functions/jobs/steps/models.ts';
-import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
-import { processingNameFor, shortJobId } from '../../functions/jobs/steps/common.ts';
-import { isLonLat, parseWktPolygon } from '../../functions/jobs/steps/wkt.ts';
+import { checkBlocks, normaliseModelName, resolveModel } from '../../functions/jobs/models.ts';
+import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/outcome.ts';
+import { processingNameFor, shortJobId } from '../../functions/jobs/common.ts';
+import { isLonLat, parseWktPolygon } from '../../functions/jobs/wkt.ts';
 import { rejectionForUploadError } from '../../functions/jobs/steps/upload-image.ts';
 import { rejectionForCreateError } from '../../functions/jobs/steps/create-processing.ts';
 import { MapflowAuthError, MapflowRequestError, MapflowUnavailable } from '../../functions/mapflow/index.ts';

@@ -4,11 +4,13 @@
  * the construct's pollPolicy; and what the synthesized CDK settings hand the
  * Lambdas is what the Lambdas accept.
  */
+import { App, Errors } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { estimatedWaits, type PollPolicy } from '../../functions/polling/poll-policy.ts';
 import { loadConfig } from '../../functions/runtime/config.ts';
-import { MapflowBridgeConfigError, resolveBridgeSettings } from '../../lib/validation.ts';
+import { MapflowBridgeConfigError } from '../../lib/errors.ts';
+import { resolveBridgeSettings } from '../../lib/private/validation.ts';
 
 const env = (policy: unknown) => ({ LEDGER_TABLE: 'bridge-ledger', POLL_POLICY: JSON.stringify(policy) });
 
@@ -29,13 +31,16 @@ describe('nearEndSeconds and maxEstimatedSeconds', () => {
 
   it('are range-checked by the construct, and what it resolves the Lambdas accept', () => {
     // Act
-    const settings = resolveBridgeSettings({ pollPolicy: { nearEndSeconds: 10 } });
+    const app = new App();
+    const settings = resolveBridgeSettings(app, { pollPolicy: { nearEndSeconds: 10 } });
     const lambdas = loadConfig(env(settings.pollPolicy));
     // Assess
     expect(settings.pollPolicy.nearEndSeconds).toBe(10);
     expect(lambdas.pollPolicy.nearEndSeconds).toBe(10);
-    expect(() => resolveBridgeSettings({ pollPolicy: { nearEndSeconds: 0 } })).toThrow(MapflowBridgeConfigError);
-    expect(() => resolveBridgeSettings({ pollPolicy: { maxEstimatedSeconds: 100_000 } })).toThrow(/pollPolicy.maxEstimatedSeconds must be a number from 1 to 86400/);
+    expect(() => resolveBridgeSettings(app, { pollPolicy: { nearEndSeconds: 0 } })).toThrow(MapflowBridgeConfigError);
+    expect(() => resolveBridgeSettings(app, { pollPolicy: { maxEstimatedSeconds: 100_000 } })).toThrow(/pollPolicy.maxEstimatedSeconds must be a number from 1 to 86400/);
+    expect(() => resolveBridgeSettings(app, { pollPolicy: { nearEndSeconds: 0 } })).toThrow(expect.objectContaining({ constructPath: '' }));
+    expect(Errors.isValidationError((() => { try { resolveBridgeSettings(app, { pollPolicy: { nearEndSeconds: 0 } }); } catch (e) { return e; } })())).toBe(true);
   });
 
   it('default from maxSeconds when unset: 12 s near the end (maxSeconds if shorter), 30 x maxSeconds at most', () => {

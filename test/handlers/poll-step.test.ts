@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PollResult } from '../../functions/jobs/workflow.ts';
-import type { StepContext } from '../../functions/jobs/steps/context.ts';
+import type { StepContext } from '../../functions/jobs/context.ts';
 import { Driver, dropInput, startAwsServices, startBench, type AwsServices, type Bench } from './harness.ts';
 
 let aws: AwsServices;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_EMAIL, type LocalBridge } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
-import { pickProduct, searchBody, parseImagerySearch } from '../../functions/jobs/steps/imagery-search.ts';
+import { pickProduct, searchBody, parseImagerySearch } from '../../functions/jobs/imagery-search.ts';
 import { LIVE_SHAPES, listKeys, readText, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
 import { checkEventsFile } from '../events/validate.ts';
 

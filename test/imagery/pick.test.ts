@@ -4,7 +4,7 @@
  * the server returned, and the search body carries the filters.
  */
 import { describe, expect, it } from 'vitest';
-import { coveragePercent, parseImagerySearch, pickProduct, searchBody, takeImagerySearch, type ImagerySearchSpec } from '../../functions/jobs/steps/imagery-search.ts';
+import { coveragePercent, parseImagerySearch, pickProduct, searchBody, takeImagerySearch, type ImagerySearchSpec } from '../../functions/jobs/imagery-search.ts';
 import type { CatalogProduct } from '../../functions/mapflow/index.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
 

@@ -18,7 +18,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
-import { PROJECT_ROOT } from '../../lib/bridge-function.ts';
+import { PROJECT_ROOT } from '../../lib/private/bridge-function.ts';
 import { MapflowBridge } from '../../lib/mapflow-bridge.ts';
 import { MapflowSimulator } from '../../lib/testing/mapflow-simulator.ts';
 

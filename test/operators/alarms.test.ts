@@ -86,6 +86,8 @@ describe('alarms', () => {
     expect(() => synthBridge({ alarms: { jobsFailedPerHour: 0 } })).toThrow(/alarms.jobsFailedPerHour must be a whole number of at least 1/);
     expect(() => synthBridge({ alarms: { queuedTooLong: Duration.seconds(5) } })).toThrow(/alarms.queuedTooLong must be at least 1 minute/);
     expect(() => synthBridge({ alarms: { dailyCreditBudget: -1 } })).toThrow(/dailyCreditBudget/);
+    // a CDK ValidationError on the alarms' construct path
+    expect(() => synthBridge({ alarms: { dailyCreditBudget: -1 } })).toThrow(expect.objectContaining({ name: 'MapflowBridgeConfigError', constructPath: expect.stringMatching(/\/Alarms$/) }));
   });
 
   it('puts the alarms and the metric behind each on the dashboard', () => {

@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { FeatureScanner, Quicklook, escapeXml, quicklookKeyBeside, tapResult } from '../../functions/quicklook/index.ts';
+import { FeatureScanner } from '../../functions/geojson/features.ts';
+import { Quicklook, escapeXml, quicklookKeyBeside, tapResult } from '../../functions/quicklook/index.ts';
 
 const square = (x: number, y: number, d = 0.001) => ({
   type: 'Feature',

@@ -2,22 +2,22 @@
  * Lean Lambda bundles: each handler bundles only what it calls. Bundled with
  * esbuild as the CDK does (bench/bundles.ts), then checked:
  *   - the providers a handler imports (functions/runtime/with-*.ts) match what
- *     its role may do (lib/permissions.ts), so a lean handler never lacks a
+ *     its role may do (lib/private/permissions.ts), so a lean handler never lacks a
  *     client at run time and never carries one it may not use;
  *   - no bundle carries undici (the Mapflow client sends through node:http) or
- *     the SDK's credential chain (lib/bundling.ts); the Mapflow client only
+ *     the SDK's credential chain (lib/private/bundling.ts); the Mapflow client only
  *     where Mapflow is called, the S3 client only with S3 rights, the DynamoDB
  *     client only with ledger rights;
  *   - the goals of issue 12: every bundle <= 1 MiB, handlers that do not call
  *     Mapflow <= 400 KiB, with the SDK bundled and with `externalAwsSdk`;
- *   - the SDK tree-shaking rewrites of lib/bundling.ts change only what they
+ *   - the SDK tree-shaking rewrites of lib/private/bundling.ts change only what they
  *     mean to, and a bundle built with them still talks S3 correctly.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HANDLER_NAMES } from '../../functions/handlers/catalog.ts';
-import { FUNCTION_CAPABILITIES } from '../../lib/permissions.ts';
+import { HANDLER_NAMES } from '../../functions/core/catalog.ts';
+import { FUNCTION_CAPABILITIES } from '../../lib/private/permissions.ts';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,7 +26,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_EXCEPTIONS, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../bench/bundles.ts';
-import { MAP_LRU_CACHE, NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, withMapLruCache, withoutEventStreams } from '../../lib/bundling.ts';
+import { MAP_LRU_CACHE, NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, withMapLruCache, withoutEventStreams } from '../../lib/private/bundling.ts';
 import { createRequire } from 'node:module';
 import { testTmp } from '../support/temp.ts';
 
@@ -174,7 +174,7 @@ describe('lean Lambda bundles', () => {
 
     // Assess
     expect(streams).toEqual(['client-s3:SelectObjectContentEventStream']);
-    expect(stdout.trim().split('\n').filter(Boolean)).toEqual(['lib/bundling.ts']);
+    expect(stdout.trim().split('\n').filter(Boolean)).toEqual(['lib/private/bundling.ts']);
   });
 
   it('bundles only the S3 schemas used, and the bundle still sends requests and reads S3 errors correctly', async () => {

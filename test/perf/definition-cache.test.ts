@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { definitionKey, loadLocalDefinition } from '../../lib/local-definition-cache.ts';
+import { definitionKey, loadLocalDefinition } from '../../lib/private/local-definition-cache.ts';
 import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
 import { testTmp } from '../support/temp.ts';
 

@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticGeoTiffSize, syntheticGeoTiffStream } from '../../bench/synthetic-geotiff.ts';
-import type { StepContext } from '../../functions/jobs/steps/context.ts';
+import type { StepContext } from '../../functions/jobs/context.ts';
 import { uploadImage } from '../../functions/jobs/steps/upload-image.ts';
 import type { WorkflowState } from '../../functions/jobs/workflow.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';

@@ -10,8 +10,8 @@ import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, SlotResult } from '../workflow.ts';
 import { nextPollSeconds } from '../../polling/poll-policy.ts';
 import { slotHolder } from '../../ledger/slots.ts';
-import { jobContextOf, publishRow, queuedNote } from './common.ts';
-import type { StepContext } from './context.ts';
+import { jobContextOf, publishRow, queuedNote } from '../common.ts';
+import type { StepContext } from '../context.ts';
 
 /** Most attempts to get a slot before the part gives up. */
 export const MAX_SLOT_ATTEMPTS = 2_000;

@@ -12,9 +12,9 @@ import { InputRejected } from '../../core/errors.ts';
 import { EVENT_DETAIL_TYPES, type JobPart } from '../../core/model.ts';
 import type { PartState, PlanPart, ProcessingRequest, ProcessingResult, RegisterResult } from '../workflow.ts';
 import type { CreateProcessingV2, MapflowClient, Processing } from '../../mapflow/index.ts';
-import { isNotFound, isOutcomeUnknown, jobContextOf, publishRow, readWorkJson } from './common.ts';
-import { rejectionForRequestError } from './refusals.ts';
-import type { StepContext } from './context.ts';
+import { isNotFound, isOutcomeUnknown, jobContextOf, publishRow, readWorkJson } from '../common.ts';
+import { rejectionForRequestError } from '../refusals.ts';
+import type { StepContext } from '../context.ts';
 
 export async function createProcessing(state: PartState, ctx: StepContext): Promise<ProcessingResult> {
   const job = jobContextOf(state.job);

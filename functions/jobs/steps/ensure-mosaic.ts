@@ -10,8 +10,8 @@ import type { MosaicResult, WorkflowState } from '../workflow.ts';
 import { checkImageAgainstMosaic } from '../../geotiff/index.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
 import { defaultMosaicName } from '../../routing/index.ts';
-import { isNotFound, isOutcomeUnknown, mapflowErrorInfo, publishRow, routeOf, topJob } from './common.ts';
-import type { StepContext } from './context.ts';
+import { isNotFound, isOutcomeUnknown, mapflowErrorInfo, publishRow, routeOf, topJob } from '../common.ts';
+import type { StepContext } from '../context.ts';
 
 export async function ensureMosaic(state: WorkflowState, ctx: StepContext): Promise<MosaicResult> {
   const job = topJob(state);

@@ -7,9 +7,9 @@
  */
 import type { FinishResult, WorkflowState } from '../workflow.ts';
 import { recordedKind, resolveRoute } from '../../routing/index.ts';
-import type { StepContext } from './context.ts';
-import { finaliseJob } from './finalize.ts';
-import { jobErrorFromTaskError } from './outcome.ts';
+import type { StepContext } from '../context.ts';
+import { finaliseJob } from '../finalize.ts';
+import { jobErrorFromTaskError } from '../outcome.ts';
 
 export async function failJob(state: WorkflowState, ctx: StepContext): Promise<FinishResult> {
   const { error, rejected } = jobErrorFromTaskError(state?.error);

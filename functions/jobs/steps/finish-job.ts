@@ -9,10 +9,10 @@ import type { JobError, JobPart } from '../../core/model.ts';
 import type { FinishResult, WorkflowState } from '../workflow.ts';
 import { resultPrefix as resultPrefixFor } from '../../routing/index.ts';
 import { writeJson } from '../../storage/s3.ts';
-import { topJob } from './common.ts';
-import type { StepContext } from './context.ts';
-import { finaliseJob, type FinalStatus } from './finalize.ts';
-import { HOW_TO_RETRY, isRejectionCode } from './outcome.ts';
+import { topJob } from '../common.ts';
+import type { StepContext } from '../context.ts';
+import { finaliseJob, type FinalStatus } from '../finalize.ts';
+import { HOW_TO_RETRY, isRejectionCode } from '../outcome.ts';
 import { partsCharge } from '../../core/credits.ts';
 
 export async function finishJob(state: WorkflowState, ctx: StepContext): Promise<FinishResult> {

@@ -5,10 +5,10 @@
  */
 import type { JobPart } from '../../core/model.ts';
 import type { PartState } from '../workflow.ts';
-import { jobContextOf } from './common.ts';
-import type { StepContext } from './context.ts';
+import { jobContextOf, releaseSlot } from '../common.ts';
+import type { StepContext } from '../context.ts';
 import { slotHolder } from '../../ledger/slots.ts';
-import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from './outcome.ts';
+import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from '../outcome.ts';
 
 export async function finishPart(state: PartState, ctx: StepContext): Promise<JobPart> {
   const job = jobContextOf(state.job);
@@ -43,20 +43,4 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
 
   await ctx.ledger.upsertPart(job.jobId, outcome);
   return outcome;
-}
-
-/**
- * Releases a slot; a failure is logged, not thrown (the reconciler frees slots of finished executions).
- * Also called by Poll Processing the moment it sees the processing finished (the slot bounds
- * Mapflow processings in flight; storing the results needs none).
- */
-export async function releaseSlot(ctx: StepContext, holder: string): Promise<void> {
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    try {
-      await ctx.slots.release(holder);
-      return;
-    } catch (err) {
-      if (attempt === 2) ctx.logger.error('could not release the concurrency slot; the reconciler will free it', { holder, err: String(err) });
-    }
-  }
 }

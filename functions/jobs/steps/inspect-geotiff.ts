@@ -19,11 +19,11 @@ import {
 } from '../../geotiff/index.ts';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
 import { DEFAULT_CREDIT_BUDGET, DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
-import { round, routeOf, topJob } from './common.ts';
-import type { StepContext } from './context.ts';
-import { aoiAreaLimitOf, checkImageArea } from './image-area.ts';
-import { explicitBlocks, resolveModel } from './models.ts';
-import { rejectionForRequestError } from './refusals.ts';
+import { round, routeOf, topJob } from '../common.ts';
+import type { StepContext } from '../context.ts';
+import { aoiAreaLimitOf, checkImageArea } from '../image-area.ts';
+import { explicitBlocks, resolveModel } from '../models.ts';
+import { rejectionForRequestError } from '../refusals.ts';
 
 export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
   const job = topJob(state);

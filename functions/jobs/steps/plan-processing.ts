@@ -29,12 +29,12 @@ import {
   type Route,
 } from '../../routing/index.ts';
 import { readObjectBytes, writeJson } from '../../storage/s3.ts';
-import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from './common.ts';
-import type { StepContext } from './context.ts';
-import { cropToFootprint, findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from './imagery-search.ts';
-import { aoiAreaLimitOf } from './image-area.ts';
-import { explicitBlocks, resolveModel } from './models.ts';
-import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from './refusals.ts';
+import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from '../common.ts';
+import type { StepContext } from '../context.ts';
+import { cropToFootprint, findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from '../imagery-search.ts';
+import { aoiAreaLimitOf } from '../image-area.ts';
+import { explicitBlocks, resolveModel } from '../models.ts';
+import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from '../refusals.ts';
 
 /** Cost estimates in flight at once (a split file may have many parts). */
 const ESTIMATE_CONCURRENCY = 4;

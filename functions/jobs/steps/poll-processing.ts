@@ -16,12 +16,11 @@ import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
 import { mapflowClockOffset, nextPollSeconds, planNextPoll, pollsFor, pollBudgetExhausted, shouldRestart, type PollEstimate } from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
-import { jobContextOf, publishRow } from './common.ts';
+import { jobContextOf, publishRow, releaseSlot } from '../common.ts';
 import { jobPercent } from '../../core/progress.ts';
-import { releaseSlot } from './finish-part.ts';
 import { slotHolder } from '../../ledger/slots.ts';
-import type { MapflowMessage } from './outcome.ts';
-import type { StepContext } from './context.ts';
+import type { MapflowMessage } from '../outcome.ts';
+import type { StepContext } from '../context.ts';
 
 const FAILED_STATUSES = new Set(['FAILED', 'CANCELLED', 'REFUNDED']);
 

@@ -15,8 +15,8 @@ import { EVENT_DETAIL_TYPES, isFinalStatus } from '../../core/model.ts';
 import type { RegisterResult, WorkflowState } from '../workflow.ts';
 import { DEFAULT_GEOJSON_MODEL, invalidKeyRejection, recordedKind, resolveRoute } from '../../routing/index.ts';
 import { slotHolder, waiterOrder } from '../../ledger/slots.ts';
-import { publishRow } from './common.ts';
-import type { StepContext } from './context.ts';
+import { publishRow } from '../common.ts';
+import type { StepContext } from '../context.ts';
 
 /** The part Admit Job admits (plan parts are numbered from 0). */
 const FIRST_PART_INDEX = 0;

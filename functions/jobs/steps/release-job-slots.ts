@@ -8,7 +8,7 @@
  * slots of the dead execution and hands them on.
  */
 import type { WorkflowState } from '../workflow.ts';
-import type { StepContext } from './context.ts';
+import type { StepContext } from '../context.ts';
 
 export interface ReleaseJobSlotsResult {
   /** The job whose slots and places were released; absent for a state without a job id. */

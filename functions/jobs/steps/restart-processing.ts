@@ -7,8 +7,8 @@ import { BridgeError } from '../../core/errors.ts';
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, RestartResult } from '../workflow.ts';
 import type { MapflowClient } from '../../mapflow/index.ts';
-import { errorName, jobContextOf, publishRow } from './common.ts';
-import type { StepContext } from './context.ts';
+import { errorName, jobContextOf, publishRow } from '../common.ts';
+import type { StepContext } from '../context.ts';
 
 export async function restartProcessing(state: PartState, ctx: StepContext): Promise<RestartResult> {
   const job = jobContextOf(state.job);

@@ -11,8 +11,8 @@ import { writeJson } from '../../storage/s3.ts';
 import { writeStream } from '../../storage/s3-upload.ts';
 import { tapResult, writeResultQuicklook } from '../../quicklook/index.ts';
 import { writeResultFormats } from '../../results/index.ts';
-import { jobContextOf, readWorkJson, routeOf } from './common.ts';
-import type { StepContext } from './context.ts';
+import { jobContextOf, readWorkJson, routeOf } from '../common.ts';
+import type { StepContext } from '../context.ts';
 
 export async function storeResults(state: PartState, ctx: StepContext): Promise<StoreResult> {
   const job = jobContextOf(state.job);

@@ -30,9 +30,9 @@ import type { UploadResult, WorkflowState } from '../workflow.ts';
 import { nextPollSeconds } from '../../polling/poll-policy.ts';
 import type { ImageRecord, ImageStatus, MapflowClient } from '../../mapflow/index.ts';
 import { openObjectStream } from '../../storage/s3.ts';
-import { errorName, isNotFound, isOutcomeUnknown, mapflowErrorInfo, publishRow, topJob } from './common.ts';
-import type { StepContext } from './context.ts';
-import { isLonLat, parseWktPolygon } from './wkt.ts';
+import { errorName, isNotFound, isOutcomeUnknown, mapflowErrorInfo, publishRow, topJob } from '../common.ts';
+import type { StepContext } from '../context.ts';
+import { isLonLat, parseWktPolygon } from '../wkt.ts';
 
 /** Clocks of the bridge and of Mapflow may differ; an image uploaded this long before our start still counts. */
 const CLOCK_SKEW_MS = 60_000;

@@ -18,8 +18,8 @@
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartJobContext } from '../workflow.ts';
 import { slotHolder, waiterOrder } from '../../ledger/slots.ts';
-import { jobContextOf, publishRow, queuedNote } from './common.ts';
-import type { StepContext } from './context.ts';
+import { jobContextOf, publishRow, queuedNote } from '../common.ts';
+import type { StepContext } from '../context.ts';
 
 export interface SlotWaitInput {
   job: PartJobContext;

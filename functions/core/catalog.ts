@@ -42,6 +42,9 @@ export type HandlerName =
 /** Handlers that are not state machine tasks. */
 export type ServiceHandlerName = 'dispatch' | 'reconcile';
 
+/** Every Lambda of the bridge, task or service. */
+export type BridgeFunctionName = HandlerName | ServiceHandlerName;
+
 export const TASKS: readonly TaskEntry[] = [
   { state: 'Register Job', fn: 'register-job', resultPath: '$.job' },
   { state: 'Inspect GeoTIFF', fn: 'inspect-geotiff', resultPath: '$.image' },
@@ -65,7 +68,7 @@ export const TASKS: readonly TaskEntry[] = [
   { state: 'Release Job Slots', fn: 'release-job-slots', resultPath: '$.released' },
 ] as const;
 
-export const HANDLER_NAMES: readonly (HandlerName | ServiceHandlerName)[] = [
+export const HANDLER_NAMES: readonly BridgeFunctionName[] = [
   ...TASKS.map((t) => t.fn),
   'dispatch',
   'reconcile',

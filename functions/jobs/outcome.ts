@@ -3,9 +3,9 @@
  * message that says what to fix, from a caught Step Functions error, a thrown
  * error, or a Mapflow processing's messages.
  */
-import { BridgeError, InputRejected, REJECTION_CODES, parseCodedMessage } from '../../core/errors.ts';
-import type { JobError } from '../../core/model.ts';
-import type { TaskError } from '../workflow.ts';
+import { BridgeError, InputRejected, REJECTION_CODES, parseCodedMessage } from '../core/errors.ts';
+import type { JobError } from '../core/model.ts';
+import type { TaskError } from './workflow.ts';
 
 /** Codes this package rejects with beyond the shared REJECTION_CODES. */
 /** True when a code means "the input cannot be processed" (the job ends REJECTED). */

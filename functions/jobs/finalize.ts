@@ -4,14 +4,14 @@
  * the tags on the input object. Idempotent: a job already final is left as it
  * is and its final status returned.
  */
-import { EVENT_DETAIL_TYPES, isFinalStatus, type InputKind, type InputObject, type JobError, type JobPart, type LedgerRow } from '../../core/model.ts';
-import type { FinishResult } from '../workflow.ts';
-import { inputKind, reportKey as reportKeyFor, workKey } from '../../routing/index.ts';
-import { writeFailureQuicklook } from '../../quicklook/index.ts';
-import { recordJobOutcome } from '../../runtime/metrics.ts';
-import { tagObject, writeJson } from '../../storage/s3.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type InputKind, type InputObject, type JobError, type JobPart, type LedgerRow } from '../core/model.ts';
+import type { FinishResult } from './workflow.ts';
+import { inputKind, reportKey as reportKeyFor, workKey } from '../routing/index.ts';
+import { writeFailureQuicklook } from '../quicklook/index.ts';
+import { recordJobOutcome } from '../runtime/metrics.ts';
+import { tagObject, writeJson } from '../storage/s3.ts';
 import { publishRow } from './common.ts';
-import { partsCharge } from '../../core/credits.ts';
+import { partsCharge } from '../core/credits.ts';
 import type { StepContext } from './context.ts';
 
 export type FinalStatus = FinishResult['status'];

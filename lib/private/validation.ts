@@ -3,9 +3,10 @@
  * with a message that says what to fix, not a deployed bridge at 3 a.m.
  * Values that are CDK tokens (resolved at deploy time) are not checked.
  */
-import { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
+import type { IConstruct } from 'constructs';
+import { AUTH_SCHEMES } from '../../functions/mapflow/index.ts';
 import { Token } from 'aws-cdk-lib';
-import { parseRoutes, type Route, type Routes } from '../functions/routing/index.ts';
+import { parseRoutes, type Route, type Routes } from '../../functions/routing/index.ts';
 import {
   DEFAULT_AUTH_SCHEME,
   DEFAULT_EVENT_SOURCE,
@@ -18,58 +19,23 @@ import {
   MAX_ROUTES_JSON_BYTES,
   type PollPolicy,
 } from './defaults.ts';
+import { MapflowBridgeConfigError } from '../errors.ts';
+import type { AuthScheme, BridgeSettings, BridgeSettingsInput, Prefixes } from '../settings.ts';
 
-/** Invalid MapflowBridge props. */
-export class MapflowBridgeConfigError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(`MapflowBridge: ${message}`, options);
-    this.name = 'MapflowBridgeConfigError';
+/** A setting the checks below refuse; resolveBridgeSettings hands it on as a MapflowBridgeConfigError on its scope. */
+class InvalidSetting extends Error {}
+
+/** Applies the defaults and checks every setting; throws a MapflowBridgeConfigError on `scope` (the bridge). */
+export function resolveBridgeSettings(scope: IConstruct, input: BridgeSettingsInput): BridgeSettings {
+  try {
+    return resolve(input);
+  } catch (error) {
+    if (error instanceof InvalidSetting) throw new MapflowBridgeConfigError(error.message, scope, { cause: error.cause });
+    throw error;
   }
 }
 
-export { AUTH_SCHEMES, type AuthScheme } from '../functions/mapflow/index.ts';
-
-export interface Prefixes {
-  readonly inbox: string;
-  readonly results: string;
-  readonly failed: string;
-  readonly work: string;
-}
-
-/**
- * The props that shape the runtime configuration (validated and with defaults
- * applied): the same fields as MapflowBridgeProps (documented there), declared
- * here so that validation does not import the construct that imports it.
- */
-export interface BridgeSettingsInput {
-  readonly routes?: Route[];
-  readonly inboxPrefix?: string;
-  readonly resultsPrefix?: string;
-  readonly failedPrefix?: string;
-  readonly workPrefix?: string;
-  readonly mapflowBaseUrl?: string;
-  readonly authScheme?: AuthScheme;
-  readonly maxConcurrentProcessings?: number;
-  readonly pollPolicy?: Partial<PollPolicy>;
-  readonly eventSource?: string;
-  readonly ledgerRetentionDays?: number;
-}
-
-export interface BridgeSettings {
-  /** Undefined when the built-in routes apply (ROUTES is then not set). */
-  readonly routes?: Routes;
-  readonly prefixes: Prefixes;
-  readonly mapflowBaseUrl: string;
-  readonly authScheme: AuthScheme;
-  readonly maxConcurrentProcessings: number;
-  readonly pollPolicy: PollPolicy;
-  readonly eventSource: string;
-  /** Days a finished job's ledger row is kept (TTL); undefined: forever. */
-  readonly ledgerRetentionDays?: number;
-}
-
-/** Applies the defaults and checks every setting; throws MapflowBridgeConfigError. */
-export function resolveBridgeSettings(input: BridgeSettingsInput): BridgeSettings {
+function resolve(input: BridgeSettingsInput): BridgeSettings {
   const prefixes: Prefixes = {
     inbox: checkPrefix('inboxPrefix', input.inboxPrefix ?? DEFAULT_PREFIXES.inbox),
     results: checkPrefix('resultsPrefix', input.resultsPrefix ?? DEFAULT_PREFIXES.results),
@@ -97,9 +63,9 @@ export function resolveBridgeSettings(input: BridgeSettingsInput): BridgeSetting
 
 /** S3 prefixes: plain folder names ending in '/', safe in EventBridge wildcards and URL-encoded event keys. */
 function checkPrefix(name: string, value: string): string {
-  if (Token.isUnresolved(value)) throw new MapflowBridgeConfigError(`${name} must be a plain string, not a token`);
+  if (Token.isUnresolved(value)) throw new InvalidSetting(`${name} must be a plain string, not a token`);
   if (!/^([A-Za-z0-9._-]+\/)+$/.test(value)) {
-    throw new MapflowBridgeConfigError(
+    throw new InvalidSetting(
       `${name} '${value}' must be one or more folder names of letters, digits, '.', '_' or '-', each ending in '/' (e.g. 'inbox/')`,
     );
   }
@@ -112,7 +78,7 @@ function checkPrefixesApart(prefixes: Prefixes): void {
   for (const [nameA, a] of entries) {
     for (const [nameB, b] of entries) {
       if (nameA !== nameB && b.startsWith(a)) {
-        throw new MapflowBridgeConfigError(
+        throw new InvalidSetting(
           `${nameB}Prefix '${b}' lies under ${nameA}Prefix '${a}'; the inbox, results, failed and work prefixes must not overlap`,
         );
       }
@@ -122,16 +88,16 @@ function checkPrefixesApart(prefixes: Prefixes): void {
 
 function checkRoutes(routes: Route[] | undefined): Routes | undefined {
   if (routes === undefined) return undefined;
-  if (!Array.isArray(routes)) throw new MapflowBridgeConfigError('routes must be an array of routes');
+  if (!Array.isArray(routes)) throw new InvalidSetting('routes must be an array of routes');
   let parsed: Routes;
   try {
     parsed = parseRoutes(JSON.stringify({ routes }));
   } catch (cause) {
-    throw new MapflowBridgeConfigError(`invalid routes: ${(cause as Error).message}`, { cause });
+    throw new InvalidSetting(`invalid routes: ${(cause as Error).message}`, { cause });
   }
   const bytes = Buffer.byteLength(JSON.stringify(parsed));
   if (bytes > MAX_ROUTES_JSON_BYTES) {
-    throw new MapflowBridgeConfigError(
+    throw new InvalidSetting(
       `routes take ${bytes} bytes of JSON; Lambda environments hold 4 KB in all, so keep routes under ${MAX_ROUTES_JSON_BYTES} bytes`,
     );
   }
@@ -144,34 +110,34 @@ function checkBaseUrl(value: string): string {
   try {
     url = new URL(value);
   } catch (cause) {
-    throw new MapflowBridgeConfigError(`mapflowBaseUrl '${value}' is not a URL`, { cause });
+    throw new InvalidSetting(`mapflowBaseUrl '${value}' is not a URL`, { cause });
   }
   if (url.protocol !== 'https:') {
-    throw new MapflowBridgeConfigError(`mapflowBaseUrl '${value}' must use https (the token is sent with every request)`);
+    throw new InvalidSetting(`mapflowBaseUrl '${value}' must use https (the token is sent with every request)`);
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw new MapflowBridgeConfigError('mapflowBaseUrl must not carry credentials, a query or a fragment; put the token in the secret');
+    throw new InvalidSetting('mapflowBaseUrl must not carry credentials, a query or a fragment; put the token in the secret');
   }
   return value.replace(/\/+$/, '');
 }
 
 function checkAuthScheme(value: string): AuthScheme {
   if (!(AUTH_SCHEMES as readonly string[]).includes(value)) {
-    throw new MapflowBridgeConfigError(`authScheme '${value}' must be one of ${AUTH_SCHEMES.join(', ')}`);
+    throw new InvalidSetting(`authScheme '${value}' must be one of ${AUTH_SCHEMES.join(', ')}`);
   }
   return value as AuthScheme;
 }
 
 function checkInteger(name: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new MapflowBridgeConfigError(`${name} must be an integer from ${min} to ${max} (got ${value})`);
+    throw new InvalidSetting(`${name} must be an integer from ${min} to ${max} (got ${value})`);
   }
   return value;
 }
 
 function checkNumber(name: string, value: number, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    throw new MapflowBridgeConfigError(`${name} must be a number from ${min} to ${max} (got ${value})`);
+    throw new InvalidSetting(`${name} must be a number from ${min} to ${max} (got ${value})`);
   }
   return value;
 }
@@ -179,11 +145,11 @@ function checkNumber(name: string, value: number, min: number, max: number): num
 function checkPollPolicy(policy: PollPolicy): PollPolicy {
   // maxPolls is optional (no default): the count then follows from maxJobSeconds.
   const unknown = Object.keys(policy).filter((k) => !(k in DEFAULT_POLL_POLICY) && !(OPTIONAL_POLL_POLICY_KEYS as readonly string[]).includes(k));
-  if (unknown.length > 0) throw new MapflowBridgeConfigError(`pollPolicy has unknown field '${unknown[0]}'`);
+  if (unknown.length > 0) throw new InvalidSetting(`pollPolicy has unknown field '${unknown[0]}'`);
   checkInteger('pollPolicy.initialSeconds', policy.initialSeconds, 1, 3_600);
   checkInteger('pollPolicy.maxSeconds', policy.maxSeconds, 1, 3_600);
   if (policy.maxSeconds < policy.initialSeconds) {
-    throw new MapflowBridgeConfigError(
+    throw new InvalidSetting(
       `pollPolicy.maxSeconds (${policy.maxSeconds}) must not be below pollPolicy.initialSeconds (${policy.initialSeconds})`,
     );
   }
@@ -196,14 +162,14 @@ function checkPollPolicy(policy: PollPolicy): PollPolicy {
   // Standard executions run for at most a year; leave room for the margin.
   checkInteger('pollPolicy.maxJobSeconds', policy.maxJobSeconds, 60, 300 * 86_400);
   // The poll count follows from maxJobSeconds (pollsFor); whether it fits the
-  // execution history is checked on the synthesized definition (lib/history-budget.ts).
+  // execution history is checked on the synthesized definition (lib/private/history-budget.ts).
   return policy;
 }
 
 function checkEventSource(value: string): string {
   if (Token.isUnresolved(value)) return value;
   if (!/^[A-Za-z0-9._-]{1,256}$/.test(value) || value.startsWith('aws.')) {
-    throw new MapflowBridgeConfigError(
+    throw new InvalidSetting(
       `eventSource '${value}' must be 1-256 letters, digits, '.', '_' or '-' and must not start with 'aws.' (reserved by AWS)`,
     );
   }

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LocalDefinition, LocalDefinitionOptions } from './local-definition.ts';
 
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Folders whose .ts files the synthesis may read (the construct imports from functions/ for validation). */
 const SOURCE_DIRS = ['lib', 'functions'];
 

@@ -22,13 +22,13 @@
 import area from '@turf/area';
 import intersect from '@turf/intersect';
 import { featureCollection, feature } from '@turf/helpers';
-import type { ImageryChoice } from '../../events/types.ts';
-import { AUTH_ERROR_CODES, MapflowError, type CatalogProduct, type CatalogSearch, type MapflowClient, type SourceParams } from '../../mapflow/index.ts';
-import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
-import { formatKm2 } from '../../aoi/index.ts';
-import { isPlainObject } from '../../routing/routes.ts';
-import { InputRejected } from '../../core/errors.ts';
-import type { GeoJsonMultiPolygon, GeoJsonPolygon } from '../workflow.ts';
+import type { ImageryChoice } from '../events/types.ts';
+import { AUTH_ERROR_CODES, MapflowError, type CatalogProduct, type CatalogSearch, type MapflowClient, type SourceParams } from '../mapflow/index.ts';
+import { geodesicAreaSqM } from '../aoi/geodesic-area.ts';
+import { formatKm2 } from '../aoi/index.ts';
+import { isPlainObject } from '../routing/routes.ts';
+import { InputRejected } from '../core/errors.ts';
+import type { GeoJsonMultiPolygon, GeoJsonPolygon } from './workflow.ts';
 import type { StepContext } from './context.ts';
 
 export const PICK_RULES = ['newest', 'sharpest', 'least-cloud'] as const;

@@ -3,7 +3,7 @@
  * footprints) into GeoJSON. Other geometry types are not expected there and
  * yield undefined, so the caller falls back to the inspected footprint.
  */
-import type { GeoJsonMultiPolygon, GeoJsonPolygon } from '../workflow.ts';
+import type { GeoJsonMultiPolygon, GeoJsonPolygon } from './workflow.ts';
 
 export function parseWktPolygon(wkt: string | undefined | null): GeoJsonPolygon | GeoJsonMultiPolygon | undefined {
   if (!wkt) return undefined;

@@ -10,13 +10,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy } from '../functions/polling/poll-policy.ts';
-import type { HandlerName, ServiceHandlerName } from '../functions/handlers/catalog.ts';
+import { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy } from '../../functions/polling/poll-policy.ts';
+import type { BridgeFunctionName } from '../../functions/core/catalog.ts';
 
-export { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type PollPolicy };
-
-/** Every Lambda of the bridge, task or service. */
-export type BridgeFunctionName = HandlerName | ServiceHandlerName;
+export { DEFAULT_POLL_POLICY, OPTIONAL_POLL_POLICY_KEYS, type BridgeFunctionName, type PollPolicy };
 
 /** S3 layout (must match the runtime defaults in docs/architecture.md). */
 export const DEFAULT_PREFIXES = {
@@ -45,7 +42,7 @@ export const POWERTOOLS_METRICS_NAMESPACE = 'MapflowBridge';
 export const LAMBDA_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const LAMBDA_ARCHITECTURE = lambda.Architecture.ARM_64;
 
-// The bundling options (and this banner) live in lib/bundling.ts, which loads without aws-cdk-lib.
+// The bundling options (and this banner) live in lib/private/bundling.ts, which loads without aws-cdk-lib.
 export { ESM_REQUIRE_BANNER } from './bundling.ts';
 
 /** Size and time of each function. Uploads and result downloads stream large files; the rest are short API calls. */

@@ -12,13 +12,14 @@
  * components of the state graph, and each loop is bounded by the Task states
  * in it whose run count the code limits (LOOP_BOUNDS). A loop without such a
  * state is an error: its worst case is unbounded. So a loop added or removed
- * in lib/workflow.ts changes the budget by itself.
+ * in lib/private/workflow.ts changes the budget by itself.
  */
 import { Stack, type CfnResource } from 'aws-cdk-lib';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { maxPollsOf, pollsFor, type PollPolicy } from '../functions/polling/poll-policy.ts';
-import { TASKS, type HandlerName } from '../functions/handlers/catalog.ts';
-import { MapflowBridgeConfigError } from './validation.ts';
+import type { IConstruct } from 'constructs';
+import { maxPollsOf, pollsFor, type PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { TASKS, type HandlerName } from '../../functions/core/catalog.ts';
+import { MapflowBridgeConfigError } from '../errors.ts';
 
 /** Events after which Step Functions fails a Standard execution. */
 export const HISTORY_EVENT_LIMIT = 25_000;
@@ -185,7 +186,7 @@ function scopeBudget(execution: string, scope: AslDefinition, bounds: Record<str
       const cycle = restCycles[0] ?? component;
       throw new HistoryBudgetError(
         `${execution}: the loop through ${cycle.map((n) => `'${n}'`).join(', ')} has no bounded Task state, so its history has no worst case; ` +
-          'bound one of its Tasks in the code and declare it in bridgeLoopBounds (lib/history-budget.ts)',
+          'bound one of its Tasks in the code and declare it in bridgeLoopBounds (lib/private/history-budget.ts)',
       );
     }
     // Between two visits of bounded states every other state is visited at most once.
@@ -302,14 +303,15 @@ export function describeBudget(budgets: ExecutionBudget[]): string {
 
 /**
  * Fails the synth when a setting lets any execution's worst case pass the
- * history limit (or a loop has no bound). Returns the budgets otherwise.
+ * history limit (or a loop has no bound), with an error on `scope` (the
+ * construct whose pollPolicy it is). Returns the budgets otherwise.
  */
-export function checkHistoryBudget(stateMachine: sfn.StateMachine, policy: PollPolicy): ExecutionBudget[] {
+export function checkHistoryBudget(scope: IConstruct, stateMachine: sfn.StateMachine, policy: PollPolicy): ExecutionBudget[] {
   let budgets: ExecutionBudget[];
   try {
     budgets = historyBudget(definitionOf(stateMachine), bridgeLoopBounds(policy));
   } catch (cause) {
-    if (cause instanceof HistoryBudgetError) throw new MapflowBridgeConfigError(cause.message, { cause });
+    if (cause instanceof HistoryBudgetError) throw new MapflowBridgeConfigError(cause.message, scope, { cause });
     throw cause;
   }
   const over = budgets.filter((b) => b.events > HISTORY_EVENT_LIMIT);
@@ -317,6 +319,7 @@ export function checkHistoryBudget(stateMachine: sfn.StateMachine, policy: PollP
     throw new MapflowBridgeConfigError(
       `pollPolicy ${JSON.stringify(policy)} lets an execution's history reach ${Math.max(...over.map((b) => b.events))} events, ` +
         `over Step Functions' ${HISTORY_EVENT_LIMIT}; raise pollPolicy.maxSeconds or lower pollPolicy.maxJobSeconds (or set a lower maxPolls).\n${describeBudget(budgets)}`,
+      scope,
     );
   }
   return budgets;

@@ -1,11 +1,11 @@
 /** Small helpers shared by the steps. */
-import { BridgeError, ConfigurationError } from '../../core/errors.ts';
-import type { EventDetailType, LedgerRow } from '../../core/model.ts';
-import type { JobEventDetail } from '../../events/types.ts';
-import type { PartJobContext, RegisterResult, WorkflowState } from '../workflow.ts';
-import { eventDetailFromRow } from '../../events/publisher.ts';
-import { readObjectText } from '../../storage/s3.ts';
-import { resolveRoute, type Route } from '../../routing/index.ts';
+import { BridgeError, ConfigurationError } from '../core/errors.ts';
+import type { EventDetailType, LedgerRow } from '../core/model.ts';
+import type { JobEventDetail } from '../events/types.ts';
+import type { PartJobContext, RegisterResult, WorkflowState } from './workflow.ts';
+import { eventDetailFromRow } from '../events/publisher.ts';
+import { readObjectText } from '../storage/s3.ts';
+import { resolveRoute, type Route } from '../routing/index.ts';
 import type { StepContext } from './context.ts';
 import { HOW_TO_RETRY } from './outcome.ts';
 
@@ -108,4 +108,20 @@ export function queuedNote(inUse: number, max: number): string {
   return inUse > 0
     ? `waiting for a processing slot (${inUse} of ${max} in use)`
     : 'waiting for a processing slot (the next free one goes to the jobs queued earlier first)';
+}
+
+/**
+ * Releases a slot; a failure is logged, not thrown (the reconciler frees slots of finished executions).
+ * Called by Finish Part, and by Poll Processing the moment it sees the processing finished (the
+ * slot bounds Mapflow processings in flight; storing the results needs none).
+ */
+export async function releaseSlot(ctx: StepContext, holder: string): Promise<void> {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      await ctx.slots.release(holder);
+      return;
+    } catch (err) {
+      if (attempt === 2) ctx.logger.error('could not release the concurrency slot; the reconciler will free it', { holder, err: String(err) });
+    }
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * One Lambda function of the bridge: functions/handlers/<name>.ts bundled by
- * the local esbuild (never Docker, lib/bundle-handler.ts with the options of
- * lib/bundling.ts) into an ESM bundle for Node.js 24 on arm64,
+ * the local esbuild (never Docker, lib/private/bundle-handler.ts with the options of
+ * lib/private/bundling.ts) into an ESM bundle for Node.js 24 on arm64,
  * with its own log group, its own role (no managed policies), X-Ray tracing and
  * the Powertools settings.
  */
@@ -23,8 +23,8 @@ import {
   type BridgeFunctionName,
 } from './defaults.ts';
 
-/** The project root (lib/..), where package-lock.json and functions/ live. */
-export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The project root (lib/private/../..), where package-lock.json and functions/ live. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * Prebuilt handler bundles (scripts/build-handlers.ts), shipped in the npm
@@ -32,11 +32,11 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
  * so a consumer's synth needs no esbuild. Absent in the repository, where the
  * handlers are bundled from source.
  */
-export const PREBUILT_HANDLERS_DIR = fileURLToPath(new URL('../assets/handlers/', import.meta.url));
+export const PREBUILT_HANDLERS_DIR = fileURLToPath(new URL('../../assets/handlers/', import.meta.url));
 
 /**
  * Context key: a folder of prebuilt bundles `<dir>/<name>/index.mjs` to use
- * instead of bundling (the local bridge's assembly cache, lib/local-assembly.ts).
+ * instead of bundling (the local bridge's assembly cache, lib/private/local-assembly.ts).
  */
 export const HANDLER_BUNDLES_CONTEXT = 'mapflow-bridge:handler-bundles';
 
@@ -63,7 +63,7 @@ export interface BridgeFunctionProps {
    * Leave `@aws-sdk/*` out of the bundle and use the SDK v3 that the
    * nodejs24.x runtime ships: bundles of a fifth to a third of the size, but the
    * SDK version is the runtime's, not the one the bridge was tested with, and
-   * a cold start resolves the SDK's files one by one (see lib/bundling.ts and
+   * a cold start resolves the SDK's files one by one (see lib/private/bundling.ts and
    * docs/architecture.md, "Lean handlers"). Ignored for prebuilt bundles.
    * @default false
    */
@@ -135,8 +135,8 @@ export class BridgeFunction extends Construct {
 
 /**
  * A handler bundled from source at synth time, as NodejsFunction would, but
- * through esbuild's JavaScript API (lib/bundle-handler.ts), which takes the
- * SDK tree-shaking plugin of lib/bundling.ts that the esbuild command line
+ * through esbuild's JavaScript API (lib/private/bundle-handler.ts), which takes the
+ * SDK tree-shaking plugin of lib/private/bundling.ts that the esbuild command line
  * cannot. The asset is hashed by its output, like NodejsFunction's.
  */
 function handlerCode(entry: string, options: { externalAwsSdk: boolean; sourceMaps: boolean }): lambda.Code {

@@ -6,7 +6,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { ledgerTableSchema } from '../functions/ledger/schema.ts';
+import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
 import { LEDGER_TABLE_PROPS } from './defaults.ts';
 
 /** The attribute the ledger writes on a final status when a retention is set (epoch seconds, DynamoDB TTL). */

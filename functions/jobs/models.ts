@@ -5,8 +5,8 @@
  * without their emoji ("🏠 Buildings" or "Buildings"), in any case. An exact
  * id or name wins over a lenient name match.
  */
-import { InputRejected } from '../../core/errors.ts';
-import { printable } from '../../storage/describe.ts';
+import { InputRejected } from '../core/errors.ts';
+import { printable } from '../storage/describe.ts';
 
 export interface AccountModel {
   id: string;

@@ -12,10 +12,10 @@
  * (functions/geotiff) on purpose: it only needs the footprint.
  */
 import type { Polygon, MultiPolygon } from 'geojson';
-import { InputRejected } from '../../core/errors.ts';
-import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
-import { formatKm2 } from '../../aoi/index.ts';
-import type { MapflowClient, UserStatus } from '../../mapflow/index.ts';
+import { InputRejected } from '../core/errors.ts';
+import { geodesicAreaSqM } from '../aoi/geodesic-area.ts';
+import { formatKm2 } from '../aoi/index.ts';
+import type { MapflowClient, UserStatus } from '../mapflow/index.ts';
 import type { StepContext } from './context.ts';
 
 /** The account's AOI area limit (m²): from the user status, else from the default project's user. */

@@ -1,12 +1,12 @@
 /**
  * Bundles one Lambda handler with esbuild's JavaScript API and the options of
- * lib/bundling.ts, for BridgeFunction's local bundling (and nothing else).
+ * lib/private/bundling.ts, for BridgeFunction's local bundling (and nothing else).
  *
  * CDK asks for bundles synchronously (ILocalBundling.tryBundle) and esbuild
  * runs plugins only in its asynchronous API, so the construct runs this file
  * as a child process, as NodejsFunction runs the esbuild binary:
  *
- *   node lib/bundle-handler.ts <entry.ts> <output dir> [--external-aws-sdk] [--source-maps]
+ *   node lib/private/bundle-handler.ts <entry.ts> <output dir> [--external-aws-sdk] [--source-maps]
  *
  * The output is `<output dir>/index.mjs`, the file bench/bundles.ts measures.
  */
@@ -28,7 +28,7 @@ export function bundleHandlerSync(entry: string, outDir: string, options: Handle
   const args = [...loader, self, path.resolve(entry), path.resolve(outDir)];
   if (options.externalAwsSdk) args.push('--external-aws-sdk');
   if (options.sourceMaps) args.push('--source-maps');
-  const result = spawnSync(process.execPath, args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  const result = spawnSync(process.execPath, args, { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
   if (result.error) throw new Error(`Bundling ${path.basename(entry)} could not start: ${result.error.message}`, { cause: result.error });
   if (result.status !== 0) {
     throw new Error(`Bundling ${path.basename(entry)} failed (exit ${result.status ?? result.signal}):\n${`${result.stderr}${result.stdout}`.trim()}`);
@@ -54,7 +54,7 @@ export async function bundleHandler(entry: string, outDir: string, options: Hand
 async function main(argv: readonly string[]): Promise<number> {
   const [entry, outDir] = argv.filter((arg) => !arg.startsWith('--'));
   if (!entry || !outDir) {
-    process.stderr.write('usage: node lib/bundle-handler.ts <entry.ts> <output dir> [--external-aws-sdk] [--source-maps]\n');
+    process.stderr.write('usage: node lib/private/bundle-handler.ts <entry.ts> <output dir> [--external-aws-sdk] [--source-maps]\n');
     return 2;
   }
   try {

@@ -6,16 +6,16 @@
  *
  * The handler bundles come from `bundlesDir` when given (`<dir>/<name>/index.mjs`,
  * built by scripts/build-handlers.ts with the construct's esbuild options,
- * lib/bundling.ts, as the npm package's prebuilt bundles are), so that a
+ * lib/private/bundling.ts, as the npm package's prebuilt bundles are), so that a
  * synthesis per settings costs the template, not 18 esbuild runs.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
-import type { Route } from '../functions/routing/index.ts';
+import type { Route } from '../../functions/routing/index.ts';
 import { HANDLER_BUNDLES_CONTEXT } from './bridge-function.ts';
 import type { PollPolicy } from './defaults.ts';
-import { MapflowBridgeStack } from './mapflow-bridge-stack.ts';
+import { MapflowBridgeStack } from '../mapflow-bridge-stack.ts';
 
 export const LOCAL_STACK_NAME = 'MapflowBridgeLocal';
 
@@ -52,7 +52,7 @@ export function synthLocalAssembly(settings: LocalAssemblySettings, outdir: stri
 /** The feature flags of the project's cdk.json (the README's app runs with them). */
 function cdkJsonContext(): Record<string, unknown> {
   try {
-    const file = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'cdk.json');
+    const file = path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'cdk.json');
     return (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
   } catch {
     return {};

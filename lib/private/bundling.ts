@@ -1,6 +1,6 @@
 /**
  * How every Lambda handler is bundled, in one place: the construct's
- * bundling from source (lib/bridge-function.ts, through lib/bundle-handler.ts),
+ * bundling from source (lib/private/bridge-function.ts, through lib/private/bundle-handler.ts),
  * the package's prebuilt handlers (scripts/build-handlers.ts) and the bundle
  * benchmark (bench/bundles.ts) all take their esbuild options from here, so
  * the bench measures what ships.
@@ -21,7 +21,7 @@
  *   runtime's SDK v3 instead: smaller bundles, a version you do not choose;
  * - four source rewrites that let esbuild tree-shake the SDK
  *   (awsSdkTreeShaking below), 55-80 KiB off every bundle. esbuild takes plugins only through
- *   its JavaScript API, so the construct bundles through lib/bundle-handler.ts
+ *   its JavaScript API, so the construct bundles through lib/private/bundle-handler.ts
  *   rather than NodejsFunction's esbuild command line.
  */
 import { readFile } from 'node:fs/promises';
@@ -35,8 +35,8 @@ import { fileURLToPath } from 'node:url';
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __bridgeCreateRequire } from 'node:module'; const require = __bridgeCreateRequire(import.meta.url);";
 
-/** The project root (lib/..). */
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The project root (lib/private/../..). */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Stands in for `@aws-sdk/credential-provider-node` in the bundles. */
 export const LAMBDA_CREDENTIALS_MODULE = path.join(ROOT, 'functions', 'runtime', 'lambda-credentials.ts');
@@ -97,7 +97,7 @@ export function literalSchemaKeys(source: string): string {
 
 /** What a bundled handler says if it ever calls an event-stream operation. */
 export const NO_EVENT_STREAMS_MESSAGE =
-  "mapflow-bridge's Lambda bundles leave out the AWS SDK's event-stream support: no handler calls an event-stream operation (such as S3 SelectObjectContent). See lib/bundling.ts.";
+  "mapflow-bridge's Lambda bundles leave out the AWS SDK's event-stream support: no handler calls an event-stream operation (such as S3 SelectObjectContent). See lib/private/bundling.ts.";
 
 /**
  * Drops the one dynamic import of `@smithy/core/event-streams` (about 10 KiB

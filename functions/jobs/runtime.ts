@@ -4,9 +4,9 @@
  * Mapflow client), built once per configuration and reused across warm
  * invocations.
  */
-import { tokenRotatingClient } from '../../runtime/rotating-client.ts';
+import { tokenRotatingClient } from '../runtime/rotating-client.ts';
 // The lean context: a handler imports functions/runtime/with-s3.ts / with-mapflow.ts for what it calls.
-import { bridgeContext, type BridgeContext } from '../../runtime/lean-context.ts';
+import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
 import { makeStepContext, type StepContext, type StepLogger } from './context.ts';
 
 const contexts = new WeakMap<BridgeContext, StepContext>();

@@ -2,7 +2,7 @@
  * The job state machine (Standard, JSONPath only) of docs/architecture.md.
  *
  * State names and result paths come from the task catalogue
- * (functions/handlers/catalog.ts), which the local engine also reads: it binds
+ * (functions/core/catalog.ts), which the local engine also reads: it binds
  * each Task to its handler by state name, so names here must never be typed
  * twice. Every Task passes the whole state as its payload (LambdaInvoke with
  * payloadResponseOnly, so the Resource is the plain function ARN) and writes
@@ -14,7 +14,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { TASKS, type HandlerName, type TaskEntry } from '../functions/handlers/catalog.ts';
+import { TASKS, type HandlerName, type TaskEntry } from '../../functions/core/catalog.ts';
 import { TRANSIENT_ERRORS, TRANSIENT_RETRY } from './defaults.ts';
 
 /** Names of the non-Task states (Choice, Wait, Map, Succeed, Fail). */

@@ -6,8 +6,8 @@
  * response", mapflow-qgis functional/service/processing_service.py) ends the
  * job REJECTED with the same code as on the create.
  */
-import { BridgeError, InputRejected } from '../../core/errors.ts';
-import { AUTH_ERROR_CODES, isRouteNotFound } from '../../mapflow/index.ts';
+import { BridgeError, InputRejected } from '../core/errors.ts';
+import { AUTH_ERROR_CODES, isRouteNotFound } from '../mapflow/index.ts';
 import { HOW_TO_RETRY } from './outcome.ts';
 import { errorName, mapflowErrorInfo } from './common.ts';
 

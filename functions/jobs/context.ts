@@ -5,12 +5,12 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { EventPublisher } from '../../events/publisher.ts';
-import type { ConcurrencySlots } from '../../ledger/slots.ts';
-import type { Ledger } from '../../ledger/ledger.ts';
-import type { MapflowClient } from '../../mapflow/index.ts';
-import type { Routes, KeyPrefixes } from '../../routing/index.ts';
-import type { PollPolicy } from '../../polling/poll-policy.ts';
+import type { EventPublisher } from '../events/publisher.ts';
+import type { ConcurrencySlots } from '../ledger/slots.ts';
+import type { Ledger } from '../ledger/ledger.ts';
+import type { MapflowClient } from '../mapflow/index.ts';
+import type { Routes, KeyPrefixes } from '../routing/index.ts';
+import type { PollPolicy } from '../polling/poll-policy.ts';
 import { NameRegistry } from './name-registry.ts';
 
 export interface StepLogger {
