@@ -32,6 +32,8 @@ function mosaicOr404(ctx: SimContext, id: string): MosaicRecord {
 }
 
 function imageOr404(ctx: SimContext, id: string): ImageRecord {
+  // Another account's image (realShapes): data_errors.py AccessDenied "You do not have access to {instance_type} with id {uid}".
+  if (ctx.realShapes && ctx.live.foreignImageIds.has(id)) throw dataError(403, 'AccessDenied', `You do not have access to image with id ${id}`, { instance_type: 'image', uid: id });
   const image = ctx.store.state.images.find((i) => i.id === id);
   if (!image) throw itemNotFound('Image', id);
   return image;
@@ -421,7 +423,12 @@ export const rasterRoutes: Route[] = [
   { method: 'GET', pattern: r('/rasters/mosaic'), family: 'data', live: true, handle: async (ctx) => json(ctx.store.state.mosaics.map((m) => mosaicView(ctx, m, false))) },
   {
     method: 'GET', pattern: r(`/rasters/image/${ID}/status`), family: 'data', live: true,
-    handle: async (ctx, { params }) => json(statusView(ctx, imageOr404(ctx, params[0]!))),
+    // 404 for a missing image and for one of another account alike (mapflow-qgis spec/002_E_zoom_selector_api.md
+    // lines 117-118); the body is the data API's ItemNotFound (mapflow-qgis mapflow/errors/data_errors.py).
+    handle: async (ctx, { params }) => {
+      if (ctx.live.foreignImageIds.has(params[0]!)) throw itemNotFound('Image', params[0]!);
+      return json(statusView(ctx, imageOr404(ctx, params[0]!)));
+    },
   },
   {
     method: 'GET', pattern: r(`/rasters/mosaic/${ID}/status`), family: 'data', live: true,
