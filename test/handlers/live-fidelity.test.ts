@@ -132,8 +132,8 @@ describe('blocks by their API name, all explicit (mapflow-qgis mapflow/schema/wo
 });
 
 
-describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, resultRasterLayer)', () => {
-  it('a raster result is named in job.json as not stored, with where it is', async () => {
+describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, resultRasterLayer; mapflow-qgis mapflow/functional/layer_utils.py lines 187-209, 469-471: rasters are XYZ tiles)', () => {
+  it('a raster result is not copied, and job.json, the part and the Job Succeeded event say so with its link', async () => {
     // Prepare: Forest with its Heights block makes a raster result in the simulated live service
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Forest and trees', blocks: [{ name: 'Heights', enabled: true }] }] });
     const start = await dropInput(aws.s3, 'inbox/forest.geojson', squareAoi());
@@ -142,7 +142,23 @@ describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, 
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
     const jobJson = (await readJsonObject<Record<string, any>>(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, final.plan!.parts[0]!.name).jobJsonKey))!;
-    expect(jobJson.rasterResult).toMatchObject({ stored: false, tileJsonUrl: expect.stringMatching(/tile\.json$/), note: expect.stringMatching(/vector result only/) });
+    expect(jobJson.rasterResult).toMatchObject({ stored: false, tileJsonUrl: expect.stringMatching(/tile\.json$/), tileUrl: expect.stringMatching(/\{z\}\/\{x\}\/\{y\}/), note: expect.stringMatching(/vector result only.*not copied/) });
     expect(jobJson.processing.aoiArea).toBe(jobJson.processing.area);
+    const part = (await b.ledger.get(start.jobId))!.parts![0]!;
+    expect(part.rasterResult).toEqual({ stored: false, tileJsonUrl: jobJson.rasterResult.tileJsonUrl, tileUrl: jobJson.rasterResult.tileUrl });
+    const succeeded = b.events.find((e) => e.detailType === 'Job Succeeded')!;
+    expect(succeeded.detail.messages).toEqual([expect.stringContaining(`has a raster result that mapflow-bridge does not copy (Mapflow serves it as map tiles only); it stays in Mapflow: ${jobJson.rasterResult.tileJsonUrl}`)]);
+  });
+
+  it('a vector-only result says nothing about rasters', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings' }] });
+    const start = await dropInput(aws.s3, 'inbox/vector.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    expect((await b.ledger.get(start.jobId))!.parts![0]!.rasterResult).toBeUndefined();
+    expect(b.events.find((e) => e.detailType === 'Job Succeeded')!.detail.messages).toBeUndefined();
   });
 });
