@@ -149,7 +149,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     if (estimatedCost > creditBudget) {
       throw new InputRejected(
         'BUDGET_EXCEEDED',
-        `processing ${areaText} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller area, or raise the route's creditBudget.`,
+        `processing ${job.kind === 'geotiff' ? `this image (${areaText})` : areaText} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller ${job.kind === 'geotiff' ? 'image' : 'area'}, or raise the route's creditBudget.`,
         { details: { estimatedCost, creditBudget, areaSqKm: areaSqM / 1e6 } },
       );
     }
