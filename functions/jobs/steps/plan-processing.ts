@@ -202,7 +202,10 @@ type PricedBody = Omit<ProcessingRequest, 'projectId'> & { geometry: Geometry };
 async function withImageDeleted(ctx: StepContext, client: MapflowClient, imageId: string, err: InputRejected): Promise<InputRejected> {
   const message = err.message.replace(/^[A-Z_]+: /, '');
   try {
-    await client.deleteImage(imageId);
+    // Already gone (a resumed Plan Processing that deleted it before): as good as deleted.
+    await client.deleteImage(imageId).catch((cause: unknown) => {
+      if (!isNotFound(cause)) throw cause;
+    });
     ctx.logger.info('deleted the image of a refused job', { imageId, code: err.code });
     return new InputRejected(err.code, `${message} The uploaded image was deleted from Mapflow.`, { cause: err, ...(err.details && { details: err.details }) });
   } catch (cause) {
