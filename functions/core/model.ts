@@ -136,7 +136,21 @@ export interface JobPart {
   /** When Restart Processing asked Mapflow to restart (recorded before the request: a killed bridge's resumed execution still knows). */
   restartRequestedAt?: string;
   resultKey?: string;
+  /** A raster result Mapflow made, which the bridge does not copy (store-results.ts `rasterResultOf`). */
+  rasterResult?: RasterResult;
   error?: JobError;
+}
+
+/**
+ * A processing's raster result, left in Mapflow: the service offers it as
+ * XYZ map tiles (`tileUrl`, a `{z}/{x}/{y}` template, and `tileJsonUrl`), as
+ * Geoalert's plugin loads it (mapflow-qgis mapflow/functional/layer_utils.py
+ * lines 187-209, 469-471), with no file to download.
+ */
+export interface RasterResult {
+  stored: false;
+  tileJsonUrl?: string;
+  tileUrl?: string;
 }
 
 /** A row of the ledger table (partition key `jobId`). */

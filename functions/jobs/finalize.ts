@@ -77,7 +77,8 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
     };
     const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
     if (changed) {
-      await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final);
+      const rasters = rasterMessages(f.parts ?? []);
+      await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final, rasters.length > 0 ? { messages: rasters } : undefined);
       recordJobOutcome(final);
     }
     row = final;
@@ -110,6 +111,16 @@ async function failureQuicklook(ctx: StepContext, f: Finalisation, reportKey: st
     ctx.logger.warn('could not write the quicklook', { jobId: f.jobId, reportKey, err: String(err) });
     return undefined;
   }
+}
+
+/** One line per raster result the bridge did not copy (store-results.ts rasterResultOf), with its link. */
+export function rasterMessages(parts: readonly JobPart[]): string[] {
+  return parts
+    .filter((part) => part.status === 'OK' && part.rasterResult)
+    .map((part) => {
+      const link = part.rasterResult!.tileJsonUrl ?? part.rasterResult!.tileUrl;
+      return `part '${part.name}'${part.processingId ? ` (processing ${part.processingId})` : ''} has a raster result that mapflow-bridge does not copy (Mapflow serves it as map tiles only); it stays in Mapflow: ${link}`;
+    });
 }
 
 function finishResultOf(row: LedgerRow): FinishResult {

@@ -7,7 +7,7 @@
  * requests and results live in S3 under `work/<jobId>/` and `results/`.
  */
 import type { GeoTiffInfo } from '../geotiff/index.ts';
-import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus } from '../core/model.ts';
+import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus, RasterResult } from '../core/model.ts';
 import type { PollEstimate } from '../polling/poll-policy.ts';
 
 /** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
@@ -191,6 +191,8 @@ export interface StoreResult {
   resultKey: string;
   jobJsonKey: string;
   bytes: number;
+  /** The processing's raster result, not copied (its tile URLs). */
+  rasterResult?: RasterResult;
 }
 
 /**

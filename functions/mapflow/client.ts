@@ -302,7 +302,9 @@ export class MapflowClient {
 
   /** Credits the processing would cost. Changes nothing, so it is retried like a GET. */
   async estimateCost(body: CostRequestV2): Promise<number> {
-    return this.#cost({ method: 'POST', path: 'processing/cost/v2', json: body, kind: 'idempotent', accept: 'application/json, text/plain' });
+    // A create body priced as it will be created: its meta as the create sends it.
+    const json = body.meta === undefined ? body : { ...body, meta: this.#meta(body.meta) };
+    return this.#cost({ method: 'POST', path: 'processing/cost/v2', json, kind: 'idempotent', accept: 'application/json, text/plain' });
   }
 
   // -------------------------------------------------------------------------

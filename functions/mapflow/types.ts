@@ -165,12 +165,21 @@ export type CreateProcessingV1 = ModelRef & {
   meta?: Record<string, string>;
 };
 
+/**
+ * The cost call's body. Geoalert's plugin posts the whole create body
+ * (mapflow-qgis mapflow/functional/api/processing_api.py lines 93-99), so the
+ * create's fields are accepted here too; `meta` gets what the create's gets.
+ */
 export interface CostRequestV2 {
   wdId: string;
   geometry?: Geometry;
   areaSqKm?: number;
   params?: { sourceParams?: SourceParams; inferenceParams?: Extra } & Extra;
   blocks?: BlockToggle[];
+  name?: string;
+  description?: string;
+  projectId?: string;
+  meta?: Record<string, string>;
 }
 
 export interface CostRequestV1 {

@@ -190,7 +190,7 @@ async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Re
   try {
     aoi = parseAoiGeometry(body.aoi);
   } catch (error) {
-    if (error instanceof MalformedGeometry) throw new SimHttpError(400, 'geometry.Invalid', `aoi: ${error.message}`);
+    if (error instanceof MalformedGeometry) throw ctx.realShapes ? new SimHttpError(400, 'BAD_REQUEST', `aoi: ${error.message}`) : new SimHttpError(400, 'geometry.Invalid', `aoi: ${error.message}`);
     throw error;
   }
   const area = areaSqM(aoi);

@@ -48,6 +48,8 @@ export interface LiveBehaviour {
   searchAreaLimitSqM: number;
   /** The account is suspended: the server's `canRunProcessing` answers 403 FORBIDDEN. */
   suspended: boolean;
+  /** Images of another account (ids): the status endpoint answers 404, the image endpoints 403 AccessDenied. */
+  foreignImageIds: ReadonlySet<string>;
 }
 
 /** What a handler answers; the router writes it (or drops it, see dropAfterCommit). */

@@ -17,15 +17,27 @@ export class SimHttpError extends Error {
   readonly code: string;
   readonly params: Record<string, unknown>;
   readonly headers: Record<string, string>;
-  constructor(status: number, code: string, message: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  /** A body written as is, without a code (a web framework's own answer). */
+  readonly rawBody?: unknown;
+  constructor(status: number, code: string, message: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, rawBody?: unknown) {
     super(message);
     this.name = 'SimHttpError';
     this.status = status;
     this.code = code;
     this.params = params;
     this.headers = headers;
+    this.rawBody = rawBody;
   }
 }
+
+/**
+ * FastAPI's answer to a request it cannot validate: 422 with `detail` a list
+ * and no code (FastAPI's RequestValidationError handler). The live data API
+ * answers `{"detail": ...}` (mapflow-qgis spec/002_api.md "Error model"); no
+ * source shows a code for a malformed data request, so --real-shapes sends none.
+ */
+export const validationFailed = (message: string, field: string) =>
+  new SimHttpError(422, '', message, {}, {}, { detail: [{ loc: ['body', field], msg: message, type: 'value_error' }] });
 
 export const badRequest = (message: string, params: Record<string, unknown> = {}, code = 'BAD_REQUEST') =>
   new SimHttpError(400, code, message, params);
@@ -33,6 +45,7 @@ export const notFound = (what: string, id: string) =>
   new SimHttpError(404, 'NOT_FOUND', `${what} ${id} not found`, { id });
 
 export function errorBody(error: SimHttpError, family: ErrorFamily): unknown {
+  if (error.rawBody !== undefined) return error.rawBody;
   if (family === 'data') return { detail: { code: error.code, parameters: { message: error.message, ...error.params } } };
   return { code: error.code, message: error.message, params: error.params };
 }

@@ -47,6 +47,12 @@ export interface SimulatorOptions {
   searchAreaLimitSqM?: number;
   /** realShapes: the account is suspended (a team policy): processings are refused with 403 FORBIDDEN. */
   suspended?: boolean;
+  /**
+   * realShapes: ids of images that exist in another account. Their status endpoint answers 404, as for a
+   * missing image (mapflow-qgis spec/002_E_zoom_selector_api.md lines 117-118); the image itself 403
+   * `AccessDenied` (mapflow-qgis mapflow/errors/data_errors.py; the status 403 is the simulator's reading).
+   */
+  foreignImageIds?: string[];
 }
 
 export interface RunningSimulator {
@@ -142,6 +148,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       maxAoisPerProcessing: options.maxAoisPerProcessing ?? 10,
       searchAreaLimitSqM: options.searchAreaLimitSqM ?? 1e9,
       suspended: options.suspended ?? false,
+      foreignImageIds: new Set(options.foreignImageIds ?? []),
     },
     baseUrl: () => baseUrl,
     now: () => Date.now(),

@@ -23,11 +23,12 @@ import {
 
 // ---------------------------------------------------------------- helpers
 
-function readGeometry(value: unknown): AoiGeometry {
+function readGeometry(value: unknown, live = false): AoiGeometry {
   try {
     return parseAoiGeometry(value);
   } catch (error) {
-    if (error instanceof MalformedGeometry) throw new SimHttpError(400, 'geometry.Invalid', error.message);
+    // --real-shapes: the server's BadRequest (no source shows a geometry code on the request); the reference's code otherwise.
+    if (error instanceof MalformedGeometry) throw live ? badRequest(`geometry: ${error.message}`) : new SimHttpError(400, 'geometry.Invalid', error.message);
     throw error;
   }
 }
@@ -145,7 +146,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   projectOr404(ctx, projectId);
   const model = modelFrom(body, ctx.realShapes);
   if (body.geometry === undefined) throw badRequest('geometry is required');
-  const geometry = readGeometry(body.geometry);
+  const geometry = readGeometry(body.geometry, ctx.realShapes);
   const blocks = resolveBlocks(model, body.blocks, ctx.realShapes);
   const meta = stringMap(body.meta, 'meta');
   const source = apiVersion === 'v2' ? sourceFromV2(body.params, ctx.realShapes) : sourceFromV1(body.params, ctx.realShapes);
@@ -288,7 +289,7 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
   const model = modelFrom(body, ctx.realShapes);
   let area: number;
   if (body.geometry !== undefined && body.geometry !== null) {
-    area = areaSqM(readGeometry(body.geometry));
+    area = areaSqM(readGeometry(body.geometry, ctx.realShapes));
   } else if (apiVersion === 'v2' && body.areaSqKm !== undefined && body.areaSqKm !== null) {
     if (typeof body.areaSqKm !== 'number' || !Number.isFinite(body.areaSqKm) || body.areaSqKm < 0) {
       throw badRequest('areaSqKm must be a number of square kilometres, 0 or more', { areaSqKm: String(body.areaSqKm) });
@@ -302,7 +303,7 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
     // The live cost call runs the server's checks too (a provider's minimum area rides on /cost:
     // mapflow-qgis functional/service/processing_service.py).
     if (body.geometry !== undefined && body.geometry !== null) {
-      const geometry = readGeometry(body.geometry);
+      const geometry = readGeometry(body.geometry, ctx.realShapes);
       checkAreaLimits(ctx, geometry, area);
     }
     if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) {

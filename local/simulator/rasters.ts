@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
-import { readJsonObject, SimHttpError } from './http.ts';
+import { readJsonObject, SimHttpError, validationFailed } from './http.ts';
 import { inspectRaster, RasterRejected, renderPreview, type RasterInfo } from './raster-file.ts';
 import type { ImageRecord, MosaicRecord } from './store.ts';
 import { imageView, mosaicView } from './views.ts';
@@ -23,7 +23,10 @@ const BUCKET = 's3://mapflow-simulator-data';
 
 const dataError = (status: number, code: string, message: string, parameters: Record<string, unknown> = {}) =>
   new SimHttpError(status, code, message, parameters);
-const itemNotFound = (what: string, id: string) => dataError(404, 'ItemNotFound', `${what} ${id} not found`, { id });
+const itemNotFound = (what: string, id: string) => dataError(404, 'ItemNotFound', `${what} ${id} not found`, { id, instance_type: what.toLowerCase(), uid: id });
+/** A malformed data request: the reference's InvalidRequest; with --real-shapes FastAPI's 422 without a code (http.ts). */
+const invalidRequest = (ctx: SimContext, message: string, field = 'request') =>
+  ctx.realShapes ? validationFailed(message, field) : dataError(400, 'InvalidRequest', message);
 
 function mosaicOr404(ctx: SimContext, id: string): MosaicRecord {
   const mosaic = ctx.store.state.mosaics.find((m) => m.id === id);
@@ -32,19 +35,21 @@ function mosaicOr404(ctx: SimContext, id: string): MosaicRecord {
 }
 
 function imageOr404(ctx: SimContext, id: string): ImageRecord {
+  // Another account's image (realShapes): data_errors.py AccessDenied "You do not have access to {instance_type} with id {uid}".
+  if (ctx.realShapes && ctx.live.foreignImageIds.has(id)) throw dataError(403, 'AccessDenied', `You do not have access to image with id ${id}`, { instance_type: 'image', uid: id });
   const image = ctx.store.state.images.find((i) => i.id === id);
   if (!image) throw itemNotFound('Image', id);
   return image;
 }
 
-function readTags(value: unknown): string[] {
+function readTags(ctx: SimContext, value: unknown): string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || value.some((t) => typeof t !== 'string')) throw dataError(400, 'InvalidRequest', 'tags must be an array of strings');
+  if (!Array.isArray(value) || value.some((t) => typeof t !== 'string')) throw invalidRequest(ctx, 'tags must be an array of strings');
   return value as string[];
 }
 
 function newMosaic(ctx: SimContext, name: unknown, tags: string[]): MosaicRecord {
-  if (typeof name !== 'string' || !name.trim()) throw dataError(400, 'InvalidRequest', 'name is required');
+  if (typeof name !== 'string' || !name.trim()) throw invalidRequest(ctx, 'name is required');
   const mosaic: MosaicRecord = { id: randomUUID(), name, tags, created_at: isoTime(ctx.now()) };
   ctx.store.state.mosaics.push(mosaic);
   return mosaic;
@@ -111,7 +116,7 @@ function abandon(req: IncomingMessage): void {
 function receiveFile(ctx: SimContext, req: IncomingMessage): Promise<ReceivedFile> {
   const contentType = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(contentType)) {
-    return Promise.reject(dataError(400, 'InvalidRequest', 'The upload must be multipart/form-data with a part named file'));
+    return Promise.reject(invalidRequest(ctx, 'The upload must be multipart/form-data with a part named file'));
   }
   const maxSize = ctx.limits.maxUploadFileSize;
   const free = storageFree(ctx);
@@ -128,7 +133,7 @@ function receiveFile(ctx: SimContext, req: IncomingMessage): Promise<ReceivedFil
     try {
       parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxSize, fields: 50 } });
     } catch (cause) {
-      reject(dataError(400, 'InvalidRequest', `Malformed multipart request: ${(cause as Error).message}`));
+      reject(invalidRequest(ctx, `Malformed multipart request: ${(cause as Error).message}`));
       return;
     }
     let settled = false;
@@ -176,10 +181,10 @@ function receiveFile(ctx: SimContext, req: IncomingMessage): Promise<ReceivedFil
       // A failure mid-stream is answered at once.
       received.catch(fail);
     });
-    parser.on('error', (error: Error) => fail(dataError(400, 'InvalidRequest', `Malformed multipart request: ${error.message}`)));
+    parser.on('error', (error: Error) => fail(invalidRequest(ctx, `Malformed multipart request: ${error.message}`)));
     parser.on('close', () => {
       if (!received) {
-        fail(dataError(400, 'InvalidRequest', 'The multipart request has no part named file'));
+        fail(invalidRequest(ctx, 'The multipart request has no part named file'));
         return;
       }
       received.then((file) => {
@@ -270,7 +275,7 @@ async function acceptUpload(ctx: SimContext, req: IncomingMessage, mosaicFor: ()
 
 async function createMosaic(ctx: SimContext, { req }: RouteRequest): Promise<Reply> {
   const body = await readJsonObject(req);
-  const mosaic = newMosaic(ctx, body.name, readTags(body.tags));
+  const mosaic = newMosaic(ctx, body.name, readTags(ctx, body.tags));
   ctx.store.save();
   return json(mosaicView(ctx, mosaic, false));
 }
@@ -279,10 +284,10 @@ async function updateMosaic(ctx: SimContext, { req, params }: RouteRequest): Pro
   const mosaic = mosaicOr404(ctx, params[0]!);
   const body = await readJsonObject(req);
   if (body.name !== undefined) {
-    if (typeof body.name !== 'string' || !body.name.trim()) throw dataError(400, 'InvalidRequest', 'name must be a non-empty string');
+    if (typeof body.name !== 'string' || !body.name.trim()) throw invalidRequest(ctx, 'name must be a non-empty string');
     mosaic.name = body.name;
   }
-  if (body.tags !== undefined) mosaic.tags = readTags(body.tags);
+  if (body.tags !== undefined) mosaic.tags = readTags(ctx, body.tags);
   ctx.store.save();
   return empty();
 }
@@ -308,7 +313,7 @@ async function createMosaicWithImage(ctx: SimContext, { req, url }: RouteRequest
   const name = url.searchParams.get('name');
   if (!name) {
     abandon(req);
-    throw dataError(400, 'InvalidRequest', 'query parameter name is required');
+    throw invalidRequest(ctx, 'query parameter name is required');
   }
   const tags = url.searchParams.getAll('tags');
   // The mosaic is only made once its first image is accepted.
@@ -319,7 +324,7 @@ async function createMosaicWithImage(ctx: SimContext, { req, url }: RouteRequest
 async function linkImage(ctx: SimContext, { req, params }: RouteRequest): Promise<Reply> {
   const mosaic = mosaicOr404(ctx, params[0]!);
   const body = await readJsonObject(req);
-  if (body.url === undefined || body.url === null) throw dataError(400, 'InvalidRequest', 'url is required');
+  if (body.url === undefined || body.url === null) throw invalidRequest(ctx, 'url is required');
   if (typeof body.url !== 'string' || !body.url.startsWith('s3://')) {
     throw dataError(400, 'FileValidationFailed', 'url must be a storage URL starting with s3://', { url: String(body.url) });
   }
@@ -362,7 +367,7 @@ async function deleteMosaic(ctx: SimContext, { params }: RouteRequest): Promise<
 async function renameImage(ctx: SimContext, { params, url }: RouteRequest): Promise<Reply> {
   const image = imageOr404(ctx, params[0]!);
   const name = url.searchParams.get('name');
-  if (!name) throw dataError(400, 'InvalidRequest', 'query parameter name is required');
+  if (!name) throw invalidRequest(ctx, 'query parameter name is required');
   image.filename = name;
   ctx.store.save();
   return empty();
@@ -371,7 +376,7 @@ async function renameImage(ctx: SimContext, { params, url }: RouteRequest): Prom
 async function preview(ctx: SimContext, { params }: RouteRequest): Promise<Reply> {
   const image = imageOr404(ctx, params[0]!);
   const size = PREVIEW_SIZES[params[1]!];
-  if (!size) throw dataError(400, 'InvalidRequest', `preview size must be s or l, not ${params[1]}`);
+  if (!size) throw invalidRequest(ctx, `preview size must be s or l, not ${params[1]}`);
   return { kind: 'binary', contentType: 'image/jpeg', body: await renderPreview(ctx.store.filePath(image.fileKey), size) };
 }
 
@@ -421,7 +426,12 @@ export const rasterRoutes: Route[] = [
   { method: 'GET', pattern: r('/rasters/mosaic'), family: 'data', live: true, handle: async (ctx) => json(ctx.store.state.mosaics.map((m) => mosaicView(ctx, m, false))) },
   {
     method: 'GET', pattern: r(`/rasters/image/${ID}/status`), family: 'data', live: true,
-    handle: async (ctx, { params }) => json(statusView(ctx, imageOr404(ctx, params[0]!))),
+    // 404 for a missing image and for one of another account alike (mapflow-qgis spec/002_E_zoom_selector_api.md
+    // lines 117-118); the body is the data API's ItemNotFound (mapflow-qgis mapflow/errors/data_errors.py).
+    handle: async (ctx, { params }) => {
+      if (ctx.live.foreignImageIds.has(params[0]!)) throw itemNotFound('Image', params[0]!);
+      return json(statusView(ctx, imageOr404(ctx, params[0]!)));
+    },
   },
   {
     method: 'GET', pattern: r(`/rasters/mosaic/${ID}/status`), family: 'data', live: true,

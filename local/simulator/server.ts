@@ -162,6 +162,8 @@ export function createSimServer(ctx: SimContext, faults: FaultInjector, latencyM
     await drain(req);
     // With --real-shapes, as akka-http's sealed routes answer a method without a route: text, no code.
     if (matchedPath && ctx.realShapes && family !== 'data') sendText(res, 405, `HTTP method not allowed, supported methods: ${allowedMethods(path).join(', ')}`, 'text/plain; charset=UTF-8');
+    // FastAPI's own 405 on the data API, without a code.
+    else if (matchedPath && ctx.realShapes) sendJson(res, 405, { detail: 'Method Not Allowed' });
     else if (matchedPath) sendError(res, new SimHttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`), family);
     // A path the server has no route for gets the web framework's own answer, without an error code, so a
     // client tells it from a missing object (404 NOT_FOUND): akka-http's Route.seal on the processing API

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
+import { preprocessingOf } from '../../functions/jobs/steps/upload-image.ts';
 import {
   MapflowAuthError,
   MapflowClient,
@@ -23,6 +24,8 @@ import {
 
 const TOKEN = 'sim-token-5d1e0c7b9a';
 const EMAIL = 'bridge@example.com';
+/** An image of another account (the simulator's foreignImageIds, played with realShapes only). */
+const FOREIGN_IMAGE = '0f0f0f0f-0000-4000-8000-00000000f0re';
 const RASTERS = fileURLToPath(new URL('../../samples/rasters/', import.meta.url));
 
 /** About 0.8 km² in Bern. */
@@ -118,7 +121,7 @@ describe.each([
 
   beforeAll(async () => {
     // The live service's QUEUED and AWAITING phases, short: their order is what is checked, not their length.
-    sim = await startSimulator({ token: TOKEN, email: EMAIL, realShapes, processingSeconds: 1, queuedSeconds: 0.2, awaitingSeconds: 0.2, seed: 11 });
+    sim = await startSimulator({ token: TOKEN, email: EMAIL, realShapes, processingSeconds: 1, queuedSeconds: 0.2, awaitingSeconds: 0.2, seed: 11, foreignImageIds: [FOREIGN_IMAGE] });
     client = new MapflowClient({ baseUrl: sim.url, token: TOKEN, timeoutMs: 10_000, ...auth });
     const status = await client.getUserStatus();
     buildingsId = status.models.find((m) => m.name.includes('Buildings') && !m.name.includes('Aerial'))!.id;
@@ -279,8 +282,9 @@ describe.each([
       );
 
       // Assess
+      // The live mode: the server's BadRequest (no source shows a geometry code on a request: docs/integration-notes.md point 16)
       expect(error).toBeInstanceOf(MapflowRequestError);
-      expect(error).toMatchObject({ status: 400, code: 'geometry.Invalid' });
+      expect(error).toMatchObject({ status: 400, code: realShapes ? 'BAD_REQUEST' : 'geometry.Invalid' });
     });
 
     it('refuses an area above the AOI limit with TOO_LARGE_PROCESSING', async () => {
@@ -481,6 +485,37 @@ describe.each([
       expect(imageGone).toMatchObject({ name: 'MapflowNotFound', code: 'ItemNotFound' });
       expect(mosaicGone).toMatchObject({ name: 'MapflowNotFound', code: 'ItemNotFound' });
     });
+
+    // mapflow-qgis spec/002_E_zoom_selector_api.md lines 117-118: the status endpoint answers 404 for a missing
+    // image and for one the account has no access to; an older service has no such endpoint (404 too).
+    it('tells a missing or foreign image from a service without the image status endpoint (issue 25 point 8b)', async () => {
+      // Prepare
+      const mosaic = await client.createMosaic({ name: 'status-404' });
+      const kept = await uploadedImage(client, mosaic.id, raster('cogeo.tif'));
+      const doomed = await uploadedImage(client, (await client.createMosaic({ name: 'status-404-doomed' })).id, raster('cogeo.tif'));
+      await client.deleteImage(doomed.id);
+
+      // Act
+      const keptStatus = await preprocessingOf(client, kept.id);
+      const goneError = await rejectionOf(preprocessingOf(client, doomed.id));
+      const foreignError = await rejectionOf(preprocessingOf(client, FOREIGN_IMAGE));
+      const foreignStatus = await rejectionOf(client.getImageStatus(FOREIGN_IMAGE));
+      const foreignImage = await rejectionOf(client.getImage(FOREIGN_IMAGE));
+
+      // Assess: the image there reads ready (live: its status; reference: no endpoint); gone or foreign FAILS
+      if (realShapes) expect(keptStatus).toMatchObject({ preprocessingStatus: 'COMPLETED', dataAvailable: true });
+      else expect(keptStatus).toBeUndefined();
+      expect(goneError).toMatchObject({ code: 'IMAGE_NOT_FOUND' });
+      expect(foreignError).toMatchObject({ code: 'IMAGE_NOT_FOUND' });
+      expect(foreignStatus).toMatchObject({ status: 404 });
+      if (realShapes) {
+        expect(foreignStatus).toMatchObject({ code: 'ItemNotFound' });
+        expect(foreignImage).toMatchObject({ status: 403, code: 'AccessDenied' });
+      } else {
+        expect(foreignStatus.code).toBeUndefined();
+        expect(foreignImage).toMatchObject({ status: 404, code: 'ItemNotFound' });
+      }
+    });
   });
 
   // What only the live service does (docs/integration-notes.md); the reference mode answers 404/405 to its paths.
@@ -591,7 +626,7 @@ describe.each([
       const error = await rejectionOf(client.searchCatalog({ aoi: BROKEN_AOI }));
 
       // Assess
-      expect(error).toMatchObject({ name: 'MapflowRequestError', status: 400, code: 'geometry.Invalid' });
+      expect(error).toMatchObject({ name: 'MapflowRequestError', status: 400, code: realShapes ? 'BAD_REQUEST' : 'geometry.Invalid' });
     });
   });
 });

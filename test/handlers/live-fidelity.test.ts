@@ -2,7 +2,7 @@
  * Issue 25 through the task handlers, against the simulator playing the live
  * service (--real-shapes): each case names the source it follows.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Driver, TESTDATA, dropFile, dropInput, readJsonObject, startAwsServices, startBench, type AwsServices, type Bench, type BenchOptions } from './harness.ts';
 import type { ProcessingRequest } from '../../functions/jobs/workflow.ts';
 import { resultKeys } from '../../functions/routing/index.ts';
@@ -60,30 +60,52 @@ describe('a GeoTIFF larger than aoiAreaLimit (server Validations.checkProcessing
   });
 });
 
-describe('the cost call carries the create body (mapflow-qgis functional/api/processing_api.py lines 93-99, processing_service.py lines 1081-1083)', () => {
-  it('GeoTIFF: Plan Processing prices the request it then creates, source, blocks and all', async () => {
+/** What the bridge posted to the cost endpoint and to the create, in order. */
+function recordBodies(b: Bench): { cost: Record<string, unknown>[]; create: Record<string, unknown>[] } {
+  const seen = { cost: [] as Record<string, unknown>[], create: [] as Record<string, unknown>[] };
+  const cost = b.client.estimateCost.bind(b.client);
+  const create = b.client.createProcessing.bind(b.client);
+  vi.spyOn(b.client, 'estimateCost').mockImplementation((body) => (seen.cost.push(JSON.parse(JSON.stringify(body))), cost(body)));
+  vi.spyOn(b.client, 'createProcessing').mockImplementation((body) => (seen.create.push(JSON.parse(JSON.stringify(body))), create(body)));
+  return seen;
+}
+
+/** The create body without its project: the project is found or created only once the budget guard has passed. */
+const withoutProject = ({ projectId: _projectId, ...body }: Record<string, unknown>) => body;
+
+describe('the cost call carries the create body (mapflow-qgis functional/api/processing_api.py lines 93-99, processing_service.py lines 446-455 and 1081-1083)', () => {
+  it('GeoTIFF: the only cost call is made once the image is uploaded, with the body of the create, image source and blocks and all', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true, blocks: [{ name: 'Polygon simplification', enabled: true }] }] });
+    const seen = recordBodies(b);
     const start = await dropFile(aws.s3, 'inbox/priced.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
-    const final = await new Driver(b.ctx).runJob(start);
-    // Assess: the request names every optional block by its API name, and its price is what was charged
+    const driver = new Driver(b.ctx);
+    const final = await driver.runJob(start);
+    // Assess: one cost call, after the upload, posting what the create posts
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
-    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
-    expect(request.params.sourceParams).toEqual({ myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } });
-    expect(request.blocks).toEqual([{ name: 'Simplification', enabled: true }, { name: 'Classification', enabled: false }, { name: 'OSM', enabled: false }]);
+    const states = driver.calls.map((c) => c.state);
+    expect(states.indexOf('Upload Image')).toBeLessThan(states.indexOf('Plan Processing'));
+    expect(seen.cost).toHaveLength(1);
+    expect(seen.create).toHaveLength(1);
+    expect(seen.cost[0]).toEqual(withoutProject(seen.create[0]!));
+    expect(seen.cost[0]!.params).toEqual({ sourceParams: { myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } } });
+    expect(seen.cost[0]!.blocks).toEqual([{ name: 'Simplification', enabled: true }, { name: 'Classification', enabled: false }, { name: 'OSM', enabled: false }]);
     const processing = await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id);
     expect(processing.cost).toBe(final.plan!.estimatedCost);
   });
 
-  it('GeoJSON on a data provider: the estimate is the charge, and the server prices the source (a cost call without params is cheaper)', async () => {
+  it('GeoJSON on a data provider: the cost call posts the create body, its estimate is the charge, and the server prices the source (without params it is cheaper)', async () => {
     // Prepare
-    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', source: { dataProvider: { providerName: 'mapbox', zoom: 18 } } }] });
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', source: { dataProvider: { providerName: 'mapbox', zoom: 18 } }, inferenceParams: { threshold: '0.5' } }] });
+    const seen = recordBodies(b);
     const start = await dropInput(aws.s3, 'inbox/provider.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    expect(seen.cost).toEqual(seen.create.map(withoutProject));
+    expect(seen.cost[0]!.params).toEqual({ sourceParams: { dataProvider: { providerName: 'Mapbox', zoom: 18 } }, inferenceParams: { threshold: '0.5' } });
     const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
     const geometry = await readJsonObject(aws.s3, final.plan!.parts[0]!.geometryKey);
     const charged = (await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id)).cost;
@@ -110,8 +132,8 @@ describe('blocks by their API name, all explicit (mapflow-qgis mapflow/schema/wo
 });
 
 
-describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, resultRasterLayer)', () => {
-  it('a raster result is named in job.json as not stored, with where it is', async () => {
+describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, resultRasterLayer; mapflow-qgis mapflow/functional/layer_utils.py lines 187-209, 469-471: rasters are XYZ tiles)', () => {
+  it('a raster result is not copied, and job.json, the part and the Job Succeeded event say so with its link', async () => {
     // Prepare: Forest with its Heights block makes a raster result in the simulated live service
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Forest and trees', blocks: [{ name: 'Heights', enabled: true }] }] });
     const start = await dropInput(aws.s3, 'inbox/forest.geojson', squareAoi());
@@ -120,7 +142,23 @@ describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, 
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
     const jobJson = (await readJsonObject<Record<string, any>>(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, final.plan!.parts[0]!.name).jobJsonKey))!;
-    expect(jobJson.rasterResult).toMatchObject({ stored: false, tileJsonUrl: expect.stringMatching(/tile\.json$/), note: expect.stringMatching(/vector result only/) });
+    expect(jobJson.rasterResult).toMatchObject({ stored: false, tileJsonUrl: expect.stringMatching(/tile\.json$/), tileUrl: expect.stringMatching(/\{z\}\/\{x\}\/\{y\}/), note: expect.stringMatching(/vector result only.*not copied/) });
     expect(jobJson.processing.aoiArea).toBe(jobJson.processing.area);
+    const part = (await b.ledger.get(start.jobId))!.parts![0]!;
+    expect(part.rasterResult).toEqual({ stored: false, tileJsonUrl: jobJson.rasterResult.tileJsonUrl, tileUrl: jobJson.rasterResult.tileUrl });
+    const succeeded = b.events.find((e) => e.detailType === 'Job Succeeded')!;
+    expect(succeeded.detail.messages).toEqual([expect.stringContaining(`has a raster result that mapflow-bridge does not copy (Mapflow serves it as map tiles only); it stays in Mapflow: ${jobJson.rasterResult.tileJsonUrl}`)]);
+  });
+
+  it('a vector-only result says nothing about rasters', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings' }] });
+    const start = await dropInput(aws.s3, 'inbox/vector.geojson', squareAoi());
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess
+    expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
+    expect((await b.ledger.get(start.jobId))!.parts![0]!.rasterResult).toBeUndefined();
+    expect(b.events.find((e) => e.detailType === 'Job Succeeded')!.detail.messages).toBeUndefined();
   });
 });

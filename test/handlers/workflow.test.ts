@@ -380,18 +380,21 @@ describe('GeoTIFF jobs', () => {
     expect(driver.calls.some((c) => c.state === 'Upload Image')).toBe(false);
   });
 
-  it('rejects an image whose processing is over budget before uploading it', async () => {
+  it('prices an image once it is uploaded (the cost call names it, as the create does) and, over budget, deletes it', async () => {
     // Prepare: cogeo.tif covers about 0.37 km², billed as 1 km²: above a 1-credit budget
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true, creditBudget: 1 }] });
+    const before = await b.client.getStorageUsage();
     const start = await dropFile(aws.s3, 'inbox/expensive.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
-    // Assess: rejected with the estimate, and nothing went to Mapflow
+    // Assess: rejected with the estimate of the uploaded image; the image is gone and nothing was created
     expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'BUDGET_EXCEEDED' } });
-    expect(final.finish?.error?.message).toMatch(/estimated at \d+ credits, above the budget of 1 credits.*nothing was uploaded/);
-    expect(driver.calls.some((c) => c.state === 'Ensure Mosaic' || c.state === 'Upload Image')).toBe(false);
-    expect((await b.ledger.get(start.jobId))?.mosaicId).toBeUndefined();
+    expect(final.finish?.error?.message).toMatch(/estimated at \d+ credits, above the budget of 1 credits.*The uploaded image was deleted from Mapflow/);
+    expect(final.upload?.imageId).toBeDefined();
+    await expect(b.client.getImage(final.upload!.imageId)).rejects.toMatchObject({ status: 404 });
+    expect((await b.client.getStorageUsage()).usedBytes).toBe(before.usedBytes);
+    expect(b.sim.stats().processingsCreated).toBe(0);
   });
 
   it('rejects a GeoTIFF whose pixel data is damaged', async () => {

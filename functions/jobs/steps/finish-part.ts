@@ -35,6 +35,7 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
   } else if (poll?.outcome === 'OK' && state.results) {
     outcome.status = 'OK';
     outcome.resultKey = state.results.resultKey;
+    if (state.results.rasterResult) outcome.rasterResult = state.results.rasterResult;
   } else if (poll?.outcome === 'FAILED' || poll?.outcome === 'TIMEOUT') {
     outcome.error = jobErrorFromMapflow(poll.status, poll.messages, poll.outcome);
   } else {

@@ -3,7 +3,8 @@
  * (never the whole file) and checks, before anything is uploaded, that
  * Mapflow can take it: georeferenced, readable pixels, within the account's
  * upload limits and free storage, and, when the route processes images, fit
- * for the route's model and within its credit budget.
+ * for the route's model and within the account's area per processing. The
+ * credit budget is checked by Plan Processing, with the image as the source.
  */
 import { InputRejected } from '../../core/errors.ts';
 import type { InspectResult, WorkflowState } from '../workflow.ts';
@@ -17,13 +18,11 @@ import {
   requirementsForModel,
   s3RangeSource,
 } from '../../geotiff/index.ts';
-import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
-import { DEFAULT_CREDIT_BUDGET, DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
-import { round, routeOf, topJob } from '../common.ts';
+import { DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
+import { routeOf, topJob } from '../common.ts';
 import type { StepContext } from '../context.ts';
 import { aoiAreaLimitOf, checkImageArea } from '../image-area.ts';
 import { explicitBlocks, resolveModel } from '../models.ts';
-import { rejectionForRequestError } from '../refusals.ts';
 
 export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
   const job = topJob(state);
@@ -60,29 +59,12 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
     // Before any byte goes up (an image the model cannot take is told so first): Mapflow would refuse
     // the processing only after the upload (image-area.ts).
     checkImageArea(info.footprint4326, await aoiAreaLimitOf(client, status, ctx), input.key);
-    const blocks = explicitBlocks(model, route.blocks);
-
-    // The budget guard, before the upload: a job over budget must leave nothing behind in Mapflow.
-    const areaSqKm = geodesicAreaSqM(info.footprint4326) / 1e6;
-    const estimate = await client
-      .estimateCost({
-        wdId: model.id,
-        geometry: info.footprint4326 as never,
-        areaSqKm,
-        ...(blocks && { blocks }),
-      })
-      // Refusals riding on the cost call are classified like those of the create.
-      .catch((err: unknown) => {
-        throw rejectionForRequestError(err, `the processing of '${input.key}'`) ?? err;
-      });
-    const creditBudget = route.creditBudget ?? DEFAULT_CREDIT_BUDGET;
-    if (estimate > creditBudget) {
-      throw new InputRejected(
-        'BUDGET_EXCEEDED',
-        `processing this image (${round(areaSqKm, 2)} km²) with '${model.name}' is estimated at ${estimate} credits, above the budget of ${creditBudget} credits of route '${route.name}'; nothing was uploaded. Drop a smaller image, or raise the route's creditBudget.`,
-        { details: { estimatedCost: estimate, creditBudget, areaSqKm } },
-      );
-    }
+    // The route's blocks are checked before the upload too (a mandatory block disabled is refused).
+    explicitBlocks(model, route.blocks);
+    // No cost call here: the service prices the processing with its source, which for an image is the
+    // uploaded image itself (the plugin posts the create body, image ids and all, to the cost endpoint:
+    // mapflow-qgis mapflow/functional/api/processing_api.py lines 93-99). Plan Processing prices it once
+    // uploaded, and deletes the image of a job it refuses (plan-processing.ts).
   }
 
   checkImageLimits(info, input.size, limits);

@@ -117,54 +117,63 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
   const blocks = explicitBlocks(model, route.blocks);
   const params: ProcessingRequest['params'] = { sourceParams: sourceParams as Record<string, unknown>, ...(route.inferenceParams && { inferenceParams: route.inferenceParams }) };
 
+  // The body of each part's create, but its project (found or created only once the guard has passed).
+  // The cost call posts that same body, as Geoalert's plugin posts its whole create schema
+  // (mapflow-qgis mapflow/functional/api/processing_api.py lines 93-99, processing_service.py lines 446-455, 1081-1083):
+  // the server prices with the source, the blocks and the geometry the processing will have.
+  const bodies: PricedBody[] = drafts.map((draft) => ({
+    name: processingNameFor(draft.displayName, jobId),
+    wdId: model.id,
+    geometry: draft.geometry,
+    params,
+    ...(blocks && { blocks }),
+    meta: { ...route.meta, bridgeJobId: jobId, bridgePart: String(draft.index) },
+  }));
+
   // Estimate every part before anything is created: the budget guard must reject a job that has spent nothing.
-  const estimates = await mapLimit(drafts, ESTIMATE_CONCURRENCY, (draft) =>
-    client
-      .estimateCost({
-        wdId: model.id,
-        geometry: draft.geometry as never,
-        areaSqKm: draft.areaSqM / 1e6,
-        params: params as never,
-        ...(blocks && { blocks }),
-      })
-      // The server checks more on the cost call than the price (a provider's minimum area): same codes as the create.
-      .catch((err: unknown) => {
-        throw rejectionForRequestError(err, `part '${draft.name}'`) ?? err;
-      }),
-  );
+  let estimates: number[];
+  let estimatedCost: number;
   const areaSqM = drafts.reduce((sum, d) => sum + d.areaSqM, 0);
-  const estimatedCost = estimates.reduce((sum, c) => sum + c, 0);
   const creditBudget = route.creditBudget ?? DEFAULT_CREDIT_BUDGET;
   const areaText = `${round(areaSqM / 1e6, 2)} km²`;
-  if (estimatedCost > creditBudget) {
-    throw new InputRejected(
-      'BUDGET_EXCEEDED',
-      `processing ${areaText} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller area, or raise the route's creditBudget.`,
-      { details: { estimatedCost, creditBudget, areaSqKm: areaSqM / 1e6 } },
+  try {
+    estimates = await mapLimit(bodies, ESTIMATE_CONCURRENCY, (body, i) =>
+      client
+        .estimateCost(body as never)
+        // The server checks more on the cost call than the price (a provider's minimum area): same codes as the create.
+        .catch((err: unknown) => {
+          throw rejectionForRequestError(err, `part '${drafts[i]!.name}'`) ?? err;
+        }),
     );
+    estimatedCost = estimates.reduce((sum, c) => sum + c, 0);
+    if (estimatedCost > creditBudget) {
+      throw new InputRejected(
+        'BUDGET_EXCEEDED',
+        `processing ${job.kind === 'geotiff' ? `this image (${areaText})` : areaText} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller ${job.kind === 'geotiff' ? 'image' : 'area'}, or raise the route's creditBudget.`,
+        { details: { estimatedCost, creditBudget, areaSqKm: areaSqM / 1e6 } },
+      );
+    }
+    assertAccountCanPay(status, estimatedCost, areaSqM, areaText);
+  } catch (err) {
+    // A GeoTIFF is priced only once it is uploaded (the cost call names the image, as the create does):
+    // refused here, the image this job uploaded is deleted, so a refused job leaves nothing in Mapflow.
+    if (err instanceof InputRejected && job.kind === 'geotiff' && state.upload) throw await withImageDeleted(ctx, client, state.upload.imageId, err);
+    throw err;
   }
-  assertAccountCanPay(status, estimatedCost, areaSqM, areaText);
 
   const projectId = await projectFor(ctx, client, route);
 
   const parts: PlanPart[] = await mapLimit(drafts, ESTIMATE_CONCURRENCY, async (draft, i) => {
     const geometryKey = workKey(ctx.config.prefixes, jobId, `part-${draft.index}.geometry.json`);
     const requestKey = workKey(ctx.config.prefixes, jobId, `part-${draft.index}.request.json`);
-    const processingName = processingNameFor(draft.displayName, jobId);
-    const request: ProcessingRequest = {
-      name: processingName,
-      projectId,
-      wdId: model.id,
-      params,
-      ...(blocks && { blocks }),
-      meta: { ...route.meta, bridgeJobId: jobId, bridgePart: String(draft.index) },
-    };
+    const body = bodies[i]!;
+    const request: ProcessingRequest = { name: body.name, projectId, wdId: body.wdId, params: body.params, ...(body.blocks && { blocks: body.blocks }), meta: body.meta };
     await writeJson(ctx.s3, input.bucket, geometryKey, draft.geometry);
     await writeJson(ctx.s3, input.bucket, requestKey, request);
     return {
       index: draft.index,
       name: draft.name,
-      processingName,
+      processingName: request.name,
       geometryKey,
       requestKey,
       areaSqKm: round(draft.areaSqM / 1e6, 6),
@@ -184,6 +193,25 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     parts,
     ...(ignored && { ignored }),
   };
+}
+
+/** What a cost call posts: a part's create body without its project. */
+type PricedBody = Omit<ProcessingRequest, 'projectId'> & { geometry: Geometry };
+
+/** The rejection, once the image the job uploaded is deleted (or, failing that, saying it is still there). */
+async function withImageDeleted(ctx: StepContext, client: MapflowClient, imageId: string, err: InputRejected): Promise<InputRejected> {
+  const message = err.message.replace(/^[A-Z_]+: /, '');
+  try {
+    // Already gone (a resumed Plan Processing that deleted it before): as good as deleted.
+    await client.deleteImage(imageId).catch((cause: unknown) => {
+      if (!isNotFound(cause)) throw cause;
+    });
+    ctx.logger.info('deleted the image of a refused job', { imageId, code: err.code });
+    return new InputRejected(err.code, `${message} The uploaded image was deleted from Mapflow.`, { cause: err, ...(err.details && { details: err.details }) });
+  } catch (cause) {
+    ctx.logger.warn('could not delete the image of a refused job', { imageId, err: String(cause) });
+    return new InputRejected(err.code, `${message} The uploaded image ${imageId} is still in Mapflow; delete it there if you do not need it.`, { cause: err, ...(err.details && { details: err.details }) });
+  }
 }
 
 /**

@@ -54,7 +54,7 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
   const row = await ctx.ledger.get(job.jobId);
   const finishedAt = ctx.now().toISOString();
   const raster = rasterResultOf(processing);
-  if (raster) ctx.logger.info('the processing has a raster result, which stays in Mapflow', { jobId: job.jobId, processingId, ...raster });
+  if (raster) ctx.logger.info('the processing has a raster result, which the bridge does not copy; it stays in Mapflow', { jobId: job.jobId, processingId, ...raster });
   await writeJson(ctx.s3, job.input.bucket, jobJsonKey, {
     jobId: job.jobId,
     input: job.input,
@@ -89,14 +89,19 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     status: processing.status,
     percentCompleted: processing.percentCompleted ?? 100,
     ...(typeof processing.cost === 'number' && { cost: processing.cost }),
+    ...(raster && { rasterResult: { stored: false, ...(raster.tileJsonUrl && { tileJsonUrl: raster.tileJsonUrl }), ...(raster.tileUrl && { tileUrl: raster.tileUrl }) } }),
   });
-  return { resultKey, jobJsonKey, bytes };
+  return { resultKey, jobJsonKey, bytes, ...(raster && { rasterResult: { stored: false, ...(raster.tileJsonUrl && { tileJsonUrl: raster.tileJsonUrl }), ...(raster.tileUrl && { tileUrl: raster.tileUrl }) } }) };
 }
 
 /**
  * A processing's raster result (`resultRasterLayer`, made by some models:
- * mapflow-mcp src/schemas.ts). The bridge stores the vector result only;
- * job.json says so, with where the raster is, rather than leaving it unseen.
+ * mapflow-mcp src/schemas.ts). Mapflow serves a processing's rasters as XYZ
+ * map tiles only (`tileUrl`, a `{z}/{x}/{y}` template, and `tileJsonUrl`: how
+ * Geoalert's plugin loads them, mapflow-qgis mapflow/functional/layer_utils.py
+ * lines 187-209 and 469-471), with no file to download, so no bounded copy is
+ * possible: the bridge does not copy it, and job.json, the part in the ledger
+ * and the Job Succeeded event say so, with the links.
  */
 export function rasterResultOf(processing: Processing): { stored: false; tileJsonUrl?: string; tileUrl?: string; note: string } | undefined {
   const layer = processing.resultRasterLayer;
@@ -107,6 +112,9 @@ export function rasterResultOf(processing: Processing): { stored: false; tileJso
     stored: false,
     ...(typeof tileJsonUrl === 'string' && { tileJsonUrl }),
     ...(typeof tileUrl === 'string' && { tileUrl }),
-    note: 'mapflow-bridge stores the vector result only; this raster result stays in Mapflow (open the tile URLs with the account\'s credentials, or in the Mapflow web app).',
+    note: RASTER_NOT_COPIED,
   };
 }
+
+export const RASTER_NOT_COPIED =
+  'mapflow-bridge copies the vector result only: Mapflow serves this raster result as XYZ map tiles, not as a file, so it is not copied to results/ and stays in Mapflow (open tileUrl or tileJsonUrl with the account\'s credentials, e.g. as an XYZ layer in QGIS, or in the Mapflow web app).';

@@ -159,8 +159,9 @@ export function isReady(status: ImageStatus | undefined): boolean {
  * endpoint (an older service). The live endpoint also answers 404 for an
  * image that does not exist or belongs to another account (mapflow-qgis
  * spec/002_E_zoom_selector_api.md lines 117-118), so a 404 is told apart by
- * asking for the image itself: there, the status endpoint is missing; gone,
- * the image is.
+ * asking for the image itself: there, the status endpoint is missing; gone
+ * (404) or another account's (403 `AccessDenied`, mapflow-qgis
+ * mapflow/errors/data_errors.py), the image is.
  * @throws BridgeError IMAGE_NOT_FOUND when Mapflow has no such image (anymore)
  */
 export async function preprocessingOf(client: MapflowClient, imageId: string): Promise<ImageStatus | undefined> {
@@ -172,7 +173,7 @@ export async function preprocessingOf(client: MapflowClient, imageId: string): P
     try {
       await client.getImage(imageId);
     } catch (imageErr) {
-      if (!isNotFound(imageErr)) throw imageErr;
+      if (!isNotFound(imageErr) && mapflowErrorInfo(imageErr).status !== 403) throw imageErr;
       throw new BridgeError(
         'IMAGE_NOT_FOUND',
         `IMAGE_NOT_FOUND: Mapflow has no image ${imageId} (deleted, or not in this account) while the bridge waited for its preprocessing; drop the file again under a new name.`,
