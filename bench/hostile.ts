@@ -18,9 +18,9 @@ import { deflateSync } from 'node:zlib';
 import { MAX_GEOJSON_BYTES, MAX_POLYGONS, MAX_POSITIONS, parseAoi } from '../functions/aoi/index.ts';
 import { inspectGeoTiff, MAX_BLOCK_DECODED_BYTES, type RangeSource } from '../functions/geotiff/index.ts';
 import { applyOverrides, DEFAULT_ROUTES, OVERRIDE_LIMITS } from '../functions/routing/index.ts';
-import { HOSTILE, manyVertexPolygon, squaresGrid } from '../test/fixtures/hostile/make-hostile.ts';
-import { hostileTiff } from '../test/fixtures/hostile/tiff-writer.ts';
-import { HOSTILE_ROUND2 } from '../test/fixtures/hostile/round2.ts';
+import { HOSTILE, manyVertexPolygon, squaresGrid } from './fixtures/hostile.ts';
+import { hostileTiff } from './fixtures/tiff.ts';
+import { HOSTILE_ROUND2 } from './fixtures/hostile-round2.ts';
 
 /** The function each check runs in on AWS (lib/private/defaults.ts). */
 const FUNCTIONS = {

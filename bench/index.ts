@@ -27,7 +27,7 @@ import { runChaos } from './chaos.ts';
 import { runGoalsBench, type UploadGoal } from './goals.ts';
 import { runHostileBench } from './hostile.ts';
 import { pairedRatio, type PairedRatio } from './paired.ts';
-import { syntheticGeoTiffStream, writeSyntheticGeoTiff } from './synthetic-geotiff.ts';
+import { syntheticGeoTiffStream, writeSyntheticGeoTiff } from './fixtures/synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -18,7 +18,7 @@ if [ "${CI:-}" = "true" ] && command -v apt-get >/dev/null 2>&1; then
   if find_chromium >/dev/null; then exit 0; fi
 fi
 cat >&2 <<'MSG'
-Chromium was not found, so the jobs console tests (test/console) will be skipped.
+Chromium was not found, so the jobs console tests (test/e2e/console.test.ts) will be skipped.
 To run them, install it (or set CHROMIUM_PATH to a Chromium/Chrome binary):
   Debian/Ubuntu:  sudo apt-get install -y chromium
 MSG

@@ -1,7 +1,7 @@
 /**
  * Writes schemas/events/<DetailType>.json: the JSON Schema (draft-04) of each
  * job event, envelope included, generated from functions/events/types.ts.
- * test/events/schemas.test.ts fails when these files are out of date.
+ * test/unit/functions/events/schemas.test.ts fails when these files are out of date.
  *
  *   npx tsx scripts/generate-event-schemas.ts [--check]
  */

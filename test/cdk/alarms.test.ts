@@ -7,7 +7,7 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
-import { synthBridge } from '../cdk/support.ts';
+import { synthBridge } from './support.ts';
 
 type Resource = { Properties: Record<string, unknown> };
 const alarmsOf = (template: ReturnType<typeof synthBridge>['template']) =>

@@ -226,7 +226,7 @@ describe('least privilege', () => {
           ...(FUNCTION_CAPABILITIES[name].includes('results:read') ? ['/results/*'] : []),
         ].sort(),
       );
-      // s3:ListBucket is on the bucket itself, narrowed by an s3:prefix condition (test/dispatch/permissions.test.ts).
+      // s3:ListBucket is on the bucket itself, narrowed by an s3:prefix condition (test/cdk/dispatch-permissions.test.ts).
       for (const s of statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')) && !actionsOf(st).includes('s3:ListBucket'))) {
         for (const r of resourcesOf(s)) expect(objectArnSuffix(r), `${name} ${JSON.stringify(r)}`).toMatch(/^\/(inbox|results|failed|work)\/\*$/);
       }
@@ -275,7 +275,7 @@ describe('least privilege', () => {
       'logs:PutLogEvents',
       's3:GetObject',
       's3:GetObjectVersion',
-      // on the bucket, limited to inbox/ keys (test/dispatch/permissions.test.ts): HeadObject of a missing key is then 404, not 403
+      // on the bucket, limited to inbox/ keys (test/cdk/dispatch-permissions.test.ts): HeadObject of a missing key is then 404, not 403
       's3:ListBucket',
       // the SQS event source (on the trigger queue only)
       'sqs:ChangeMessageVisibility',

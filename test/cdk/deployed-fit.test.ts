@@ -180,7 +180,7 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
     ['states:ListExecutions', (a) => a.stateMachine, 'the running executions, 1,000 a page (stepFunctionsLiveness.listRunning)'],
     ['states:DescribeExecution', (a) => a.execution, 'liveness of the execution recorded by Register Job / Acquire Slot'],
     // The inbox sweep (functions/jobs/inbox-sweep.ts): ListObjectsV2 is s3:ListBucket under an s3:prefix condition
-    // (test/dispatch/permissions.test.ts); its calls on objects and on the ledger:
+    // (test/cdk/dispatch-permissions.test.ts); its calls on objects and on the ledger:
     ['dynamodb:GetItem', (a) => a.table, 'which inbox objects have a job row'],
     ['dynamodb:PutItem', (a) => a.table, 'the #inbox-sweep row: where a bounded run stopped'],
     ['states:StartExecution', (a) => a.stateMachine, 'StartExecution(name = jobId) of an object whose notification never came'],

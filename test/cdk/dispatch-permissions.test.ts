@@ -5,7 +5,7 @@
  * exist (EventBridge keys that decoding would change).
  */
 import { describe, expect, it } from 'vitest';
-import { actionsOf, logicalIdOf, resourcesOf, statementsOfFunction, statementsWith, synthBridge } from '../cdk/support.ts';
+import { actionsOf, logicalIdOf, resourcesOf, statementsOfFunction, statementsWith, synthBridge } from './support.ts';
 
 describe('dispatch permissions', () => {
   const synth = synthBridge();

@@ -6,7 +6,7 @@
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { EVENT_DETAIL_SCHEMAS, eventBridgeSchemaDocument } from '../../functions/events/types.ts';
-import { synthBridge } from '../cdk/support.ts';
+import { synthBridge } from './support.ts';
 
 // Synthesis (and cdk-nag) is slow on a loaded machine.
 const SYNTH_TIMEOUT = 240_000;

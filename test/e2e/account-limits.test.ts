@@ -7,7 +7,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeSyntheticGeoTiff } from '../../bench/synthetic-geotiff.ts';
+import { writeSyntheticGeoTiff } from '../../bench/fixtures/synthetic-geotiff.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';

@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
-import { startTestBridge } from '../e2e/helpers.ts';
+import { startTestBridge } from './helpers.ts';
 import { rawRequest, signedRequest } from '../support/signed-request.ts';
 
 const GEOJSON = JSON.stringify({

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { localAssemblySettings } from '../../local/bridge.ts';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { startTestBridge } from '../e2e/helpers.ts';
+import { startTestBridge } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 const GEOJSON = JSON.stringify({

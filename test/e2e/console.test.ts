@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { startBridgeConsole } from '../../local/console/command.ts';
 import type { ConsoleServer } from '../../local/console/server.ts';
-import { ROOT, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
+import { ROOT, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { localBackend } from '../../local/cli/control.ts';
 import { retryJob } from '../../local/cli/operations.ts';
 
@@ -29,7 +29,7 @@ const OUTPUT = path.join(ROOT, 'test-output', 'console');
 const SAMPLES = path.join(ROOT, 'local', 'samples');
 
 if (!CHROMIUM) {
-  console.warn('test/console: skipped: no Chromium at /usr/bin/chromium (install it: apt-get install -y chromium, or set CHROMIUM_PATH).');
+  console.warn('test/e2e/console.test.ts: skipped: no Chromium at /usr/bin/chromium (install it: apt-get install -y chromium, or set CHROMIUM_PATH).');
 }
 
 describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {

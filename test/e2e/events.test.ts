@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
-import { SAMPLES_AOI, SAMPLES_RASTERS, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
-import { checkEventsFile } from './validate.ts';
+import { SAMPLES_AOI, SAMPLES_RASTERS, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { checkEventsFile } from '../support/validate-events.ts';
 
 describe('events of an end-to-end run', { timeout: 300_000 }, () => {
   let bridge: LocalBridge;

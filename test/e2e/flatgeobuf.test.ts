@@ -10,7 +10,7 @@ import { deserialize } from 'flatgeobuf/lib/mjs/geojson.js';
 import { parse } from '@loaders.gl/core';
 import { FlatGeobufLoader } from '@loaders.gl/flatgeobuf';
 import type { LocalBridge } from '../../local/bridge.ts';
-import { listKeys, readText, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
+import { listKeys, readText, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 describe('resultFormats flatgeobuf, end to end', () => {
   let bridge: LocalBridge;

@@ -1,5 +1,5 @@
 /**
- * Issue 23: the second-round hostile corpus (test/fixtures/hostile/round2.ts),
+ * Issue 23: the second-round hostile corpus (bench/fixtures/hostile-round2.ts),
  * with two names S3 or the local S3 refuses and one good file, end to end
  * through `mapflow-bridge local run --json`, as a user runs it: the JSON is
  * printed whatever the files, every hostile file REJECTED with its code, the
@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { loadLocalDefinition } from '../../lib/private/local-definition-cache.ts';
 import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
-import { writeRound2Corpus } from '../fixtures/hostile/round2.ts';
+import { writeRound2Corpus } from '../../bench/fixtures/hostile-round2.ts';
 import { ROOT, squareAoi } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 

@@ -9,9 +9,9 @@ import { MAX_POLYGONS, parseAoiOffThread } from '../../functions/aoi/index.ts';
 import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
 import { installCpuWorkers, uninstallCpuWorkers, WORKER_TIME_LIMIT_MS } from '../../local/engine/workers.ts';
-import { squaresGrid } from '../fixtures/hostile/make-hostile.ts';
-import { interlockingCombs } from '../fixtures/hostile/round2.ts';
-import { deflateBomb, hostileTiff } from '../fixtures/hostile/tiff-writer.ts';
+import { squaresGrid } from '../../bench/fixtures/hostile.ts';
+import { interlockingCombs } from '../../bench/fixtures/hostile-round2.ts';
+import { deflateBomb, hostileTiff } from '../../bench/fixtures/tiff.ts';
 
 /** Counts turns of the event loop while `work` runs: 0 means it blocked the thread throughout. */
 async function loopTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {

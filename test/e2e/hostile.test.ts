@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { localAssemblySettings } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
-import { writeHostileCorpus, type HostileEntry } from '../fixtures/hostile/make-hostile.ts';
+import { writeHostileCorpus, type HostileEntry } from '../../bench/fixtures/hostile.ts';
 import { ROOT } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 

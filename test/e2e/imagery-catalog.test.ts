@@ -10,8 +10,8 @@ import { LOCAL_EMAIL, type LocalBridge } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { pickProduct, searchBody, parseImagerySearch } from '../../functions/jobs/imagery-search.ts';
-import { LIVE_SHAPES, listKeys, readText, squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
-import { checkEventsFile } from '../events/validate.ts';
+import { LIVE_SHAPES, listKeys, readText, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { checkEventsFile } from '../support/validate-events.ts';
 
 describe('catalog-driven GeoJSON, end to end', () => {
   let bridge: LocalBridge;

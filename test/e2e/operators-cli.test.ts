@@ -19,7 +19,7 @@ import { runCostsCommand } from '../../local/cli/costs.ts';
 import { startControlServer, type ControlServer } from '../../local/cli/control.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
-import { squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
+import { squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 let stateDir: string;

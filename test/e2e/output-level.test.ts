@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import { levelOutputFolder } from '../../local/cli/output-level.ts';
 import { outputPath } from '../../local/cli/outputs.ts';
-import { listKeys, readText, squareAoi, startTestBridge } from '../e2e/helpers.ts';
+import { listKeys, readText, squareAoi, startTestBridge } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 let bridge: LocalBridge | undefined;

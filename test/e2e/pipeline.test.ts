@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge, LocalBridgeOptions } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { LIVE_SHAPES, listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
-import { checkEventsFile } from '../events/validate.ts';
+import { checkEventsFile } from '../support/validate-events.ts';
 
 type SimulatorSettings = NonNullable<LocalBridgeOptions['simulator']>;
 

@@ -32,7 +32,7 @@ describe.each([
     bridge = await startTestBridge({
       stateDir,
       dropFolder: true,
-      // The copy is whole at once; the stability window itself is tested in test/local/drop-folder.test.ts.
+      // The copy is whole at once; the stability window itself is tested in test/unit/local/s3/drop-folder.test.ts.
       // The job is unfinished in the ledger when the bridge stops, whether or not Mapflow finishes meanwhile.
       dropStableMs: 300,
       simulator: { ...shapes, processingSeconds: 4 },

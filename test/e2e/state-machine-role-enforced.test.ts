@@ -15,7 +15,7 @@ import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
 import { localAssemblySettings } from '../../local/bridge.ts';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { startTestBridge } from '../e2e/helpers.ts';
+import { startTestBridge } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 const GEOJSON = JSON.stringify({

@@ -16,7 +16,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syntheticGeoTiffSize, syntheticGeoTiffStream } from '../../bench/synthetic-geotiff.ts';
+import { syntheticGeoTiffSize, syntheticGeoTiffStream } from '../../bench/fixtures/synthetic-geotiff.ts';
 import type { StepContext } from '../../functions/jobs/context.ts';
 import { uploadImage } from '../../functions/jobs/steps/upload-image.ts';
 import type { WorkflowState } from '../../functions/jobs/workflow.ts';

@@ -11,7 +11,7 @@ import { planProcessing } from '../../functions/jobs/steps/plan-processing.ts';
 import { pollProcessing } from '../../functions/jobs/steps/poll-processing.ts';
 import { registerJob } from '../../functions/jobs/steps/register-job.ts';
 import { restartProcessing } from '../../functions/jobs/steps/restart-processing.ts';
-import { Driver, dropInput, startAwsServices, startBench, type AwsServices, type Bench } from '../handlers/harness.ts';
+import { Driver, dropInput, startAwsServices, startBench, type AwsServices, type Bench } from '../support/workflow-harness.ts';
 
 const AOI = JSON.stringify({
   type: 'FeatureCollection',

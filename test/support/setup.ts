@@ -5,7 +5,7 @@
  * Metrics); in tests they would flood the output with `{"_aws":...}` lines.
  * POWERTOOLS_METRICS_DISABLED is Powertools' own switch (it wins over
  * POWERTOOLS_DEV); a test about the metrics themselves sets it to 'false'
- * before its first metric (test/runtime/metrics.test.ts).
+ * before its first metric (test/unit/functions/runtime/metrics.test.ts).
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -35,12 +35,12 @@ import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
 import { ConcurrencySlots } from '../../functions/ledger/slots.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { DEFAULT_PREFIXES, jobIdFor, normaliseEtag, type Route } from '../../functions/routing/index.ts';
-import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
+import { sharedDynamoDbEndpoint } from './shared-dynamodb.ts';
 import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
 import { localS3Client } from '../../local/s3/client.ts';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
-import { testTmp } from '../support/temp.ts';
+import { testTmp } from './temp.ts';
 
 export const BUCKET = 'bridge-test';
 export const TOKEN = 'test-token-0123456789-very-secret';

@@ -10,7 +10,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_POLL_POLICY, maxPollsOf, nextPollSeconds, pollBudgetExhausted, type PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { DEFAULT_POLL_POLICY, maxPollsOf, nextPollSeconds, pollBudgetExhausted, type PollPolicy } from '../../../functions/polling/poll-policy.ts';
 import {
   bridgeLoopBounds,
   definitionOf,
@@ -21,8 +21,8 @@ import {
   HistoryBudgetError,
   type AslDefinition,
   type ExecutionBudget,
-} from '../../lib/private/history-budget.ts';
-import { MapflowBridge } from '../../lib/mapflow-bridge.ts';
+} from '../../../lib/private/history-budget.ts';
+import { MapflowBridge } from '../../../lib/mapflow-bridge.ts';
 
 const SYNTH_TIMEOUT = 240_000;
 const RUN_TIMEOUT = 600_000;

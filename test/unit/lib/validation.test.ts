@@ -2,11 +2,11 @@ import { App, Duration, Errors, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
-import { settingsFromContext } from '../../lib/app-context.ts';
-import { MapflowBridge, type MapflowBridgeProps } from '../../lib/mapflow-bridge.ts';
-import { MAX_POLLS } from '../../lib/private/defaults.ts';
-import { MapflowBridgeConfigError } from '../../lib/errors.ts';
-import { resolveBridgeSettings } from '../../lib/private/validation.ts';
+import { settingsFromContext } from '../../../lib/app-context.ts';
+import { MapflowBridge, type MapflowBridgeProps } from '../../../lib/mapflow-bridge.ts';
+import { MAX_POLLS } from '../../../lib/private/defaults.ts';
+import { MapflowBridgeConfigError } from '../../../lib/errors.ts';
+import { resolveBridgeSettings } from '../../../lib/private/validation.ts';
 
 function construct(props: MapflowBridgeProps | ((stack: Stack) => MapflowBridgeProps)): () => MapflowBridge {
   return () => {

@@ -4,11 +4,11 @@
  * not be asked every second), and as `--poll-policy` says when it is given.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLL_POLICY } from '../../functions/polling/poll-policy.ts';
-import { pollPolicyOption, UsageError } from '../../local/cli/args.ts';
-import { runLocalCommand } from '../../local/cli/run.ts';
-import { runStartCommand } from '../../local/cli/start.ts';
-import { LOCAL_POLL_POLICY, localPollPolicy } from '../../local/poll-policy.ts';
+import { DEFAULT_POLL_POLICY } from '../../../functions/polling/poll-policy.ts';
+import { pollPolicyOption, UsageError } from '../../../local/cli/args.ts';
+import { runLocalCommand } from '../../../local/cli/run.ts';
+import { runStartCommand } from '../../../local/cli/start.ts';
+import { LOCAL_POLL_POLICY, localPollPolicy } from '../../../local/poll-policy.ts';
 
 const LIVE = { url: 'https://api.mapflow.ai/rest', token: 't' };
 

@@ -8,9 +8,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { handler } from '../../examples/subscriber/handler.ts';
-import { SubscriberStack } from '../../examples/subscriber/stack.ts';
-import type { JobEvent } from '../../functions/events/types.ts';
+import { handler } from '../../../../examples/subscriber/handler.ts';
+import { SubscriberStack } from '../../../../examples/subscriber/stack.ts';
+import type { JobEvent } from '../../../../functions/events/types.ts';
 
 describe('example subscriber stack', () => {
   it('synthesizes: a rule on Job Succeeded from the bridge, on its bus, targeting a function that may read results', () => {

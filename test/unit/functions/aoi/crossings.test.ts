@@ -4,11 +4,11 @@
  * limit), and the merged result is held to the file's ring and position limits.
  */
 import { describe, expect, it } from 'vitest';
-import { parseAoi } from '../../functions/aoi/index.ts';
-import { countCrossings } from '../../functions/aoi/crossings.ts';
-import { MAX_CROSSINGS } from '../../functions/aoi/dissolve.ts';
-import { squaresGrid } from '../fixtures/hostile/make-hostile.ts';
-import { interlockingCombs } from '../fixtures/hostile/round2.ts';
+import { parseAoi } from '../../../../functions/aoi/index.ts';
+import { countCrossings } from '../../../../functions/aoi/crossings.ts';
+import { MAX_CROSSINGS } from '../../../../functions/aoi/dissolve.ts';
+import { squaresGrid } from '../../../../bench/fixtures/hostile.ts';
+import { interlockingCombs } from '../../../../bench/fixtures/hostile-round2.ts';
 
 const square = (x: number, y: number, d: number) => [[x, y], [x + d, y], [x + d, y + d], [x, y + d], [x, y]];
 

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
+import { parseAoi } from '../../../../functions/aoi/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
 
-const cogeo = readFileSync(fileURLToPath(new URL('../../samples/rasters/cogeo.tif', import.meta.url)));
+const cogeo = readFileSync(fileURLToPath(new URL('../../../../samples/rasters/cogeo.tif', import.meta.url)));
 
 /** Bytes below U+0020, DEL, C1 controls or U+FFFD: what must never reach a message. */
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\uFFFD]/;

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { kinks } from '@turf/kinks';
 import { describe, expect, it } from 'vitest';
-import { checkProcessingGeometry, parseAoi, type ParsedAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
+import { checkProcessingGeometry, parseAoi, type ParsedAoi } from '../../../../functions/aoi/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
 
-const testdata = (name: string) => readFileSync(fileURLToPath(new URL(`../../samples/aoi/${name}`, import.meta.url)), 'utf8');
+const testdata = (name: string) => readFileSync(fileURLToPath(new URL(`../../../../samples/aoi/${name}`, import.meta.url)), 'utf8');
 
 const square = (x: number, y: number, d: number) => [
   [

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { eventDetailFromRow, type LocalEventRecord } from '../../functions/events/publisher.ts';
-import { createPublisher } from '../../functions/runtime/events.ts';
-import type { LedgerRow } from '../../functions/core/model.ts';
-import type { JobEventDetail } from '../../functions/events/types.ts';
-import { loadConfig } from '../../functions/runtime/config.ts';
-import { testTmp } from '../support/temp.ts';
+import { eventDetailFromRow, type LocalEventRecord } from '../../../../functions/events/publisher.ts';
+import { createPublisher } from '../../../../functions/runtime/events.ts';
+import type { LedgerRow } from '../../../../functions/core/model.ts';
+import type { JobEventDetail } from '../../../../functions/events/types.ts';
+import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { testTmp } from '../../../support/temp.ts';
 
 const eventBridge = mockClient(EventBridgeClient);
 // The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').

@@ -5,11 +5,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { eventDetailFromRow } from '../../functions/events/publisher.ts';
-import { EVENT_DETAIL_SCHEMAS, eventBridgeSchemaDocument, type JobEventDetailType } from '../../functions/events/types.ts';
-import { EVENT_DETAIL_TYPES, type LedgerRow } from '../../functions/core/model.ts';
-import { eventSchemaFiles } from '../../scripts/generate-event-schemas.ts';
-import { envelope, eventProblems, eventValidators, schemaFileOf } from './validate.ts';
+import { eventDetailFromRow } from '../../../../functions/events/publisher.ts';
+import { EVENT_DETAIL_SCHEMAS, eventBridgeSchemaDocument, type JobEventDetailType } from '../../../../functions/events/types.ts';
+import { EVENT_DETAIL_TYPES, type LedgerRow } from '../../../../functions/core/model.ts';
+import { eventSchemaFiles } from '../../../../scripts/generate-event-schemas.ts';
+import { envelope, eventProblems, eventValidators, schemaFileOf } from '../../../support/validate-events.ts';
 
 const base: LedgerRow = {
   jobId: 'area-0123456789abcdef',
@@ -30,7 +30,7 @@ describe('event schema files', () => {
     expect(files).toHaveLength(Object.keys(EVENT_DETAIL_SCHEMAS).length);
     // Act + Assess
     for (const { file, content } of files) {
-      expect(await readFile(new URL(`../../schemas/events/${file}`, import.meta.url), 'utf8'), `schemas/events/${file} is out of date: npx tsx scripts/generate-event-schemas.ts`).toBe(content);
+      expect(await readFile(new URL(`../../../../schemas/events/${file}`, import.meta.url), 'utf8'), `schemas/events/${file} is out of date: npx tsx scripts/generate-event-schemas.ts`).toBe(content);
     }
   });
 

@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
-import { checkImageForModel, fileRangeSource, inspectGeoTiff, requirementsForModel } from '../../functions/geotiff/index.ts';
-import { applyOverrides, DEFAULT_GEOJSON_MODEL, DEFAULT_ROUTES, inputKind } from '../../functions/routing/index.ts';
-import type { CorpusEntry } from '../fixtures/bad-inputs/make-corpus.ts';
+import { parseAoi } from '../../../../functions/aoi/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
+import { checkImageForModel, fileRangeSource, inspectGeoTiff, requirementsForModel } from '../../../../functions/geotiff/index.ts';
+import { applyOverrides, DEFAULT_GEOJSON_MODEL, DEFAULT_ROUTES, inputKind } from '../../../../functions/routing/index.ts';
+import type { CorpusEntry } from '../../../fixtures/bad-inputs/make-corpus.ts';
 
-const corpus = new URL('../fixtures/bad-inputs/', import.meta.url);
+const corpus = new URL('../../../fixtures/bad-inputs/', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('manifest.json', corpus), 'utf8')) as CorpusEntry[];
 
 /** An account limit as the simulator and small real accounts have (m²); the area entries exceed any realistic one. */

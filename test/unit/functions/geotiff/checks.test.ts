@@ -6,8 +6,8 @@ import {
   requirementsForModel,
   UnknownModelRequirements,
   type ModelRequirements,
-} from '../../functions/geotiff/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
+} from '../../../../functions/geotiff/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
 
 function rejection(check: () => void): InputRejected {
   try {

@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deflateSync } from 'node:zlib';
-import { CRS_AREAS } from '../../functions/geotiff/crs-areas.ts';
-import { SUPPORTED_EPSG_CODES } from '../../functions/geotiff/crs.ts';
-import { inspectGeoTiff } from '../../functions/geotiff/index.ts';
-import { areaFromPackage } from '../../scripts/make-crs-areas.ts';
-import { hostileTiff } from '../fixtures/hostile/tiff-writer.ts';
+import { CRS_AREAS } from '../../../../functions/geotiff/crs-areas.ts';
+import { SUPPORTED_EPSG_CODES } from '../../../../functions/geotiff/crs.ts';
+import { inspectGeoTiff } from '../../../../functions/geotiff/index.ts';
+import { areaFromPackage } from '../../../../scripts/make-crs-areas.ts';
+import { hostileTiff } from '../../../../bench/fixtures/tiff.ts';
 
 const memory = (bytes: Uint8Array) => ({ size: bytes.length, read: async (offset: number, length: number) => bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer });
 const image = (epsg: number, origin: [number, number], pixel = 0.5) =>

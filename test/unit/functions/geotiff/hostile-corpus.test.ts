@@ -5,13 +5,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseAoi } from '../../functions/aoi/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
-import { inspectGeoTiff } from '../../functions/geotiff/index.ts';
-import { applyOverrides, DEFAULT_ROUTES } from '../../functions/routing/index.ts';
-import { HOSTILE, HOSTILE_ENTRIES } from '../fixtures/hostile/make-hostile.ts';
+import { parseAoi } from '../../../../functions/aoi/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
+import { inspectGeoTiff } from '../../../../functions/geotiff/index.ts';
+import { applyOverrides, DEFAULT_ROUTES } from '../../../../functions/routing/index.ts';
+import { HOSTILE, HOSTILE_ENTRIES } from '../../../../bench/fixtures/hostile.ts';
 
-const manifest = JSON.parse(readFileSync(new URL('../fixtures/hostile/manifest.json', import.meta.url), 'utf8')) as unknown;
+const manifest = JSON.parse(readFileSync(new URL('../../../fixtures/hostile/manifest.json', import.meta.url), 'utf8')) as unknown;
 
 describe('hostile corpus, in process', () => {
   it('has at least 40 files, and the committed manifest is the generator\'s', () => {

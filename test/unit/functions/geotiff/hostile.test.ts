@@ -5,10 +5,10 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { getDecoder } from 'geotiff';
-import { InputRejected } from '../../functions/core/errors.ts';
-import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
-import { checkBlockDecodedSize, lzwOutputLength, MAX_BLOCK_DECODED_BYTES } from '../../functions/geotiff/limits.ts';
-import { bigTiffHeader, deflateBomb, hostileTiff, jpegFrame, lzwBomb, packBitsBomb } from '../fixtures/hostile/tiff-writer.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
+import { inspectGeoTiff, type RangeSource } from '../../../../functions/geotiff/index.ts';
+import { checkBlockDecodedSize, lzwOutputLength, MAX_BLOCK_DECODED_BYTES } from '../../../../functions/geotiff/limits.ts';
+import { bigTiffHeader, deflateBomb, hostileTiff, jpegFrame, lzwBomb, packBitsBomb } from '../../../../bench/fixtures/tiff.ts';
 
 function memorySource(bytes: Uint8Array): RangeSource & { bytesRead: number } {
   const source = {

@@ -11,11 +11,11 @@ import {
   s3RangeSource,
   toWgs84,
   type RangeSource,
-} from '../../functions/geotiff/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
+} from '../../../../functions/geotiff/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
 
-const raster = (name: string) => fileURLToPath(new URL(`../../samples/rasters/${name}`, import.meta.url));
-const corpusFile = (name: string) => fileURLToPath(new URL(`../fixtures/bad-inputs/${name}`, import.meta.url));
+const raster = (name: string) => fileURLToPath(new URL(`../../../../samples/rasters/${name}`, import.meta.url));
+const corpusFile = (name: string) => fileURLToPath(new URL(`../../../fixtures/bad-inputs/${name}`, import.meta.url));
 
 async function rejectionOf(promise: Promise<unknown>): Promise<InputRejected> {
   const outcome = await promise.then(

@@ -6,7 +6,7 @@
 import { HeadObjectCommand, NotFound, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { completeObject, objectsFromMessage } from '../../functions/handlers/dispatch.ts';
+import { completeObject, objectsFromMessage } from '../../../../functions/handlers/dispatch.ts';
 
 const s3 = mockClient(S3Client);
 // The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').

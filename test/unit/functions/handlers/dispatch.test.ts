@@ -8,13 +8,13 @@ import {
   handleSqsBatch,
   objectsFromMessage,
   stepFunctionsStarter,
-} from '../../functions/handlers/dispatch.ts';
-import type { ExecutionInput } from '../../functions/core/model.ts';
-import { jobIdFor } from '../../functions/routing/index.ts';
-import { loadConfig } from '../../functions/runtime/config.ts';
-import { createBridgeContext } from '../../functions/runtime/context.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
-import { captureLogs, type CapturedLogs } from '../support/logs.ts';
+} from '../../../../functions/handlers/dispatch.ts';
+import type { ExecutionInput } from '../../../../functions/core/model.ts';
+import { jobIdFor } from '../../../../functions/routing/index.ts';
+import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { createBridgeContext } from '../../../../functions/runtime/context.ts';
+import { createLogger } from '../../../../functions/runtime/logger.ts';
+import { captureLogs, type CapturedLogs } from '../../../support/logs.ts';
 
 const STATE_MACHINE_ARN = 'arn:aws:states:eu-west-1:123456789012:stateMachine:mapflow-bridge';
 const sfn = mockClient(SFNClient);

@@ -9,12 +9,12 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetObjectTaggingCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { SFNClient, StartExecutionCommand, ExecutionAlreadyExists } from '@aws-sdk/client-sfn';
-import { INBOX_SWEEP_MIN_AGE_SECONDS, sweepInboxOnSchedule } from '../../functions/handlers/reconcile.ts';
-import { jobIdFor } from '../../functions/routing/index.ts';
-import { loadConfig } from '../../functions/runtime/config.ts';
-import { createBridgeContext } from '../../functions/runtime/context.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
-import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { INBOX_SWEEP_MIN_AGE_SECONDS, sweepInboxOnSchedule } from '../../../../functions/handlers/reconcile.ts';
+import { jobIdFor } from '../../../../functions/routing/index.ts';
+import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { createBridgeContext } from '../../../../functions/runtime/context.ts';
+import { createLogger } from '../../../../functions/runtime/logger.ts';
+import { useDynamoDbLocal } from '../../../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 const s3 = mockClient(S3Client);

@@ -3,9 +3,9 @@
  * service (--real-shapes): each case names the source it follows.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Driver, TESTDATA, dropFile, dropInput, readJsonObject, startAwsServices, startBench, type AwsServices, type Bench, type BenchOptions } from './harness.ts';
-import type { ProcessingRequest } from '../../functions/jobs/workflow.ts';
-import { resultKeys } from '../../functions/routing/index.ts';
+import { Driver, TESTDATA, dropFile, dropInput, readJsonObject, startAwsServices, startBench, type AwsServices, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
+import type { ProcessingRequest } from '../../../../functions/jobs/workflow.ts';
+import { resultKeys } from '../../../../functions/routing/index.ts';
 
 /** A square of about 0.15 km² near Bern. */
 const squareAoi = (): string => JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.44, 46.94], [7.445, 46.94], [7.445, 46.943], [7.44, 46.943], [7.44, 46.94]]] } }] });

@@ -4,13 +4,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resultKeys, reportKey } from '../../functions/routing/index.ts';
-import type { ProcessingRequest, WorkflowState } from '../../functions/jobs/workflow.ts';
-import { MAX_SPLIT_PARTS } from '../../functions/jobs/steps/plan-processing.ts';
-import { registerJob } from '../../functions/jobs/steps/register-job.ts';
-import { inspectGeotiff } from '../../functions/jobs/steps/inspect-geotiff.ts';
-import { ensureMosaic } from '../../functions/jobs/steps/ensure-mosaic.ts';
-import { uploadImage } from '../../functions/jobs/steps/upload-image.ts';
+import { resultKeys, reportKey } from '../../../../functions/routing/index.ts';
+import type { ProcessingRequest, WorkflowState } from '../../../../functions/jobs/workflow.ts';
+import { MAX_SPLIT_PARTS } from '../../../../functions/jobs/steps/plan-processing.ts';
+import { registerJob } from '../../../../functions/jobs/steps/register-job.ts';
+import { inspectGeotiff } from '../../../../functions/jobs/steps/inspect-geotiff.ts';
+import { ensureMosaic } from '../../../../functions/jobs/steps/ensure-mosaic.ts';
+import { uploadImage } from '../../../../functions/jobs/steps/upload-image.ts';
 import {
   Driver,
   TESTDATA,
@@ -25,7 +25,7 @@ import {
   type AwsServices,
   type Bench,
   type BenchOptions,
-} from './harness.ts';
+} from '../../../support/workflow-harness.ts';
 
 let aws: AwsServices;
 let bench: Bench | undefined;
@@ -195,7 +195,7 @@ describe('GeoJSON jobs', () => {
     const b = await open();
     const start = await dropInput(aws.s3, 'inbox/retry.geojson', squareAoi());
     const final = await new Driver(b.ctx).runJob(start);
-    const { createProcessing } = await import('../../functions/jobs/steps/create-processing.ts');
+    const { createProcessing } = await import('../../../../functions/jobs/steps/create-processing.ts');
     // Act
     const again = await createProcessing({ job: final.job!, part: final.plan!.parts[0]! }, b.ctx);
     // Assess
@@ -420,8 +420,8 @@ describe('Fail Job', () => {
     // Prepare
     const b = await open();
     const start = await dropInput(aws.s3, `inbox/odd-${Math.random().toString(36).slice(2)}.geojson`, squareAoi());
-    const { failJob } = await import('../../functions/jobs/steps/fail-job.ts');
-    const { releaseJobSlots } = await import('../../functions/jobs/steps/release-job-slots.ts');
+    const { failJob } = await import('../../../../functions/jobs/steps/fail-job.ts');
+    const { releaseJobSlots } = await import('../../../../functions/jobs/steps/release-job-slots.ts');
     await b.ctx.slots.acquire(`${start.jobId}#0`, 'arn:x');
     // Act: Fail Job, then the state after it
     const finish = await failJob({ ...start, error: error as never }, b.ctx);
@@ -441,7 +441,7 @@ describe('Fail Job', () => {
     // Prepare
     const b = await open();
     const start = await dropInput(aws.s3, 'inbox/rejected.geojson', squareAoi());
-    const { failJob } = await import('../../functions/jobs/steps/fail-job.ts');
+    const { failJob } = await import('../../../../functions/jobs/steps/fail-job.ts');
     const error = { Error: 'InputRejected', Cause: JSON.stringify({ errorType: 'InputRejected', errorMessage: 'NOT_JSON: the file is not JSON; save it as GeoJSON' }) };
     // Act
     const first = await failJob({ ...start, error }, b.ctx);

@@ -7,11 +7,11 @@
  * planning is not overtaken; a stale place stops holding the others up.
  */
 import { describe, expect, it } from 'vitest';
-import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../functions/ledger/slots.ts';
+import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeWaiter } from '../../../../functions/ledger/slots.ts';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { SLOTS_ROW_ID } from '../../functions/ledger/schema.ts';
-import { interceptedDoc, useDynamoDbLocal } from '../support/dynamodb.ts';
+import { SLOTS_ROW_ID } from '../../../../functions/ledger/schema.ts';
+import { interceptedDoc, useDynamoDbLocal } from '../../../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 const arn = (n: number | string) => `arn:aws:states:us-east-1:123456789012:execution:bridge:job-${n}`;

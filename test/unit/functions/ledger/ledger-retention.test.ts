@@ -4,9 +4,9 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { Ledger } from '../../functions/ledger/ledger.ts';
-import { loadConfig } from '../../functions/runtime/config.ts';
-import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { Ledger } from '../../../../functions/ledger/ledger.ts';
+import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { useDynamoDbLocal } from '../../../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 const START = Date.parse('2025-01-01T00:00:00Z');

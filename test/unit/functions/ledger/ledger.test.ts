@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { Ledger, LedgerError } from '../../functions/ledger/ledger.ts';
-import type { RegisterInput } from '../../functions/ledger/ledger.ts';
-import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { Ledger, LedgerError } from '../../../../functions/ledger/ledger.ts';
+import type { RegisterInput } from '../../../../functions/ledger/ledger.ts';
+import { useDynamoDbLocal } from '../../../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 

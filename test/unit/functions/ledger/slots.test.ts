@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConcurrencySlots, slotHolder } from '../../functions/ledger/slots.ts';
-import { useDynamoDbLocal } from '../support/dynamodb.ts';
+import { ConcurrencySlots, slotHolder } from '../../../../functions/ledger/slots.ts';
+import { useDynamoDbLocal } from '../../../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
 const arn = (n: number | string) => `arn:aws:states:us-east-1:123456789012:execution:bridge:job-${n}`;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeBasicCredential, resolveAuth } from '../../functions/mapflow/index.ts';
+import { decodeBasicCredential, resolveAuth } from '../../../../functions/mapflow/index.ts';
 import { BASE, BASIC_CREDENTIAL, EMAIL, JSON_HEADERS, POLYGON, TOKEN, mockClient, type MockSetup } from './helpers.ts';
 
 let setup: MockSetup | undefined;

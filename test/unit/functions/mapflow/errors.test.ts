@@ -7,7 +7,7 @@ import {
   MapflowRequestError,
   MapflowUnavailable,
   parseErrorBody,
-} from '../../functions/mapflow/index.ts';
+} from '../../../../functions/mapflow/index.ts';
 import { BASE, JSON_HEADERS, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
 
 let setup: MockSetup | undefined;

@@ -5,7 +5,7 @@
  * (io.geoalert.mapflow.HttpServer: `Route.seal`, no custom rejection handler).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MapflowNotFound, MapflowRequestError, isRouteNotFound } from '../../functions/mapflow/index.ts';
+import { MapflowNotFound, MapflowRequestError, isRouteNotFound } from '../../../../functions/mapflow/index.ts';
 import { BASE, JSON_HEADERS, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
 
 let setup: MockSetup | undefined;

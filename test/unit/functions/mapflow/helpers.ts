@@ -4,8 +4,8 @@
  * time and their delays can be asserted.
  */
 import { MockAgent } from 'undici';
-import { MapflowClient, type MapflowClientOptions } from '../../functions/mapflow/index.ts';
-import { undiciRequester } from '../../functions/mapflow/http/undici.ts';
+import { MapflowClient, type MapflowClientOptions } from '../../../../functions/mapflow/index.ts';
+import { undiciRequester } from '../../../../functions/mapflow/http/undici.ts';
 
 export const ORIGIN = 'https://mapflow.test';
 export const BASE = '/rest';

@@ -10,7 +10,7 @@ import {
   padToken,
   resolveAuth,
   timeoutsFromEnv,
-} from '../../functions/mapflow/index.ts';
+} from '../../../../functions/mapflow/index.ts';
 import { BASE, EMAIL, JSON_HEADERS, ORIGIN, TOKEN, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
 import { Readable } from 'node:stream';
 

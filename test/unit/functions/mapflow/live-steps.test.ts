@@ -6,13 +6,13 @@
  * budget that follows from the job duration.
  */
 import { describe, expect, it } from 'vitest';
-import { MapflowNotFound, MapflowRequestError, type ImageRecord, type ImageStatus, type MapflowClient, type UserStatus } from '../../functions/mapflow/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
-import { assertAccountCanPay, checkAccountLimits, resolveProvider, type DraftPart } from '../../functions/jobs/steps/plan-processing.ts';
-import { rejectionForRequestError } from '../../functions/jobs/refusals.ts';
-import { isReady, locateUploaded, rejectionForUploadError } from '../../functions/jobs/steps/upload-image.ts';
-import { awaitsRework } from '../../functions/jobs/steps/poll-processing.ts';
-import { DEFAULT_POLL_POLICY, maxPollsOf, pollBudgetExhausted, pollsFor } from '../../functions/polling/poll-policy.ts';
+import { MapflowNotFound, MapflowRequestError, type ImageRecord, type ImageStatus, type MapflowClient, type UserStatus } from '../../../../functions/mapflow/index.ts';
+import { InputRejected } from '../../../../functions/core/errors.ts';
+import { assertAccountCanPay, checkAccountLimits, resolveProvider, type DraftPart } from '../../../../functions/jobs/steps/plan-processing.ts';
+import { rejectionForRequestError } from '../../../../functions/jobs/refusals.ts';
+import { isReady, locateUploaded, rejectionForUploadError } from '../../../../functions/jobs/steps/upload-image.ts';
+import { awaitsRework } from '../../../../functions/jobs/steps/poll-processing.ts';
+import { DEFAULT_POLL_POLICY, maxPollsOf, pollBudgetExhausted, pollsFor } from '../../../../functions/polling/poll-policy.ts';
 
 const status = (fields: Partial<UserStatus>): UserStatus => ({ models: [], teams: [], dataProviders: [], raw: {}, ...fields });
 

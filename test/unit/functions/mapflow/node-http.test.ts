@@ -9,8 +9,8 @@ import http, { createServer, type IncomingMessage, type Server, type ServerRespo
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpExchangeError, nodeHttpRequester } from '../../functions/mapflow/index.ts';
-import { classifyNetworkError } from '../../functions/mapflow/http/retry.ts';
+import { HttpExchangeError, nodeHttpRequester } from '../../../../functions/mapflow/index.ts';
+import { classifyNetworkError } from '../../../../functions/mapflow/http/retry.ts';
 import { rejectionOf } from './helpers.ts';
 
 const servers: Server[] = [];

@@ -4,7 +4,7 @@
  */
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MapflowClient } from '../../functions/mapflow/index.ts';
+import { MapflowClient } from '../../../../functions/mapflow/index.ts';
 import { BASE, BASIC_CREDENTIAL, EMAIL, ORIGIN, TOKEN, mockClient, netError, rejectionOf, type MockSetup } from './helpers.ts';
 
 const SECRETS = [TOKEN, BASIC_CREDENTIAL, `${EMAIL}:${TOKEN}`];

@@ -5,7 +5,7 @@ import {
   MapflowRateLimited,
   MapflowRequestError,
   MapflowUnavailable,
-} from '../../functions/mapflow/index.ts';
+} from '../../../../functions/mapflow/index.ts';
 import { BASE, JSON_HEADERS, POLYGON, mockClient, netError, rejectionOf, type MockSetup } from './helpers.ts';
 
 const PROCESSING = { id: 'p-1', name: 'job', status: 'IN_PROGRESS', percentCompleted: 0, cost: 3, created: '2024-01-01T00:00:00Z' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs, classifyNetworkError, parseRetryAfter, resolveRetry } from '../../functions/mapflow/http/retry.ts';
+import { backoffDelayMs, classifyNetworkError, parseRetryAfter, resolveRetry } from '../../../../functions/mapflow/http/retry.ts';
 import { netError } from './helpers.ts';
 
 describe('retry policy helpers', () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MapflowClient, UploadSizeMismatch } from '../../functions/mapflow/index.ts';
+import { MapflowClient, UploadSizeMismatch } from '../../../../functions/mapflow/index.ts';
 import { EMAIL, TOKEN, rejectionOf } from './helpers.ts';
 
 const MiB = 1024 * 1024;

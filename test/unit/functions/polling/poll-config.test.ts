@@ -6,11 +6,11 @@
  */
 import { App, Errors } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../functions/core/errors.ts';
-import { estimatedWaits, type PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { loadConfig } from '../../functions/runtime/config.ts';
-import { MapflowBridgeConfigError } from '../../lib/errors.ts';
-import { resolveBridgeSettings } from '../../lib/private/validation.ts';
+import { ConfigurationError } from '../../../../functions/core/errors.ts';
+import { estimatedWaits, type PollPolicy } from '../../../../functions/polling/poll-policy.ts';
+import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { MapflowBridgeConfigError } from '../../../../lib/errors.ts';
+import { resolveBridgeSettings } from '../../../../lib/private/validation.ts';
 
 const env = (policy: unknown) => ({ LEDGER_TABLE: 'bridge-ledger', POLL_POLICY: JSON.stringify(policy) });
 

@@ -15,9 +15,9 @@ import {
   type PollEstimate,
   type PollObservation,
   type PollPolicy,
-} from '../../functions/polling/poll-policy.ts';
-import { finePercent } from '../../functions/jobs/steps/poll-processing.ts';
-import type { MapflowClient, Processing } from '../../functions/mapflow/index.ts';
+} from '../../../../functions/polling/poll-policy.ts';
+import { finePercent } from '../../../../functions/jobs/steps/poll-processing.ts';
+import type { MapflowClient, Processing } from '../../../../functions/mapflow/index.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const noJitter = () => 0.5;

@@ -6,7 +6,7 @@ import {
   nextPollSeconds,
   pollBudgetExhausted,
   shouldRestart,
-} from '../../functions/polling/poll-policy.ts';
+} from '../../../../functions/polling/poll-policy.ts';
 
 const noJitter = () => 0.5; // random() = 0.5 -> jitter factor exactly 1
 

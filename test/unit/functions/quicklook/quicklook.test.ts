@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { FeatureScanner } from '../../functions/geojson/features.ts';
-import { Quicklook, escapeXml, quicklookKeyBeside, tapResult } from '../../functions/quicklook/index.ts';
+import { FeatureScanner } from '../../../../functions/geojson/features.ts';
+import { Quicklook, escapeXml, quicklookKeyBeside, tapResult } from '../../../../functions/quicklook/index.ts';
 
 const square = (x: number, y: number, d = 0.001) => ({
   type: 'Feature',
@@ -92,7 +92,7 @@ describe('tapResult', () => {
   });
 
   it('reads a real sample AOI', async () => {
-    const aoi = JSON.parse(await readFile(new URL('../../samples/aoi/bern-quarters.geojson', import.meta.url), 'utf8')) as unknown;
+    const aoi = JSON.parse(await readFile(new URL('../../../../samples/aoi/bern-quarters.geojson', import.meta.url), 'utf8')) as unknown;
     const svg = new Quicklook().setAoi(aoi).render({ title: 'bern' });
     expect(svg).toMatch(/<g id="aoi"[^>]*><path d="M[\d. L]+/);
   });

@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { deserialize, serialize } from 'flatgeobuf/lib/mjs/geojson.js';
-import { flatGeobufStream, scanResultSchema } from '../../functions/results/flatgeobuf.ts';
+import { flatGeobufStream, scanResultSchema } from '../../../../functions/results/flatgeobuf.ts';
 
 const square = (x: number, y: number) => ({ type: 'Polygon', coordinates: [[[x, y], [x + 0.001, y], [x + 0.001, y + 0.001], [x, y + 0.001], [x, y]]] });
 function collection(n: number) {

@@ -14,7 +14,7 @@ import {
   resultPrefix,
   splitPartNames,
   workKey,
-} from '../../functions/routing/index.ts';
+} from '../../../../functions/routing/index.ts';
 
 /** What S3 puts into a notification: form-URL-encoding of the key. */
 const s3Encode = (key: string) => encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');

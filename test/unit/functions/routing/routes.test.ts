@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, InputRejected } from '../../functions/core/errors.ts';
+import { ConfigurationError, InputRejected } from '../../../../functions/core/errors.ts';
 import {
   applyOverrides,
   DEFAULT_ROUTES,
@@ -7,7 +7,7 @@ import {
   parseRoutes,
   resolveRoute,
   type Route,
-} from '../../functions/routing/index.ts';
+} from '../../../../functions/routing/index.ts';
 
 const routesJson = (routes: unknown[]) => JSON.stringify({ routes });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../functions/core/errors.ts';
-import { DEFAULTS, isLocal, loadConfig } from '../../functions/runtime/config.ts';
+import { ConfigurationError } from '../../../../functions/core/errors.ts';
+import { DEFAULTS, isLocal, loadConfig } from '../../../../functions/runtime/config.ts';
 
 const minimal = { LEDGER_TABLE: 'bridge-ledger' };
 

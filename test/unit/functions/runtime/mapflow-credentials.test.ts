@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { loadConfig } from '../../functions/runtime/config.ts';
-import { REDACTED, redactSecrets } from '../../functions/runtime/logger.ts';
-import { mapflowClient, mapflowCredentials, parseSecret } from '../../functions/runtime/mapflow.ts';
-import { MapflowClient } from '../../functions/mapflow/index.ts';
+import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { REDACTED, redactSecrets } from '../../../../functions/runtime/logger.ts';
+import { mapflowClient, mapflowCredentials, parseSecret } from '../../../../functions/runtime/mapflow.ts';
+import { MapflowClient } from '../../../../functions/mapflow/index.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:mapflow-AbCdEf';
 const secrets = mockClient(SecretsManagerClient);

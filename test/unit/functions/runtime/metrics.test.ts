@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LedgerRow } from '../../functions/core/model.ts';
-import { recordJobOutcome } from '../../functions/runtime/metrics.ts';
+import type { LedgerRow } from '../../../../functions/core/model.ts';
+import { recordJobOutcome } from '../../../../functions/runtime/metrics.ts';
 
 // The test setup silences metrics for every other test file (test/support/setup.ts); these tests read them.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';

@@ -4,8 +4,8 @@
  * because the test setup (test/support/setup.ts) turns Powertools metrics off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LedgerRow } from '../../functions/core/model.ts';
-import { recordJobOutcome } from '../../functions/runtime/metrics.ts';
+import type { LedgerRow } from '../../../../functions/core/model.ts';
+import { recordJobOutcome } from '../../../../functions/runtime/metrics.ts';
 
 describe('metrics in tests', () => {
   afterEach(() => vi.restoreAllMocks());

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { REDACTED, createLogger, redactSecrets, registerSecret } from '../../functions/runtime/logger.ts';
-import { captureLogs, type CapturedLogs } from '../support/logs.ts';
+import { REDACTED, createLogger, redactSecrets, registerSecret } from '../../../../functions/runtime/logger.ts';
+import { captureLogs, type CapturedLogs } from '../../../support/logs.ts';
 
 const TOKEN = 'mf-token-7c1e5f0b9a4d42b8';
 const EMAIL = 'ops@example.com';

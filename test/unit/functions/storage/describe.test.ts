@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_EXCERPT_CHARS, formatBytes, looksBinary, printable, sniffFormat } from '../../functions/storage/describe.ts';
+import { MAX_EXCERPT_CHARS, formatBytes, looksBinary, printable, sniffFormat } from '../../../../functions/storage/describe.ts';
 
 describe('printable', () => {
   it('replaces control, format and undecodable characters, and folds whitespace', () => {

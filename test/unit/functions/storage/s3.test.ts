@@ -11,8 +11,8 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { openObjectStream, readObjectBytes, readObjectText, tagObject, writeJson } from '../../functions/storage/s3.ts';
-import { UPLOAD_PART_SIZE, writeStream } from '../../functions/storage/s3-upload.ts';
+import { openObjectStream, readObjectBytes, readObjectText, tagObject, writeJson } from '../../../../functions/storage/s3.ts';
+import { UPLOAD_PART_SIZE, writeStream } from '../../../../functions/storage/s3-upload.ts';
 
 const s3mock = mockClient(S3Client);
 // The mocks patch the SDK clients' prototypes: put them back for the next file in this worker (vitest.config.ts, project 'shared').

@@ -6,9 +6,9 @@
  * failing a refused Task through its Retry and Catch without invoking the function.
  */
 import { describe, expect, it } from 'vitest';
-import { evaluate } from '../../local/auth/evaluate.ts';
-import { StateMachineRole, TaskAccessDeniedError, lambdaFunctionArn, taskCallOf, taskCallsOf, type Evaluate } from '../../local/auth/state-machine-role.ts';
-import { LocalEngine } from '../../local/engine/engine.ts';
+import { evaluate } from '../../../../local/auth/evaluate.ts';
+import { StateMachineRole, TaskAccessDeniedError, lambdaFunctionArn, taskCallOf, taskCallsOf, type Evaluate } from '../../../../local/auth/state-machine-role.ts';
+import { LocalEngine } from '../../../../local/engine/engine.ts';
 
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/BridgeWorkflowStateMachineRoleCD050FCB';
 const fn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { formatError, progressBar, table } from '../../local/cli/format.ts';
-import { javaMajorVersion } from '../../local/cli/java.ts';
-import { checkNode } from '../../local/cli/preflight.ts';
-import { formatJob, formatList } from '../../local/cli/jobs.ts';
-import { runLocalCommand, summarise } from '../../local/cli/run.ts';
-import { runStartCommand } from '../../local/cli/start.ts';
-import { runJobsCommand } from '../../local/cli/jobs.ts';
-import { describeParseError } from '../../local/cli/args.ts';
-import { runCostsCommand } from '../../local/cli/costs.ts';
-import { runDoctorCommand } from '../../local/cli/doctor.ts';
-import { runConsoleCommand } from '../../local/console/command.ts';
-import type { LedgerRow } from '../../functions/core/model.ts';
+import { formatError, progressBar, table } from '../../../../local/cli/format.ts';
+import { javaMajorVersion } from '../../../../local/cli/java.ts';
+import { checkNode } from '../../../../local/cli/preflight.ts';
+import { formatJob, formatList } from '../../../../local/cli/jobs.ts';
+import { runLocalCommand, summarise } from '../../../../local/cli/run.ts';
+import { runStartCommand } from '../../../../local/cli/start.ts';
+import { runJobsCommand } from '../../../../local/cli/jobs.ts';
+import { describeParseError } from '../../../../local/cli/args.ts';
+import { runCostsCommand } from '../../../../local/cli/costs.ts';
+import { runDoctorCommand } from '../../../../local/cli/doctor.ts';
+import { runConsoleCommand } from '../../../../local/console/command.ts';
+import type { LedgerRow } from '../../../../functions/core/model.ts';
 
 const row: LedgerRow = {
   jobId: 'area-0123',

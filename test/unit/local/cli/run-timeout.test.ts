@@ -6,9 +6,9 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../functions/core/model.ts';
-import { runLocalCommand, summarise, type RunJobSummary } from '../../local/cli/run.ts';
-import { testTmp } from '../support/temp.ts';
+import type { LedgerRow } from '../../../../functions/core/model.ts';
+import { runLocalCommand, summarise, type RunJobSummary } from '../../../../local/cli/run.ts';
+import { testTmp } from '../../../support/temp.ts';
 
 const square = (x: number) =>
   JSON.stringify({

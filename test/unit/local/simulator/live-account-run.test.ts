@@ -13,9 +13,9 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testTmp } from '../support/temp.ts';
+import { testTmp } from '../../../support/temp.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 const TOKEN = 'live-run-token-4c1d';
 const EMAIL = 'live@example.com';

@@ -5,9 +5,9 @@
  * same profile for the same seed and processing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../local/simulator/index.ts';
-import { unevenProfile, workDone } from '../../local/simulator/progress.ts';
-import { seededRandom, seedFrom } from '../../local/simulator/random.ts';
+import type { RunningSimulator } from '../../../../local/simulator/index.ts';
+import { unevenProfile, workDone } from '../../../../local/simulator/progress.ts';
+import { seededRandom, seedFrom } from '../../../../local/simulator/random.ts';
 import { call, finished, start, v2Body } from './helpers.ts';
 
 describe('progress profile', () => {

@@ -4,14 +4,14 @@
  * test names its source.
  */
 import { describe, expect, it } from 'vitest';
-import { BridgeError, InputRejected } from '../../functions/core/errors.ts';
-import { MapflowAuthError, MapflowNotFound, MapflowRequestError, type MapflowClient } from '../../functions/mapflow/index.ts';
-import { rejectionForRequestError } from '../../functions/jobs/refusals.ts';
-import { jobErrorFromThrown } from '../../functions/jobs/outcome.ts';
-import { explicitBlocks } from '../../functions/jobs/models.ts';
-import { checkSearchArea } from '../../functions/jobs/imagery-search.ts';
-import { checkImageArea } from '../../functions/jobs/image-area.ts';
-import { preprocessingOf } from '../../functions/jobs/steps/upload-image.ts';
+import { BridgeError, InputRejected } from '../../../../../functions/core/errors.ts';
+import { MapflowAuthError, MapflowNotFound, MapflowRequestError, type MapflowClient } from '../../../../../functions/mapflow/index.ts';
+import { rejectionForRequestError } from '../../../../../functions/jobs/refusals.ts';
+import { jobErrorFromThrown } from '../../../../../functions/jobs/outcome.ts';
+import { explicitBlocks } from '../../../../../functions/jobs/models.ts';
+import { checkSearchArea } from '../../../../../functions/jobs/imagery-search.ts';
+import { checkImageArea } from '../../../../../functions/jobs/image-area.ts';
+import { preprocessingOf } from '../../../../../functions/jobs/steps/upload-image.ts';
 
 const at = { method: 'POST', path: '/processings/v2', attempts: 1 };
 const square = (size: number) => ({ type: 'Polygon' as const, coordinates: [[[7.44, 46.94], [7.44 + size, 46.94], [7.44 + size, 46.94 + size], [7.44, 46.94 + size], [7.44, 46.94]]] });
@@ -53,7 +53,7 @@ describe('the server\'s error codes (package io.geoalert.mapflow.exception; serv
   });
 
   it('BAD_TOKEN (BadToken, 400) is left to the token hint', () => {
-    // Prepare: the client reads it as MapflowAuthError (test/mapflow/fidelity.test.ts)
+    // Prepare: the client reads it as MapflowAuthError (test/unit/functions/mapflow/fidelity.test.ts)
     const error = new MapflowAuthError('Invalid token: x', { ...at, status: 400, code: 'BAD_TOKEN' });
     // Act
     const rejection = rejectionForRequestError(error, "part 'a'");

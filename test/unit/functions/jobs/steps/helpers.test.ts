@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { InputRejected } from '../../functions/core/errors.ts';
-import { aggregate } from '../../functions/jobs/steps/finish-job.ts';
-import { checkBlocks, normaliseModelName, resolveModel } from '../../functions/jobs/models.ts';
-import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/outcome.ts';
-import { processingNameFor, shortJobId } from '../../functions/jobs/common.ts';
-import { isLonLat, parseWktPolygon } from '../../functions/jobs/wkt.ts';
-import { rejectionForUploadError } from '../../functions/jobs/steps/upload-image.ts';
-import { rejectionForCreateError } from '../../functions/jobs/steps/create-processing.ts';
-import { MapflowAuthError, MapflowRequestError, MapflowUnavailable } from '../../functions/mapflow/index.ts';
-import type { PlanPart } from '../../functions/jobs/workflow.ts';
+import { InputRejected } from '../../../../../functions/core/errors.ts';
+import { aggregate } from '../../../../../functions/jobs/steps/finish-job.ts';
+import { checkBlocks, normaliseModelName, resolveModel } from '../../../../../functions/jobs/models.ts';
+import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../../../../functions/jobs/outcome.ts';
+import { processingNameFor, shortJobId } from '../../../../../functions/jobs/common.ts';
+import { isLonLat, parseWktPolygon } from '../../../../../functions/jobs/wkt.ts';
+import { rejectionForUploadError } from '../../../../../functions/jobs/steps/upload-image.ts';
+import { rejectionForCreateError } from '../../../../../functions/jobs/steps/create-processing.ts';
+import { MapflowAuthError, MapflowRequestError, MapflowUnavailable } from '../../../../../functions/mapflow/index.ts';
+import type { PlanPart } from '../../../../../functions/jobs/workflow.ts';
 
 const MODELS = [
   { id: 'a1', name: '🏠 Buildings', blocks: [{ name: 'Classification', displayName: 'Building classes', optional: true, price: 1 }] },

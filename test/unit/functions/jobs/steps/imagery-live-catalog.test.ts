@@ -4,11 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import area from '@turf/area';
-import { cropToFootprint, findImageryForJob, passesFilters, pickProduct, productZoom, type ImagerySearchSpec } from '../../functions/jobs/imagery-search.ts';
-import { cropDraft } from '../../functions/jobs/steps/plan-processing.ts';
-import { MapflowRequestError, type CatalogProduct, type MapflowClient } from '../../functions/mapflow/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
-import type { StepContext } from '../../functions/jobs/context.ts';
+import { cropToFootprint, findImageryForJob, passesFilters, pickProduct, productZoom, type ImagerySearchSpec } from '../../../../../functions/jobs/imagery-search.ts';
+import { cropDraft } from '../../../../../functions/jobs/steps/plan-processing.ts';
+import { MapflowRequestError, type CatalogProduct, type MapflowClient } from '../../../../../functions/mapflow/index.ts';
+import { InputRejected } from '../../../../../functions/core/errors.ts';
+import type { StepContext } from '../../../../../functions/jobs/context.ts';
 
 // AOI: 0.01° square at (7.44, 46.94); a footprint over its western half.
 const aoi = { type: 'Polygon' as const, coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] };

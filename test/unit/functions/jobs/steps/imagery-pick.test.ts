@@ -4,9 +4,9 @@
  * the server returned, and the search body carries the filters.
  */
 import { describe, expect, it } from 'vitest';
-import { coveragePercent, parseImagerySearch, pickProduct, searchBody, takeImagerySearch, type ImagerySearchSpec } from '../../functions/jobs/imagery-search.ts';
-import type { CatalogProduct } from '../../functions/mapflow/index.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
+import { coveragePercent, parseImagerySearch, pickProduct, searchBody, takeImagerySearch, type ImagerySearchSpec } from '../../../../../functions/jobs/imagery-search.ts';
+import type { CatalogProduct } from '../../../../../functions/mapflow/index.ts';
+import { InputRejected } from '../../../../../functions/core/errors.ts';
 
 // AOI: 0.01° square at (7.44, 46.94).
 const aoi = { type: 'Polygon' as const, coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] };
@@ -104,7 +104,7 @@ describe('the imagery.search spec', () => {
 describe('a route with imagery.search', () => {
   it('is accepted by the routes parser and its search used when the file has none', async () => {
     // Prepare
-    const { parseRoutes } = await import('../../functions/routing/index.ts');
+    const { parseRoutes } = await import('../../../../../functions/routing/index.ts');
     // Act
     const routes = parseRoutes(JSON.stringify({ routes: [{ name: 'default', prefix: '', imagery: { search: { pick: 'least-cloud', maxCloudCover: 5 } } }] }));
     const route = routes.routes[0]!;

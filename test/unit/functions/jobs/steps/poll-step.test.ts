@@ -7,9 +7,9 @@
  * job still ends OK.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PollResult } from '../../functions/jobs/workflow.ts';
-import type { StepContext } from '../../functions/jobs/context.ts';
-import { Driver, dropInput, startAwsServices, startBench, type AwsServices, type Bench } from './harness.ts';
+import type { PollResult } from '../../../../../functions/jobs/workflow.ts';
+import type { StepContext } from '../../../../../functions/jobs/context.ts';
+import { Driver, dropInput, startAwsServices, startBench, type AwsServices, type Bench } from '../../../../support/workflow-harness.ts';
 
 let aws: AwsServices;
 let bench: Bench | undefined;
