@@ -62,6 +62,6 @@ describe('local run --timeout', () => {
       expect(job.waitedSeconds).toBeGreaterThanOrEqual(8);
       expect(job.error?.message).not.toMatch(/after 0 s/);
     }
-    expect(jobs.some((job) => job.lastStatus !== null)).toBe(true);
+    // Whether a job got as far as a ledger row within 8 s depends on the machine's speed: the first test holds lastStatus.
   }, 240_000);
 });
