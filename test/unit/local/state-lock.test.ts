@@ -106,12 +106,15 @@ describe('state folder lock', () => {
 
 describe('a holder that is a zombie (killed, not yet reaped)', () => {
   /**
-   * A zombie: `sh` starts a short child in the background and then becomes
+   * A zombie: `sh` starts a child in the background and then becomes
    * `sleep` (exec), which never waits for it, so the child stays in state Z
-   * as under an init that never reaps. Resolves once /proc shows it so.
+   * as under an init that never reaps. The child ends only once its parent
+   * is `sleep` (a child that ended before the exec would be reaped by `sh`,
+   * as happened on a loaded machine). Resolves once /proc shows it so.
    */
   async function zombie(): Promise<{ pid: number; processStart: string; parent: ChildProcess }> {
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const script = '(while [ "$(cat /proc/$$/comm)" != sleep ]; do sleep 0.01; done) & echo $!; exec sleep 60';
+    const parent = spawn('sh', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
     const [line] = (await once(createInterface({ input: parent.stdout! }), 'line')) as [string];
     const pid = Number(line);
     for (;;) {
