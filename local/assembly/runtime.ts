@@ -19,6 +19,7 @@
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { LOCAL_AWS } from '../../lib/local-account.ts';
+import { UNTRUSTED_INPUT_STEPS } from '../crash-resumes.ts';
 import { LocalEngine, type ExecutionRecord, type TaskTrace } from '../engine/engine.ts';
 import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
@@ -165,6 +166,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           budget,
+          // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
+          isolation: UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? 'process' : 'thread',
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),
