@@ -20,7 +20,7 @@ import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { LOCAL_AWS } from '../../lib/local-account.ts';
 import { UNTRUSTED_INPUT_STEPS } from '../crash-resumes.ts';
-import { LocalEngine, type ExecutionRecord, type TaskTrace } from '../engine/engine.ts';
+import { LocalEngine, type ExecutionRecord, type StateOutputTrace, type TaskTrace } from '../engine/engine.ts';
 import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
@@ -66,6 +66,7 @@ export interface AssemblyRuntimeOptions {
   /** Environments alive at once across all functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
   maxLiveEnvironments?: number;
   onTask?: (trace: TaskTrace) => void;
+  onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
   log: (message: string) => void;
@@ -123,6 +124,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
     ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
     ...(options.onTask ? { onTask: options.onTask } : {}),
+    ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
     ...(options.onExecutionStopped ? { onExecutionStopped: options.onExecutionStopped } : {}),
   });
 
