@@ -55,7 +55,7 @@ const IDLE_MS = 60_000;
  * another, so this cannot deadlock). The hostile corpus through `local run`
  * peaked at 2.3 GB without it, 1.18 GB with 8, 1015 MiB with 6 on a quiet machine and 1.2 GB in a CI run (its limit: 1 GiB): 4.
  * (With the decoding functions in child processes and Fail Job no longer re-parsing rejected inputs:
- * the bridge 294-309 MiB, the bridge and its function processes together 654-737 MiB.)
+ * the bridge 294-411 MiB, the bridge and its function processes together 654-838 MiB in three runs.)
  */
 export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 4;
 
