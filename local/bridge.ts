@@ -34,7 +34,7 @@ import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
 import { ensureLedgerTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { validDynamoDbEndpoint } from './dynamodb/endpoint.ts';
 import type { RunningSimulator, SimulatorOptions } from './simulator/index.ts';
-import type { ExecutionRecord, LocalEngine, TaskTrace } from './engine/engine.ts';
+import type { ExecutionRecord, LocalEngine, StateOutputTrace, TaskTrace } from './engine/engine.ts';
 import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
@@ -130,6 +130,8 @@ export interface LocalBridgeOptions {
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   /** Called when a Task invocation ends, timed (benchmarks: bench/admission.ts). */
   onTask?: (trace: TaskTrace) => void;
+  /** Told the size of every state's output as it exits (tests: outputs stay small whatever the input). */
+  onStateOutput?: (output: StateOutputTrace) => void;
   /**
    * Run this synthesized cloud assembly (a `cdk.out` folder holding a
    * MapflowBridge, e.g. your own app's) instead of synthesizing the bridge
@@ -547,6 +549,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
+        ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
         onExecutionStopped: (execution) => {
           // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
           // its ledger row says why. Anything else is an execution that broke.

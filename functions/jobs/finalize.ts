@@ -7,7 +7,7 @@
 import { EVENT_DETAIL_TYPES, isFinalStatus, type InputKind, type InputObject, type JobError, type JobPart, type LedgerRow } from '../core/model.ts';
 import type { FinishResult } from './workflow.ts';
 import { inputKind, reportKey as reportKeyFor, workKey } from '../routing/index.ts';
-import { writeFailureQuicklook } from '../quicklook/index.ts';
+import { MAX_FAILED_INPUT_AOI_BYTES, writeFailureQuicklook } from '../quicklook/index.ts';
 import { recordJobOutcome } from '../runtime/metrics.ts';
 import { tagObject, writeJson } from '../storage/s3.ts';
 import { publishRow } from './common.ts';
@@ -98,7 +98,7 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
 /** The AOI (the GeoJSON input, else the first part's geometry) and the reason, beside the report; never fails the job. */
 async function failureQuicklook(ctx: StepContext, f: Finalisation, reportKey: string): Promise<string | undefined> {
   const aoiKeys = [
-    ...(inputKind(f.input.key) === 'geojson' ? [f.input.key] : []),
+    ...(inputKind(f.input.key) === 'geojson' ? [{ key: f.input.key, maxBytes: MAX_FAILED_INPUT_AOI_BYTES }] : []),
     workKey(ctx.config.prefixes, f.jobId, 'part-0.geometry.json'),
   ];
   try {

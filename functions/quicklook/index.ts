@@ -22,6 +22,14 @@ export const QUICKLOOK_FILE = 'quicklook.svg';
 export const QUICKLOOK_CONTENT_TYPE = 'image/svg+xml';
 /** The most of an AOI (a part geometry or a GeoJSON input) read to draw it. */
 export const MAX_AOI_BYTES = 20 * 1024 * 1024;
+/**
+ * The most of a failed job's GeoJSON input read to draw it: the input is
+ * untrusted and its checks may have refused it for its size (issue 23: Fail
+ * Job parsed the rejected 17 MB files again, 100-190 MB of heap each, the
+ * largest share of the hostile corpus's peak). An input the checks accepted
+ * is drawn from its part geometry, which the bridge wrote.
+ */
+export const MAX_FAILED_INPUT_AOI_BYTES = 1024 * 1024;
 
 /** `results/a/b/0/result.geojson` -> `results/a/b/0/quicklook.svg` (same for report.json). */
 export function quicklookKeyBeside(key: string): string {
@@ -57,9 +65,9 @@ export function tapResult(source: Readable, limits?: QuicklookLimits): ResultQui
 }
 
 /** Reads a GeoJSON object (bounded); undefined when it is missing, too large or not JSON. */
-export async function readAoi(s3: S3Client, bucket: string, key: string): Promise<unknown> {
+export async function readAoi(s3: S3Client, bucket: string, key: string, maxBytes = MAX_AOI_BYTES): Promise<unknown> {
   try {
-    return JSON.parse(await readObjectText(s3, { bucket, key }, MAX_AOI_BYTES)) as unknown;
+    return JSON.parse(await readObjectText(s3, { bucket, key }, maxBytes)) as unknown;
   } catch {
     return undefined;
   }
@@ -90,11 +98,11 @@ export async function writeResultQuicklook(
 export async function writeFailureQuicklook(
   s3: S3Client,
   bucket: string,
-  options: { reportKey: string; aoiKeys: string[]; text: QuicklookText },
+  options: { reportKey: string; aoiKeys: (string | { key: string; maxBytes: number })[]; text: QuicklookText },
 ): Promise<string> {
   const quicklook = new Quicklook();
-  for (const key of options.aoiKeys) {
-    const aoi = await readAoi(s3, bucket, key);
+  for (const source of options.aoiKeys) {
+    const aoi = typeof source === 'string' ? await readAoi(s3, bucket, source) : await readAoi(s3, bucket, source.key, source.maxBytes);
     if (aoi) {
       quicklook.setAoi(aoi);
       break;

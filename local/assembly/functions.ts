@@ -3,7 +3,9 @@
  * the cloud assembly (the `index.mjs` that `cdk deploy` uploads), never from
  * the sources.
  *
- * Each execution environment is a worker thread (lambda-runtime.mjs) with:
+ * Each execution environment is a worker thread (lambda-runtime.mjs), or a
+ * child process for the functions that decode untrusted bytes (isolation
+ * 'process': memory bounded heap and off-heap alike, see Environment), with:
  * - the template's Environment (resolved to the local resources), the
  *   per-service endpoint variables of the local services and the function's
  *   own credentials, as its whole `process.env`;
@@ -18,7 +20,9 @@
  * What the handlers print (logs, EMF metrics) goes to `<logDir>/<function>.log`,
  * CloudWatch Logs' place.
  */
-import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -50,6 +54,8 @@ const IDLE_MS = 60_000;
  * when every one is busy it waits for one to finish (no invocation waits on
  * another, so this cannot deadlock). The hostile corpus through `local run`
  * peaked at 2.3 GB without it, 1.18 GB with 8, 1015 MiB with 6 on a quiet machine and 1.2 GB in a CI run (its limit: 1 GiB): 4.
+ * (With the decoding functions in child processes and Fail Job no longer re-parsing rejected inputs:
+ * the bridge 294-411 MiB, the bridge and its function processes together 654-838 MiB in three runs.)
  */
 export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 4;
 
@@ -111,6 +117,8 @@ export interface LocalFunctionOptions {
   budget?: EnvironmentBudget;
   /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
+  /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
+  isolation?: 'thread' | 'process';
 }
 
 interface Pending {
@@ -118,50 +126,122 @@ interface Pending {
   reject(error: Error): void;
 }
 
-/** One execution environment: a worker that imported the bundle. */
+/**
+ * How often a process environment's resident memory is read against its
+ * MemorySize, ms. An allocation outruns it by what it can touch in this time
+ * (a few hundred MB at most); the kernel's own limits stay the last resort.
+ */
+export const RSS_WATCH_INTERVAL_MS = 50;
+
+/**
+ * A process environment whose resident memory is above this after an
+ * invocation is not kept warm: V8 and the allocator keep what a large input
+ * grew, and only a new process gives it back.
+ */
+export const RETIRE_ABOVE_RSS_BYTES = 256 * 1024 * 1024;
+
+type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string } };
+
+/** Resident memory of a process, bytes, from the kernel (undefined when unknown: not Linux, or it has exited). */
+export function residentBytes(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One execution environment: a worker thread that imported the bundle, or
+ * (options.isolation 'process') a child process. A worker's heap is limited
+ * (resourceLimits) but what it allocates outside the heap (Buffers,
+ * ArrayBuffers, a decoder's tables) is not, and V8 may abort the whole
+ * process when a worker's heap overflows at once. A child process is bounded
+ * as a Lambda sandbox is: its heap by --max-old-space-size, its resident
+ * memory (heap and off-heap alike) by a watchdog at the template's
+ * MemorySize, and whatever ends it (the watchdog, a native abort, the
+ * kernel) ends only it: the invocation fails with Runtime.OutOfMemory or
+ * Runtime.ExitError, and the bridge goes on.
+ */
 class Environment {
-  readonly worker: Worker;
+  private readonly worker?: Worker;
+  private readonly child?: ChildProcess;
   readonly ready: Promise<void>;
   private pending?: Pending & { id: number };
   private exited_ = false;
   private exitReason?: Error;
-  /** Resolves when the worker has exited (terminated, crashed or stopped). */
+  /** Resolves when the environment has exited (terminated, crashed or stopped). */
   readonly exited: Promise<void>;
   private nextId = 0;
+  private watchdog?: NodeJS.Timeout;
+  /** The end of what the process wrote to stderr (V8's fatal errors name the heap). */
+  private stderrTail = '';
 
   constructor(private readonly options: LocalFunctionOptions, log?: WriteStream) {
     const output = options.output;
     const { spec } = options;
-    this.worker = new Worker(RUNTIME, {
-      env: options.environment,
-      resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
-      stdout: true,
-      stderr: true,
-      workerData: {
-        modulePath: moduleOf(spec),
-        exportName: spec.exportName,
-        functionName: spec.functionName,
-        functionArn: spec.arn,
-        memoryMb: spec.memoryMb,
-        logGroupName: `/aws/lambda/${spec.functionName}`,
-        compileCacheDir: options.compileCacheDir,
-      },
-    });
+    const settings = {
+      modulePath: moduleOf(spec),
+      exportName: spec.exportName,
+      functionName: spec.functionName,
+      functionArn: spec.arn,
+      memoryMb: spec.memoryMb,
+      logGroupName: `/aws/lambda/${spec.functionName}`,
+      compileCacheDir: options.compileCacheDir,
+    };
+    let stdout: Readable;
+    let stderr: Readable;
+    if (options.isolation === 'process') {
+      this.child = fork(RUNTIME, [JSON.stringify(settings)], {
+        env: options.environment,
+        // Not this process's flags (a loader, --import): only the heap limit, as the Lambda runtime sets it from MemorySize.
+        execArgv: [`--max-old-space-size=${spec.memoryMb}`],
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        serialization: 'advanced',
+      });
+      stdout = this.child.stdout as Readable;
+      stderr = this.child.stderr as Readable;
+      const limit = spec.memoryMb * 1024 * 1024;
+      const pid = this.child.pid;
+      this.watchdog = setInterval(() => {
+        const rss = residentBytes(pid);
+        if (rss === undefined || rss <= limit || this.exited_) return;
+        this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Math.round(rss / 1024 ** 2)} MB`);
+        this.child?.kill('SIGKILL');
+      }, RSS_WATCH_INTERVAL_MS);
+      this.watchdog.unref();
+      stderr.on('data', (chunk: Buffer) => {
+        this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096);
+      });
+    } else {
+      this.worker = new Worker(RUNTIME, {
+        env: options.environment,
+        resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
+        stdout: true,
+        stderr: true,
+        workerData: settings,
+      });
+      stdout = this.worker.stdout;
+      stderr = this.worker.stderr;
+    }
     if (log || output) {
       // Written, not piped: a pipe per environment would pile listeners on the one log stream.
       const write = (chunk: Buffer) => {
         log?.write(chunk);
         output?.(chunk);
       };
-      this.worker.stdout.on('data', write);
-      this.worker.stderr.on('data', write);
+      stdout.on('data', write);
+      stderr.on('data', write);
     } else {
-      this.worker.stdout.resume();
-      this.worker.stderr.resume();
+      stdout.resume();
+      if (!this.child) stderr.resume();
     }
-    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    const events = (this.worker ?? this.child) as NodeJS.EventEmitter;
+    this.exited = new Promise<void>((resolve) => events.once('exit', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
-      this.worker.on('message', (message: { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string } }) => {
+      events.on('message', (message: Message) => {
         if (message.type === 'ready') resolve();
         else if (message.type === 'init-error') reject(new LambdaFunctionError(message.error?.errorType ?? 'Runtime.ImportModuleError', message.error?.errorMessage ?? ''));
         else if (this.pending && message.id === this.pending.id) {
@@ -171,21 +251,29 @@ class Environment {
           else pending.reject(new LambdaFunctionError(message.error?.errorType ?? 'Error', message.error?.errorMessage ?? ''));
         }
       });
-      this.worker.on('error', (error: Error & { code?: string }) => {
-        this.exitReason =
+      events.on('error', (error: Error & { code?: string }) => {
+        this.exitReason ??=
           error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? new LambdaFunctionError('Runtime.OutOfMemory', `Runtime exited: the function used more than its ${spec.memoryMb} MB`, { cause: error })
+            ? outOfMemory(spec.memoryMb, 'heap', error)
             : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
       });
-      this.worker.on('exit', (code) => {
+      events.on('exit', (code: number | null, signal?: NodeJS.Signals | null) => {
         this.exited_ = true;
-        const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: exit status ${code}`);
+        clearInterval(this.watchdog);
+        if (!this.exitReason && /heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderrTail)) this.exitReason = outOfMemory(spec.memoryMb, 'heap');
+        const status = signal ? `signal: ${signal}` : `exit status ${code}`;
+        const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${status}`);
         reject(reason);
         this.pending?.reject(reason);
         this.pending = undefined;
       });
     });
     this.ready.catch(() => undefined);
+  }
+
+  /** Resident memory of a process environment, bytes (undefined for a thread: it shares this process's). */
+  get residentBytes(): number | undefined {
+    return this.child && !this.exited_ ? residentBytes(this.child.pid) : undefined;
   }
 
   get alive(): boolean {
@@ -200,20 +288,32 @@ class Environment {
       const timer = setTimeout(() => {
         // As on AWS: the invocation's sandbox is stopped, the next invocation gets a fresh one.
         this.exitReason = new LambdaFunctionError('Sandbox.Timedout', `Task timed out after ${this.options.spec.timeoutSeconds.toFixed(2)} seconds`);
-        void this.worker.terminate();
+        void this.stop();
       }, timeoutMs);
       const settle = <T>(work: (value: T) => void) => (value: T) => {
         clearTimeout(timer);
         work(value);
       };
       this.pending = { id, resolve: settle(resolve), reject: settle(reject) };
-      this.worker.postMessage({ id, requestId, event, deadline });
+      const message = { id, requestId, event, deadline };
+      if (this.worker) this.worker.postMessage(message);
+      else this.child?.send(message);
     });
   }
 
   async stop(): Promise<void> {
-    if (!this.exited_) await this.worker.terminate();
+    if (this.exited_) return;
+    if (this.worker) await this.worker.terminate();
+    else {
+      this.child?.kill('SIGKILL');
+      await this.exited;
+    }
   }
+}
+
+/** The error Lambda reports when a function outgrows its memory. */
+function outOfMemory(memoryMb: number, what: string, cause?: Error): LambdaFunctionError {
+  return new LambdaFunctionError('Runtime.OutOfMemory', `Runtime exited: the function used more than its ${memoryMb} MB (${what})`, cause ? { cause } : undefined);
 }
 
 export class LocalFunction {
@@ -327,7 +427,7 @@ export class LocalFunction {
   }
 
   private give(environment: Environment, healthy: boolean): void {
-    if (!healthy || !environment.alive || this.closed) {
+    if (!healthy || !environment.alive || this.closed || (environment.residentBytes ?? 0) > RETIRE_ABOVE_RSS_BYTES) {
       this.stopEnvironment(environment);
     } else {
       this.idle.push(environment);

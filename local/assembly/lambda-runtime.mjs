@@ -1,15 +1,24 @@
 /**
- * One Lambda execution environment of the local bridge (a worker thread, see
- * functions.ts): imports the function's bundle from its asset folder, the
- * file and export the template's `Handler` names, once (the init phase), then
- * runs one invocation at a time as the Node.js runtime does. Plain JavaScript:
- * it loads nothing of the project, only the bundle.
+ * One Lambda execution environment of the local bridge (see functions.ts): a
+ * worker thread, or a child process for the functions that decode untrusted
+ * bytes (its memory is bounded as a Lambda sandbox's is). Imports the
+ * function's bundle from its asset folder, the file and export the
+ * template's `Handler` names, once (the init phase), then runs one invocation
+ * at a time as the Node.js runtime does. Plain JavaScript: it loads nothing of
+ * the project, only the bundle.
  */
 import * as nodeModule from 'node:module';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData as threadData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 
+// A worker thread talks over parentPort; a child process over its IPC channel (its settings in argv[2]).
+const channel = parentPort
+  ? { send: (message) => parentPort.postMessage(message), onMessage: (listener) => parentPort.on('message', listener) }
+  : { send: (message) => process.send(message), onMessage: (listener) => process.on('message', listener) };
+const workerData = parentPort ? threadData : JSON.parse(process.argv[2]);
 const { modulePath, exportName, functionName, functionArn, memoryMb, logGroupName, compileCacheDir } = workerData;
+// A child process ends with its parent (the IPC channel closing), never outlives the bridge.
+if (!parentPort) process.on('disconnect', () => process.exit(0));
 
 // V8's code cache on disk: a cold start parses and compiles the bundle once per
 // change of it, not once per environment (about 3x faster imports measured). It
@@ -26,13 +35,13 @@ try {
   const module = await import(pathToFileURL(modulePath).href);
   handler = module[exportName];
   if (typeof handler !== 'function') throw Object.assign(new Error(`${modulePath} does not export '${exportName}' as a function`), { name: 'Runtime.HandlerNotFound' });
-  parentPort.postMessage({ type: 'ready' });
+  channel.send({ type: 'ready' });
 } catch (error) {
   const described = describe(error);
-  parentPort.postMessage({ type: 'init-error', error: { ...described, errorType: described.errorType === 'Runtime.HandlerNotFound' ? described.errorType : 'Runtime.ImportModuleError' } });
+  channel.send({ type: 'init-error', error: { ...described, errorType: described.errorType === 'Runtime.HandlerNotFound' ? described.errorType : 'Runtime.ImportModuleError' } });
 }
 
-parentPort.on('message', async ({ id, requestId, event, deadline }) => {
+channel.onMessage(async ({ id, requestId, event, deadline }) => {
   const context = {
     callbackWaitsForEmptyEventLoop: true,
     functionName,
@@ -50,8 +59,8 @@ parentPort.on('message', async ({ id, requestId, event, deadline }) => {
   try {
     const result = await handler(event, context);
     // The Lambda service answers JSON: what does not serialise does not reach the caller.
-    parentPort.postMessage({ type: 'result', id, payload: JSON.stringify(result ?? null) });
+    channel.send({ type: 'result', id, payload: JSON.stringify(result ?? null) });
   } catch (error) {
-    parentPort.postMessage({ type: 'error', id, error: describe(error) });
+    channel.send({ type: 'error', id, error: describe(error) });
   }
 });

@@ -19,7 +19,8 @@
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { LOCAL_AWS } from '../../lib/private/local-account.ts';
-import { LocalEngine, type ExecutionRecord, type TaskTrace } from '../engine/engine.ts';
+import { UNTRUSTED_INPUT_STEPS } from '../crash-resumes.ts';
+import { LocalEngine, type ExecutionRecord, type StateOutputTrace, type TaskTrace } from '../engine/engine.ts';
 import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
@@ -72,6 +73,7 @@ export interface AssemblyRuntimeOptions {
   /** Environments alive at once across all functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
   maxLiveEnvironments?: number;
   onTask?: (trace: TaskTrace) => void;
+  onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
   log: (message: string) => void;
@@ -148,6 +150,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
     ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
     ...(options.onTask ? { onTask: options.onTask } : {}),
+    ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
     ...(options.onExecutionStopped ? { onExecutionStopped: options.onExecutionStopped } : {}),
   });
 
@@ -190,6 +193,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           budget,
+          // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
+          isolation: UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? 'process' : 'thread',
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),

@@ -73,9 +73,17 @@ export interface LocalEngineOptions {
   authorizeTask?: (state: string) => Promise<void>;
   /** The state machine's role (`$$.Execution.RoleArn`); default a placeholder role of the local account. */
   roleArn?: string;
+  /** Told the size of each state's output as it exits (UTF-8 bytes of its JSON; Step Functions' limit is STATE_PAYLOAD_LIMIT_BYTES). */
+  onStateOutput?: (output: StateOutputTrace) => void;
 }
 
 /** One Task invocation, timed (epoch ms). For a waiting state, `endedAt` is when its token was settled. */
+export interface StateOutputTrace {
+  execution: string;
+  state: string;
+  bytes: number;
+}
+
 export interface TaskTrace {
   state: string;
   input: unknown;
@@ -223,10 +231,24 @@ export class LocalEngine {
       (error: unknown) => this.stop(record, statusOf(error), { error: describeError(error) }),
     );
     this.executions_.set(name, { record, abort: execution.abort, done });
+    if (this.options.onStateOutput) void this.traceStateOutputs(name, execution.eventLogs, this.options.onStateOutput);
     return { outcome: 'started', execution: record };
   }
 
   private readonly aborted = new Set<string>();
+
+  /** Reads the execution's event log for its states' outputs (only when asked: the log is kept until read). */
+  private async traceStateOutputs(execution: string, events: AsyncGenerator<unknown>, onStateOutput: (output: StateOutputTrace) => void): Promise<void> {
+    try {
+      for await (const event of events) {
+        const { type, state } = event as { type?: string; state?: { name?: string; output?: unknown } };
+        if (type !== 'StateExited' || !state?.name) continue;
+        onStateOutput({ execution, state: state.name, bytes: Buffer.byteLength(JSON.stringify(state.output ?? null), 'utf8') });
+      }
+    } catch {
+      // The log ends with the execution, however it ends.
+    }
+  }
 
   private stop(record: ExecutionRecord, status: ExecutionStatus, outcome: { output?: unknown; error?: ExecutionRecord['error'] }): ExecutionRecord {
     record.status = status;

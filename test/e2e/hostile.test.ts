@@ -2,8 +2,10 @@
  * Issue 11: the hostile corpus (test/fixtures/hostile, the large files
  * generated here) end to end through `mapflow-bridge local run`, as a user
  * runs it: every file REJECTED with its expected code, no crash, no FAILED,
- * nothing written outside the state and output folders, and the bridge
- * process's peak RSS (VmHWM, from the kernel) below 1 GiB for the whole run.
+ * nothing written outside the state and output folders, and the peak RSS
+ * below 1 GiB for the whole run: the bridge process's (VmHWM, from the
+ * kernel) and, sampled, the bridge's together with its function environments'
+ * (the functions that decode the input run in child processes, issue 23).
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +18,7 @@ import { localAssemblySettings } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeHostileCorpus, type HostileEntry } from '../../bench/fixtures/hostile.ts';
 import { ROOT } from './helpers.ts';
+import { sampleTreeRss } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -47,15 +50,18 @@ describe('the hostile corpus through local run', () => {
 
     // Act
     const files = entries.map((e) => path.join(corpus, e.file));
-    const result = await run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--timeout', '1000', '--out', out, ...files], {
+    const running = run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--timeout', '1000', '--out', out, ...files], {
       cwd: work,
       env: { ...process.env, TMPDIR: temp },
       timeout: 1_150_000,
       maxBuffer: 64 * 1024 * 1024,
-    }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+    });
+    const sampler = sampleTreeRss(running.child.pid!);
+    const result = await running.catch((error: { code?: number; stdout?: string; stderr?: string }) => {
       if (typeof error.code !== 'number') throw error;
       return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
     });
+    const tree = sampler.stop();
     const jobs = (JSON.parse(result.stdout) as { jobs: RunJobSummary[] }).jobs;
     const peakBytes = Number(readFileSync(peakFile, 'utf8')) * 1024;
 
@@ -75,7 +81,14 @@ describe('the hostile corpus through local run', () => {
     // memory
     expect(peakBytes).toBeGreaterThan(0);
     expect(peakBytes).toBeLessThan(GiB);
-    console.log(`hostile corpus: ${entries.length} files, bridge peak RSS ${(peakBytes / 1024 ** 2).toFixed(0)} MiB`);
+    expect(tree.samples).toBeGreaterThan(100);
+    expect(tree.peakBytes).toBeGreaterThanOrEqual(tree.bridgeBytes);
+    expect(tree.peakBytes).toBeLessThan(GiB);
+    const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(0);
+    console.log(
+      `hostile corpus: ${entries.length} files, bridge peak RSS ${mib(peakBytes)} MiB; bridge + function environments ${mib(tree.peakBytes)} MiB ` +
+        `(bridge ${mib(tree.bridgeBytes)} + ${tree.environmentBytes.map(mib).join(' + ') || '0'}, ${tree.samples} samples)`,
+    );
   });
 });
 

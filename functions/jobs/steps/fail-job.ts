@@ -12,7 +12,7 @@ import { finaliseJob } from '../finalize.ts';
 import { jobErrorFromTaskError } from '../outcome.ts';
 
 export async function failJob(state: WorkflowState, ctx: StepContext): Promise<FinishResult> {
-  const { error, rejected } = jobErrorFromTaskError(state?.error);
+  const { error, rejected } = overrunAsRejection(jobErrorFromTaskError(state?.error), state);
   if (!state?.jobId || !state.input?.key || !state.input.bucket) {
     ctx.logger.error('Fail Job got a state without jobId/input; nothing to record', { error });
     return { status: rejected ? 'REJECTED' : 'FAILED', error };
@@ -31,4 +31,23 @@ export async function failJob(state: WorkflowState, ctx: StepContext): Promise<F
     ...(parts && { parts }),
     report: { caught: { error: typeof state.error?.Error === 'string' ? state.error.Error : undefined } },
   });
+}
+
+/**
+ * A step that outgrew its memory (Runtime.OutOfMemory: a Lambda's MemorySize
+ * on AWS, the bounded process of a local environment) before any processing
+ * existed ran out on the input's bytes: the checks and decoders bound what
+ * they build, so what still overflows is the file's doing. Nothing was spent:
+ * the job ends REJECTED (INPUT_TOO_COMPLEX), as a check that refused it would.
+ * After a processing was created (Store Results), it stays FAILED.
+ */
+export function overrunAsRejection(outcome: ReturnType<typeof jobErrorFromTaskError>, state: WorkflowState | undefined): ReturnType<typeof jobErrorFromTaskError> {
+  if (outcome.rejected || outcome.error.code !== 'RUNTIME_OUT_OF_MEMORY' || (state?.parts && state.parts.length > 0)) return outcome;
+  return {
+    rejected: true,
+    error: {
+      code: 'INPUT_TOO_COMPLEX',
+      message: `checking the file needed more memory than the bridge allows one step (${outcome.error.message}); nothing was sent to Mapflow. Simplify or split the file, or export it again from a GIS (for a GeoTIFF: gdal_translate -co COMPRESS=DEFLATE -co TILED=YES)`,
+    },
+  };
 }

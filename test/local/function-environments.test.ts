@@ -1,0 +1,113 @@
+/**
+ * Issue 23 (a): a decode of untrusted bytes runs where its memory is bounded,
+ * off-heap allocations included (a worker thread's resourceLimits bound only
+ * its V8 heap). A function environment of isolation 'process' (the
+ * functions that decode the input) is a child process whose resident memory
+ * is held to the template's MemorySize: an allocation beyond it ends that
+ * process with Runtime.OutOfMemory, this process lives on, the next
+ * invocation gets a fresh environment, and Fail Job ends the job REJECTED.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { overrunAsRejection } from '../../functions/jobs/steps/fail-job.ts';
+import { jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
+import type { WorkflowState } from '../../functions/jobs/workflow.ts';
+import { LocalFunction } from '../../local/assembly/functions.ts';
+import type { AssemblyFunctionSpec } from '../../local/assembly/template.ts';
+import { LambdaFunctionError } from '../../local/engine/lambda.ts';
+import { testTmp } from '../support/temp.ts';
+
+const MiB = 1024 * 1024;
+
+/** A handler that holds `mb` MiB of Buffers (off the V8 heap), each page written so it is resident. */
+const HANDLER = `export const handler = async (event) => {
+  const held = [];
+  for (let i = 0; i < event.mb; i += 16) held.push(Buffer.alloc(16 * 1024 * 1024).fill(1));
+  return { held: held.length * 16, pid: process.pid };
+};
+`;
+
+async function functionOf(memoryMb: number, isolation: 'thread' | 'process'): Promise<LocalFunction> {
+  const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-env-'));
+  await writeFile(path.join(assetDir, 'index.mjs'), HANDLER);
+  const spec: AssemblyFunctionSpec = {
+    logicalId: 'Decode',
+    bridgeFunction: 'inspect-geotiff',
+    functionName: 'mapflow-bridge-inspect-geotiff',
+    arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-inspect-geotiff',
+    assetDir,
+    moduleFile: 'index',
+    exportName: 'handler',
+    timeoutSeconds: 60,
+    memoryMb,
+    environment: {},
+  };
+  return new LocalFunction({ spec, environment: {}, isolation });
+}
+
+let fn: LocalFunction | undefined;
+afterEach(async () => fn?.close());
+
+describe('a process environment', () => {
+  it('ends an invocation that allocates off-heap beyond its MemorySize with Runtime.OutOfMemory; this process lives on and the next one runs', { timeout: 120_000 }, async () => {
+    // Prepare: 192 MB of memory; this process's resident memory before
+    fn = await functionOf(192, 'process');
+    const small = (await fn.invoke({ mb: 16 })) as { held: number; pid: number };
+    const rssBefore = process.memoryUsage.rss();
+
+    // Act: 1 GiB of Buffers, five times the bound
+    const overrun = await fn.invoke({ mb: 1024 }).catch((error: unknown) => error);
+    const rssAfter = process.memoryUsage.rss();
+    const next = (await fn.invoke({ mb: 16 })) as { held: number; pid: number };
+
+    // Assess: Lambda's error, none of the memory in this process, a fresh environment after it
+    expect(small.pid).not.toBe(process.pid);
+    expect(overrun).toBeInstanceOf(LambdaFunctionError);
+    expect(overrun).toMatchObject({ errorType: 'Runtime.OutOfMemory' });
+    expect((overrun as LambdaFunctionError).errorMessage).toMatch(/more than its 192 MB \(resident memory \d+ MB\)/);
+    expect(rssAfter - rssBefore).toBeLessThan(128 * MiB);
+    expect(next.held).toBe(16);
+    expect(next.pid).not.toBe(small.pid);
+  });
+
+  it('keeps an environment warm between invocations', { timeout: 60_000 }, async () => {
+    // Prepare
+    fn = await functionOf(192, 'process');
+
+    // Act
+    const first = (await fn.invoke({ mb: 16 })) as { pid: number };
+    const second = (await fn.invoke({ mb: 16 })) as { pid: number };
+
+    // Assess
+    expect(second.pid).toBe(first.pid);
+    expect(fn.environments).toBe(1);
+  });
+});
+
+describe('an out-of-memory step at Fail Job', () => {
+  // The error as the local engine hands it to the top-level Catch (Error = errorType, Cause = the invocation's error).
+  const caught = (error: LambdaFunctionError) => ({ Error: error.errorType, Cause: error.message });
+  const oom = new LambdaFunctionError('Runtime.OutOfMemory', 'Runtime exited: the function used more than its 1024 MB (resident memory 1100 MB)');
+  const state = (parts?: WorkflowState['parts']) => ({ jobId: 'j', input: { bucket: 'b', key: 'inbox/a.tif' }, ...(parts && { parts }) }) as WorkflowState;
+
+  it('is a REJECTED job (INPUT_TOO_COMPLEX) while nothing was created in Mapflow', () => {
+    // Act
+    const outcome = overrunAsRejection(jobErrorFromTaskError(caught(oom)), state());
+
+    // Assess
+    expect(outcome.rejected).toBe(true);
+    expect(outcome.error.code).toBe('INPUT_TOO_COMPLEX');
+    expect(outcome.error.message).toMatch(/more memory than the bridge allows one step .*1024 MB.*nothing was sent to Mapflow/);
+  });
+
+  it('stays FAILED once a processing ran (Store Results), and other errors keep their code', () => {
+    // Act
+    const afterProcessing = overrunAsRejection(jobErrorFromTaskError(caught(oom)), state([{ index: 0 } as never]));
+    const other = overrunAsRejection(jobErrorFromTaskError(caught(new LambdaFunctionError('Runtime.ExitError', 'Runtime exited with error: signal: SIGSEGV'))), state());
+
+    // Assess
+    expect(afterProcessing).toMatchObject({ rejected: false, error: { code: 'RUNTIME_OUT_OF_MEMORY' } });
+    expect(other).toMatchObject({ rejected: false, error: { code: 'RUNTIME_EXIT_ERROR' } });
+  });
+});
