@@ -11,6 +11,7 @@ const ISOLATED = [
   'test/reliability/**/*.test.ts',
   'test/architecture/test-timeouts.test.ts',
   'test/unit/local/assembly/services.test.ts',
+  'test/unit/local/assembly/function-environments.test.ts',
   'test/unit/local/cli/cli.test.ts',
   'test/unit/local/cli/jobs-list.test.ts',
   'test/unit/local/cli/live.test.ts',

@@ -10,13 +10,13 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { overrunAsRejection } from '../../functions/jobs/steps/fail-job.ts';
-import { jobErrorFromTaskError } from '../../functions/jobs/steps/outcome.ts';
-import type { WorkflowState } from '../../functions/jobs/workflow.ts';
-import { LocalFunction } from '../../local/assembly/functions.ts';
-import type { AssemblyFunctionSpec } from '../../local/assembly/template.ts';
-import { LambdaFunctionError } from '../../local/engine/lambda.ts';
-import { testTmp } from '../support/temp.ts';
+import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
+import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
+import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
+import { LocalFunction } from '../../../../local/assembly/functions.ts';
+import type { AssemblyFunctionSpec } from '../../../../local/assembly/template.ts';
+import { LambdaFunctionError } from '../../../../local/engine/lambda.ts';
+import { testTmp } from '../../../support/temp.ts';
 
 const MiB = 1024 * 1024;
 
