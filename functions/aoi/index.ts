@@ -8,7 +8,7 @@
  * rejected here with a message that says what to fix.
  */
 import { boxOf } from './box.ts';
-import { DISSOLVE_BUDGET_MS, dissolvePolygons } from './dissolve.ts';
+import { DISSOLVE_BUDGET_MS, cpuTimeMs, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
@@ -147,8 +147,8 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
 
   checkCounts(collected.features);
 
-  // One budget for every dissolve of the file (each feature's, then the whole file's).
-  const deadline = Date.now() + DISSOLVE_BUDGET_MS;
+  // One budget of CPU time for every dissolve of the file (each feature's, then the whole file's).
+  const deadline = cpuTimeMs() + DISSOLVE_BUDGET_MS;
   let kinksWork = 0;
   const sweepBudget = { pairs: SELF_CROSSING_SWEEP_PAIRS };
   const features = collected.features.map(({ index, name, polygons }): AoiFeature => {
@@ -161,14 +161,14 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     const label = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
     const geometry = dissolvePolygons(
       valid.map((p) => p.coordinates),
-      { budgetMs: deadline - Date.now(), label: `the polygons of ${label}` },
+      { budgetMs: deadline - cpuTimeMs(), label: `the polygons of ${label}` },
     );
     return { index, name: name ?? String(index), geometry, areaSqM: geodesicAreaSqM(geometry) };
   });
 
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
   // One valid geometry for the whole file: shared edges dissolved, overlaps counted once.
-  const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - Date.now(), label: 'the polygons of the file' });
+  const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - cpuTimeMs(), label: 'the polygons of the file' });
   checkMergedCounts(geometry);
   const areaSqM = geodesicAreaSqM(geometry);
 
