@@ -7,6 +7,7 @@ import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { vi } from 'vitest';
 import { localAssemblySettings, startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
@@ -84,6 +85,31 @@ export function squareAoi(options: { west?: number; south?: number; sizeDeg?: nu
     features: [{ type: 'Feature', properties: { name: 'square' }, geometry: { type: 'Polygon', coordinates: [ring] } }],
     ...(options.mapflow ? { mapflow: options.mapflow } : {}),
   });
+}
+
+/** Runs a CLI command in process and captures what it prints (console and the stdout and stderr streams). */
+export async function runCli(run: (args: string[]) => Promise<number>, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${a.join(' ')}\n`));
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  });
+  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    err.push(String(chunk));
+    return true;
+  });
+  try {
+    const code = await run(args);
+    return { code, out: out.join(''), err: err.join('') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    write.mockRestore();
+    stderr.mockRestore();
+  }
 }
 
 /** Writes text to a fresh temporary file with that name. */
