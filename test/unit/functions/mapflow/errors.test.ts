@@ -8,7 +8,7 @@ import {
   MapflowUnavailable,
   parseErrorBody,
 } from '../../../../functions/mapflow/index.ts';
-import { BASE, JSON_HEADERS, mockClientsClosedAfterEach, rejectionOf } from './helpers.ts';
+import { BASE, JSON_HEADERS, mockClientsClosedAfterEach, rejectionOf, MINIMAL_CREATE } from './helpers.ts';
 
 const mockClient = mockClientsClosedAfterEach();
 
@@ -23,14 +23,7 @@ describe('error bodies', () => {
     );
 
     // Act
-    const error = await rejectionOf(
-      setup.client.createProcessing({
-        name: 'n',
-        wdId: 'w',
-        geometry: { type: 'Polygon', coordinates: [] },
-        params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
-      }),
-    );
+    const error = await rejectionOf(setup.client.createProcessing(MINIMAL_CREATE));
 
     // Assess
     expect(error).toBeInstanceOf(MapflowRequestError);

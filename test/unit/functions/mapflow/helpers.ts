@@ -23,6 +23,14 @@ export interface MockSetup {
   warnings: { message: string; extra?: Record<string, unknown> }[];
 }
 
+/** A createProcessing request with little in it, for the tests whose point is the answer, not the request. */
+export const MINIMAL_CREATE: Parameters<MapflowClient['createProcessing']>[0] = {
+  name: 'n',
+  wdId: 'w',
+  geometry: { type: 'Polygon', coordinates: [] },
+  params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
+};
+
 /**
  * For a test file's top level: `mockClient`, each agent closed after the test
  * that made it.

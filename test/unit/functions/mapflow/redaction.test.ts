@@ -5,7 +5,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { MapflowClient } from '../../../../functions/mapflow/index.ts';
-import { BASE, BASIC_CREDENTIAL, EMAIL, ORIGIN, TOKEN, mockClientsClosedAfterEach, netError, rejectionOf } from './helpers.ts';
+import { BASE, BASIC_CREDENTIAL, EMAIL, ORIGIN, TOKEN, mockClientsClosedAfterEach, netError, rejectionOf, MINIMAL_CREATE } from './helpers.ts';
 
 const SECRETS = [TOKEN, BASIC_CREDENTIAL, `${EMAIL}:${TOKEN}`];
 
@@ -67,14 +67,7 @@ describe('token redaction', () => {
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).replyWithError(cause);
 
     // Act
-    const error = await rejectionOf(
-      setup.client.createProcessing({
-        name: 'n',
-        wdId: 'w',
-        geometry: { type: 'Polygon', coordinates: [] },
-        params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
-      }),
-    );
+    const error = await rejectionOf(setup.client.createProcessing(MINIMAL_CREATE));
 
     // Assess
     expect(error.name).toBe('MapflowOutcomeUnknown');
