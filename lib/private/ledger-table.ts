@@ -55,28 +55,29 @@ export function createLedgerTable(scope: Construct, id: string, options: LedgerT
   return table;
 }
 
+const ATTRIBUTE_TYPES: Readonly<Record<string, dynamodb.AttributeType>> = {
+  S: dynamodb.AttributeType.STRING,
+  N: dynamodb.AttributeType.NUMBER,
+  B: dynamodb.AttributeType.BINARY,
+};
+
+const PROJECTION_TYPES: Readonly<Record<string, dynamodb.ProjectionType>> = {
+  ALL: dynamodb.ProjectionType.ALL,
+  KEYS_ONLY: dynamodb.ProjectionType.KEYS_ONLY,
+  INCLUDE: dynamodb.ProjectionType.INCLUDE,
+};
+
 function attributeType(type: string | undefined): dynamodb.AttributeType {
-  switch (type) {
-    case 'S':
-      return dynamodb.AttributeType.STRING;
-    case 'N':
-      return dynamodb.AttributeType.NUMBER;
-    case 'B':
-      return dynamodb.AttributeType.BINARY;
-    default:
-      throw new Error(`ledgerTableSchema: unsupported attribute type ${type}`);
-  }
+  return cdkValue(ATTRIBUTE_TYPES, type, 'attribute type');
 }
 
 function projectionType(type: string | undefined): dynamodb.ProjectionType {
-  switch (type ?? 'ALL') {
-    case 'ALL':
-      return dynamodb.ProjectionType.ALL;
-    case 'KEYS_ONLY':
-      return dynamodb.ProjectionType.KEYS_ONLY;
-    case 'INCLUDE':
-      return dynamodb.ProjectionType.INCLUDE;
-    default:
-      throw new Error(`ledgerTableSchema: unsupported projection ${type}`);
-  }
+  return cdkValue(PROJECTION_TYPES, type ?? 'ALL', 'projection');
+}
+
+/** The CDK value of a DynamoDB API name (`what` names the kind in the error). */
+function cdkValue<T>(table: Readonly<Record<string, T>>, name: string | undefined, what: string): T {
+  const value = name !== undefined && Object.hasOwn(table, name) ? table[name] : undefined;
+  if (value === undefined) throw new Error(`ledgerTableSchema: unsupported ${what} ${name}`);
+  return value;
 }

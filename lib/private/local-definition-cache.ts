@@ -14,7 +14,7 @@
  * MAPFLOW_BRIDGE_DEFINITION_CACHE=off bypasses the cache (the bench measures
  * both); MAPFLOW_BRIDGE_CACHE_DIR moves it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,24 +69,36 @@ export async function loadLocalDefinition(
 export async function definitionKey(options: LocalDefinitionOptions): Promise<string> {
   const hash = createHash('sha256');
   hash.update(JSON.stringify([options.pollPolicy ?? null, options.maxConcurrentProcessings ?? null]));
-  const cdk = await readFile(path.join(PROJECT_ROOT, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8').catch(() => '');
-  hash.update(`aws-cdk-lib ${(JSON.parse(cdk || '{}') as { version?: string }).version ?? 'unknown'}\n`);
-  for (const dir of SOURCE_DIRS) {
-    for (const file of await sourceFiles(path.join(PROJECT_ROOT, dir))) {
+  await hashSources(hash, ['aws-cdk-lib'], SOURCE_DIRS, (name) => name.endsWith('.ts'));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/**
+ * Feeds `hash` the version of each package of `tools` (node_modules), then
+ * each file below the project folders `dirs` whose name `keep` takes (its
+ * path from the project root, then its bytes), in name order. Shared with
+ * local/assembly/cache.ts.
+ */
+export async function hashSources(hash: Hash, tools: string[], dirs: string[], keep: (name: string) => boolean): Promise<void> {
+  for (const tool of tools) {
+    const text = await readFile(path.join(PROJECT_ROOT, 'node_modules', tool, 'package.json'), 'utf8').catch(() => '');
+    hash.update(`${tool} ${(JSON.parse(text || '{}') as { version?: string }).version ?? 'unknown'}\n`);
+  }
+  for (const dir of dirs) {
+    for (const file of await sourceFiles(path.join(PROJECT_ROOT, dir), keep)) {
       hash.update(`${path.relative(PROJECT_ROOT, file)}\n`);
       hash.update(await readFile(file));
     }
   }
-  return hash.digest('hex').slice(0, 32);
 }
 
-async function sourceFiles(dir: string): Promise<string[]> {
+async function sourceFiles(dir: string, keep: (name: string) => boolean): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   const files: string[] = [];
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await sourceFiles(full)));
-    else if (entry.name.endsWith('.ts')) files.push(full);
+    if (entry.isDirectory()) files.push(...(await sourceFiles(full, keep)));
+    else if (keep(entry.name)) files.push(full);
   }
   return files;
 }

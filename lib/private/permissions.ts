@@ -120,6 +120,19 @@ const LEDGER_KMS_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'] as const;
 const LEDGER_KMS_WRITE_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'] as const;
 const KMS_WRITE_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
 
+type ObjectCapability = 'inbox:read' | 'inbox:tag' | 'work:read' | 'work:write' | 'results:write' | 'results:read' | 'failed:write';
+
+/** The object capabilities: the prefix of GrantTargets each is on, its S3 actions and its KMS actions on a customer key. */
+const OBJECT_CAPABILITIES: Readonly<Record<ObjectCapability, { prefix: keyof GrantTargets['prefixes']; actions: readonly string[]; kms: readonly string[] }>> = {
+  'inbox:read': { prefix: 'inbox', actions: OBJECT_READ_ACTIONS, kms: KMS_READ_ACTIONS },
+  'inbox:tag': { prefix: 'inbox', actions: OBJECT_TAG_ACTIONS, kms: [] },
+  'work:read': { prefix: 'work', actions: OBJECT_READ_ACTIONS, kms: KMS_READ_ACTIONS },
+  'work:write': { prefix: 'work', actions: OBJECT_WRITE_ACTIONS, kms: KMS_WRITE_ACTIONS },
+  'results:write': { prefix: 'results', actions: OBJECT_WRITE_ACTIONS, kms: KMS_WRITE_ACTIONS },
+  'results:read': { prefix: 'results', actions: OBJECT_READ_ACTIONS, kms: KMS_READ_ACTIONS },
+  'failed:write': { prefix: 'failed', actions: OBJECT_WRITE_ACTIONS, kms: KMS_WRITE_ACTIONS },
+};
+
 /** Grants one capability. */
 export function grantCapability(grantee: iam.IGrantable, capability: Capability, targets: GrantTargets): void {
   const { bucket, prefixes } = targets;
@@ -131,28 +144,18 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
       grantLedger(grantee, targets.ledgerTable, LEDGER_WRITE_ACTIONS);
       return;
     case 'inbox:read':
-      grantObjects(grantee, bucket, prefixes.inbox, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
+    case 'inbox:tag':
+    case 'work:read':
+    case 'work:write':
+    case 'results:write':
+    case 'results:read':
+    case 'failed:write': {
+      const { prefix, actions, kms } = OBJECT_CAPABILITIES[capability];
+      grantObjects(grantee, bucket, prefixes[prefix], actions, kms);
       return;
+    }
     case 'inbox:list':
       grantListPrefixes(grantee, bucket, [prefixes.inbox]);
-      return;
-    case 'inbox:tag':
-      grantObjects(grantee, bucket, prefixes.inbox, OBJECT_TAG_ACTIONS, []);
-      return;
-    case 'work:read':
-      grantObjects(grantee, bucket, prefixes.work, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
-      return;
-    case 'work:write':
-      grantObjects(grantee, bucket, prefixes.work, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
-      return;
-    case 'results:write':
-      grantObjects(grantee, bucket, prefixes.results, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
-      return;
-    case 'results:read':
-      grantObjects(grantee, bucket, prefixes.results, OBJECT_READ_ACTIONS, KMS_READ_ACTIONS);
-      return;
-    case 'failed:write':
-      grantObjects(grantee, bucket, prefixes.failed, OBJECT_WRITE_ACTIONS, KMS_WRITE_ACTIONS);
       return;
     case 'events:put':
       targets.eventBus.grantPutEventsTo(grantee);

@@ -90,15 +90,7 @@ export function buildJobDefinition(
       payload,
       resultPath: entry.resultPath,
     });
-    invoke.addRetry({
-      errors: [...TRANSIENT_ERRORS],
-      interval: TRANSIENT_RETRY.interval,
-      maxAttempts: TRANSIENT_RETRY.maxAttempts,
-      backoffRate: TRANSIENT_RETRY.backoffRate,
-      maxDelay: TRANSIENT_RETRY.maxDelay,
-      jitterStrategy: sfn.JitterType.FULL,
-    });
-    return invoke;
+    return withTransientRetry(invoke);
   };
   const catchAll = { errors: [sfn.Errors.ALL], resultPath: '$.error' };
   // Admission (docs/architecture.md): the execution sleeps on its task token,
@@ -119,15 +111,7 @@ export function buildJobDefinition(
       retryOnServiceExceptions: false,
       resultPath: entry.resultPath,
     });
-    invoke.addRetry({
-      errors: [...TRANSIENT_ERRORS],
-      interval: TRANSIENT_RETRY.interval,
-      maxAttempts: TRANSIENT_RETRY.maxAttempts,
-      backoffRate: TRANSIENT_RETRY.backoffRate,
-      maxDelay: TRANSIENT_RETRY.maxDelay,
-      jitterStrategy: sfn.JitterType.FULL,
-    });
-    return invoke;
+    return withTransientRetry(invoke);
   };
 
   // ---- Top level: failure path
@@ -254,4 +238,17 @@ function taskEntry(fn: HandlerName): TaskEntry {
   const entry = TASKS.find((t) => t.fn === fn);
   if (!entry) throw new Error(`No catalogue entry for handler ${fn}`);
   return entry;
+}
+
+/** Our own Retry on the transient errors (the Lambda service errors too), with full jitter. */
+function withTransientRetry(invoke: tasks.LambdaInvoke): tasks.LambdaInvoke {
+  invoke.addRetry({
+    errors: [...TRANSIENT_ERRORS],
+    interval: TRANSIENT_RETRY.interval,
+    maxAttempts: TRANSIENT_RETRY.maxAttempts,
+    backoffRate: TRANSIENT_RETRY.backoffRate,
+    maxDelay: TRANSIENT_RETRY.maxDelay,
+    jitterStrategy: sfn.JitterType.FULL,
+  });
+  return invoke;
 }

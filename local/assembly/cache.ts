@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Route } from '../../functions/routing/index.ts';
 import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { definitionCacheDir } from '../../lib/private/local-definition-cache.ts';
+import { definitionCacheDir, hashSources } from '../../lib/private/local-definition-cache.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PREBUILT_DIRS = ['assets/handlers', 'dist/assets/handlers'];
@@ -188,16 +188,7 @@ export async function sourcesKey(): Promise<string> {
 
 async function hashFiles(dirs: string[], files: string[], tools: string[]): Promise<string> {
   const h = createHash('sha256');
-  for (const tool of tools) {
-    const text = await readFile(path.join(PROJECT_ROOT, 'node_modules', tool, 'package.json'), 'utf8').catch(() => '');
-    h.update(`${tool} ${(JSON.parse(text || '{}') as { version?: string }).version ?? 'unknown'}\n`);
-  }
-  for (const dir of dirs) {
-    for (const file of await sourceFiles(path.join(PROJECT_ROOT, dir))) {
-      h.update(`${path.relative(PROJECT_ROOT, file)}\n`);
-      h.update(await readFile(file));
-    }
-  }
+  await hashSources(h, tools, dirs, (name) => /\.(ts|js|mjs|json)$/.test(name) && !name.endsWith('.d.ts'));
   for (const relative of files) {
     const text = await readFile(path.join(PROJECT_ROOT, relative)).catch(() => undefined);
     if (text) h.update(`${relative}\n`).update(text);
@@ -205,13 +196,3 @@ async function hashFiles(dirs: string[], files: string[], tools: string[]): Prom
   return h.digest('hex').slice(0, 32);
 }
 
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const files: string[] = [];
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await sourceFiles(full)));
-    else if (/\.(ts|js|mjs|json)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push(full);
-  }
-  return files;
-}

@@ -40,6 +40,15 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
     if (!record) throw new AwsServiceError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(arn)}'`);
     return record;
   };
+  /** What DescribeExecution and each ListExecutions entry say of an execution. */
+  const summary = (record: ExecutionRecord) => ({
+    executionArn: record.arn,
+    stateMachineArn: engine.stateMachineArn,
+    name: record.name,
+    status: record.status,
+    startDate: epochSeconds(record.startedAt),
+    ...(record.stoppedAt ? { stopDate: epochSeconds(record.stoppedAt) } : {}),
+  });
   const token = (input: Record<string, unknown>, work: (token: string) => void) => {
     try {
       work(typeof input.taskToken === 'string' ? input.taskToken : '');
@@ -77,12 +86,7 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
       DescribeExecution: (input) => {
         const record = execution(input.executionArn);
         return {
-          executionArn: record.arn,
-          stateMachineArn: engine.stateMachineArn,
-          name: record.name,
-          status: record.status,
-          startDate: epochSeconds(record.startedAt),
-          ...(record.stoppedAt ? { stopDate: epochSeconds(record.stoppedAt) } : {}),
+          ...summary(record),
           input: JSON.stringify(record.input ?? {}),
           ...(record.status === 'SUCCEEDED' ? { output: JSON.stringify(record.output ?? null) } : {}),
           ...(record.error ? { error: record.error.Error, cause: record.error.Cause } : {}),
@@ -100,14 +104,7 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
           .sort((a, b) => b.startedAt.localeCompare(a.startedAt));
         const page = all.slice(offset, offset + maxResults);
         return {
-          executions: page.map((record) => ({
-            executionArn: record.arn,
-            stateMachineArn: engine.stateMachineArn,
-            name: record.name,
-            status: record.status,
-            startDate: epochSeconds(record.startedAt),
-            ...(record.stoppedAt ? { stopDate: epochSeconds(record.stoppedAt) } : {}),
-          })),
+          executions: page.map(summary),
           ...(offset + maxResults < all.length ? { nextToken: String(offset + maxResults) } : {}),
         };
       },

@@ -134,8 +134,13 @@ export const DATA_PROVIDERS: readonly DataProvider[] = [
 ];
 
 export function findDataProvider(name: string): DataProvider | undefined {
+  return byName(DATA_PROVIDERS, name);
+}
+
+/** The entry of `list` whose name is `name`, trimmed, in any case. */
+function byName<T extends { name: string }>(list: readonly T[], name: string): T | undefined {
   const wanted = name.trim().toLowerCase();
-  return DATA_PROVIDERS.find((p) => p.name.toLowerCase() === wanted);
+  return list.find((entry) => entry.name.toLowerCase() === wanted);
 }
 
 /** Providers of the imagery catalog (`/catalog/meta`, `imagerySearch`). */
@@ -165,8 +170,7 @@ export const CATALOG_PROVIDERS: readonly CatalogProvider[] = [
 ];
 
 export function findCatalogProvider(name: string): CatalogProvider | undefined {
-  const wanted = name.trim().toLowerCase();
-  return CATALOG_PROVIDERS.find((p) => p.name.toLowerCase() === wanted);
+  return byName(CATALOG_PROVIDERS, name);
 }
 
 /** Account limits; areas in square metres (real-api-notes.md). */

@@ -4,10 +4,12 @@
  * and small GeoJSON builders.
  */
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
+import { vi } from 'vitest';
+import { localAssemblySettings, startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
+import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -85,12 +87,82 @@ export function squareAoi(options: { west?: number; south?: number; sizeDeg?: nu
   });
 }
 
+/** Runs a CLI command in process and captures what it prints (console and the stdout and stderr streams). */
+export async function runCli(run: (args: string[]) => Promise<number>, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${a.join(' ')}\n`));
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  });
+  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    err.push(String(chunk));
+    return true;
+  });
+  try {
+    const code = await run(args);
+    return { code, out: out.join(''), err: err.join('') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    write.mockRestore();
+    stderr.mockRestore();
+  }
+}
+
 /** Writes text to a fresh temporary file with that name. */
 export async function tempFile(name: string, content: string | Buffer): Promise<string> {
   const dir = await mkdtemp(path.join(testTmp(), 'mfb-e2e-'));
   const file = path.join(dir, name);
   await writeFile(file, content);
   return file;
+}
+
+export interface TemplateResource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+}
+
+export interface Template {
+  Resources: Record<string, TemplateResource>;
+}
+
+export interface PolicyStatement {
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/**
+ * A copy of the cloud assembly the test bridge would run, its template
+ * changed by `edit` (in place); returns the copy's folder, for
+ * `startTestBridge({ assembly: { dir } })`.
+ */
+export async function editedAssembly(prefix: string, edit: (template: Template) => void): Promise<string> {
+  const source = await loadLocalAssembly(localAssemblySettings({}));
+  const dir = await mkdtemp(path.join(testTmp(), prefix));
+  await cp(source.dir, dir, { recursive: true });
+  const file = path.join(dir, source.templateFile);
+  const template = JSON.parse(await readFile(file, 'utf8')) as Template;
+  edit(template);
+  await writeFile(file, JSON.stringify(template));
+  return dir;
+}
+
+/** The logical id and resource of the function whose BRIDGE_FUNCTION is `name`. */
+export function bridgeFunctionOf(template: Template, name: string): [string, TemplateResource] | undefined {
+  return Object.entries(template.Resources).find(
+    ([, resource]) => resource.Type === 'AWS::Lambda::Function' && (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.BRIDGE_FUNCTION === name,
+  );
+}
+
+/** The policy documents of the template's AWS::IAM::Policy resources attached to the role `roleLogicalId`. */
+export function policyDocumentsOf(template: Template, roleLogicalId: string): { Statement: PolicyStatement[] }[] {
+  return Object.values(template.Resources)
+    .filter((resource) => resource.Type === 'AWS::IAM::Policy')
+    .filter((resource) => ((resource.Properties?.Roles as { Ref?: string }[] | undefined) ?? []).some((role) => role.Ref === roleLogicalId))
+    .map((resource) => resource.Properties?.PolicyDocument as { Statement: PolicyStatement[] });
 }
 
 /**

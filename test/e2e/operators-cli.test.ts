@@ -10,7 +10,7 @@ import path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../../functions/core/model.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
 import type { LocalBridge } from '../../local/bridge.ts';
@@ -19,7 +19,7 @@ import { runCostsCommand } from '../../local/cli/costs.ts';
 import { startControlServer, type ControlServer } from '../../local/cli/control.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
-import { squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { runCli, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 let stateDir: string;
@@ -34,32 +34,7 @@ function nextEvent(match: (e: LocalEvent) => boolean): Promise<LocalEvent> {
   return new Promise((resolve) => waiters.push({ match, resolve }));
 }
 
-/** Runs a CLI command in process and captures what it prints. */
-async function cli(run: (args: string[]) => Promise<number>, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${a.join(' ')}\n`));
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err.push(String(chunk));
-    return true;
-  });
-  try {
-    const code = await run(args);
-    return { code, out: out.join(''), err: err.join('') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    write.mockRestore();
-    stderr.mockRestore();
-  }
-}
-
-const jobs = (args: string[]) => cli(runJobsCommand, [...args, '--state-dir', stateDir]);
+const jobs = (args: string[]) => runCli(runJobsCommand, [...args, '--state-dir', stateDir]);
 
 async function drop(name: string, content: string): Promise<string> {
   const { jobId } = await bridge.putInbox(await tempFile(name, content), name);
@@ -195,18 +170,18 @@ describe('jobs export, watch and costs (local)', () => {
     const rows = await bridge.ledger.listRecent({ limit: 100 });
     const charged = rows.reduce((sum, r) => sum + (r.actualCost ?? 0), 0);
     expect(charged).toBeGreaterThan(0);
-    const byRoute = await cli(runCostsCommand, ['--by', 'route', '--json', '--state-dir', stateDir]);
+    const byRoute = await runCli(runCostsCommand, ['--by', 'route', '--json', '--state-dir', stateDir]);
     expect(byRoute.code).toBe(0);
     const report = JSON.parse(byRoute.out) as { total: { jobs: number; credits: number; succeeded: number }; lines: { key: string }[] };
     expect(report.total.jobs).toBe(rows.length);
     expect(report.total.credits).toBeCloseTo(charged, 2);
     expect(report.lines.map((l) => l.key)).toEqual(['default']);
-    const byDay = await cli(runCostsCommand, ['--state-dir', stateDir]);
+    const byDay = await runCli(runCostsCommand, ['--state-dir', stateDir]);
     expect(byDay.out).toMatch(new RegExp(`^DAY\\s+JOBS\\s+SUCCEEDED\\s+FAILED\\s+REJECTED\\s+CANCELLED\\s+IN FLIGHT\\s+CREDITS CHARGED`));
     expect(byDay.out).toContain(new Date().toISOString().slice(0, 10));
-    const byModel = await cli(runCostsCommand, ['--by', 'model', '--json', '--state-dir', stateDir]);
+    const byModel = await runCli(runCostsCommand, ['--by', 'model', '--json', '--state-dir', stateDir]);
     expect((JSON.parse(byModel.out) as { lines: { key: string }[] }).lines[0]?.key).toMatch(/Buildings/);
-    const bad = await cli(runCostsCommand, ['--by', 'week']);
+    const bad = await runCli(runCostsCommand, ['--by', 'week']);
     expect(bad.code).toBe(2);
   });
 });
@@ -240,7 +215,7 @@ describe('jobs retry and cancel on a deployed stack (--stack)', () => {
     const retryId = `${failed}-r3`;
     sfn.on(StartExecutionCommand).resolves({ executionArn: `arn:aws:states:us-east-1:123456789012:execution:MapflowBridgeWorkflow:${retryId}`, startDate: new Date() });
     sfn.on(StopExecutionCommand).resolves({ stopDate: new Date() });
-    const deployed = (args: string[]) => cli(runJobsCommand, [...args, '--stack', 'MapflowBridge', '--region', 'us-east-1']);
+    const deployed = (args: string[]) => runCli(runJobsCommand, [...args, '--stack', 'MapflowBridge', '--region', 'us-east-1']);
 
     // Act: retry the second attempt (FAILED) of the job
     const retried = await deployed(['retry', `${failed}-r2`, '--json']);
@@ -263,14 +238,14 @@ describe('jobs retry and cancel on a deployed stack (--stack)', () => {
     await nextEvent((e) => e.detail.jobId === retryId && e.detailType === 'Job Cancelled');
 
     // --table alone cannot start or stop executions.
-    const tableOnly = await cli(runJobsCommand, ['retry', failed, '--table', bridge.ledgerTable]);
+    const tableOnly = await runCli(runJobsCommand, ['retry', failed, '--table', bridge.ledgerTable]);
     expect(tableOnly.code).toBe(2);
     expect(tableOnly.err).toContain('needs --stack');
   }, 60_000);
 
   it('says the local bridge is not running when there is no control endpoint', async () => {
     const empty = await mkdtemp(path.join(testTmp(), 'mfb-operators-none-'));
-    const { code, err } = await cli(runJobsCommand, ['cancel', 'x-1', '--state-dir', empty]);
+    const { code, err } = await runCli(runJobsCommand, ['cancel', 'x-1', '--state-dir', empty]);
     expect(code).toBe(1);
     expect(err).toContain("the local bridge is not running");
     await rm(empty, { recursive: true, force: true });

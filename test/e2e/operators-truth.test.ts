@@ -7,7 +7,7 @@ import { access, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises
 import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobPart, LedgerRow } from '../../functions/core/model.ts';
 import { Ledger } from '../../functions/ledger/ledger.ts';
 import { jobPercent } from '../../functions/core/progress.ts';
@@ -36,6 +36,7 @@ import { createServer, type Server } from 'node:net';
 import { useDynamoDbLocal } from '../support/dynamodb.ts';
 import { CredentialStore } from '../../local/auth/credentials.ts';
 import { testTmp } from '../support/temp.ts';
+import { runCli } from './helpers.ts';
 
 const dynamodb = useDynamoDbLocal();
 let ledger: Ledger;
@@ -53,24 +54,8 @@ afterAll(async () => {
   await rm(stateDir, { recursive: true, force: true });
 });
 
-/** Runs a CLI command in process and captures what it prints. */
-async function cli(run: (args: string[]) => Promise<number>, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${a.join(' ')}\n`));
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  });
-  try {
-    return { code: await run([...args, '--state-dir', stateDir]), out: out.join(''), err: err.join('') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    write.mockRestore();
-  }
-}
+/** Runs a CLI command in process on this file's state folder and captures what it prints. */
+const cli = (run: (args: string[]) => Promise<number>, args: string[]) => runCli(run, [...args, '--state-dir', stateDir]);
 
 /** A split job of `total` parts in flight: `done` parts finished OK (results stored), one more running. */
 async function splitJobInFlight(jobId: string, done: number, total = 97): Promise<void> {

@@ -8,44 +8,23 @@
  * AccessDenied naming lambda:InvokeFunction and the function's ARN; Store
  * Results never ran.
  */
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
-import { localAssemblySettings } from '../../local/bridge.ts';
-import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { startTestBridge } from './helpers.ts';
-import { testTmp } from '../support/temp.ts';
-
-const GEOJSON = JSON.stringify({
-  type: 'FeatureCollection',
-  features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] } }],
-});
-
-interface Resource {
-  Type: string;
-  Properties?: Record<string, unknown>;
-}
+import { bridgeFunctionOf, editedAssembly, policyDocumentsOf, squareAoi, startTestBridge, tempFile, type Template } from './helpers.ts';
 
 /**
  * Takes the function `name` out of every lambda:InvokeFunction statement of
  * the state machine's role (its ARN and `${arn}:*`, as CDK grants them).
  * Returns the role's logical id and how many resources were removed.
  */
-function withoutInvokeOf(template: { Resources: Record<string, Resource> }, name: string): { roleLogicalId: string; removed: number } {
-  const fnId = Object.entries(template.Resources).find(
-    ([, resource]) => resource.Type === 'AWS::Lambda::Function' && (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.BRIDGE_FUNCTION === name,
-  )?.[0];
+function withoutInvokeOf(template: Template, name: string): { roleLogicalId: string; removed: number } {
+  const fnId = bridgeFunctionOf(template, name)?.[0];
   const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine');
   const roleLogicalId = ((machine?.Properties?.RoleArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'] ?? [])[0];
   if (!fnId || !roleLogicalId) throw new Error(`no function ${name} or no state machine role`);
   let removed = 0;
-  for (const resource of Object.values(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy') continue;
-    const roles = (resource.Properties?.Roles as { Ref?: string }[] | undefined) ?? [];
-    if (!roles.some((role) => role.Ref === roleLogicalId)) continue;
-    const document = resource.Properties?.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] };
+  for (const document of policyDocumentsOf(template, roleLogicalId)) {
     for (const statement of document.Statement) {
       if (![statement.Action].flat().includes('lambda:InvokeFunction')) continue;
       const resources = [statement.Resource].flat();
@@ -66,15 +45,11 @@ describe("the state machine's role without the grant to invoke Store Results, in
 
   beforeAll(async () => {
     // Prepare: the assembly the test bridge would run, with the state machine unable to invoke Store Results
-    const source = await loadLocalAssembly(localAssemblySettings({}));
-    const dir = await mkdtemp(path.join(testTmp(), 'mfb-sm-role-'));
-    await cp(source.dir, dir, { recursive: true });
-    const file = path.join(dir, source.templateFile);
-    const template = JSON.parse(await readFile(file, 'utf8')) as { Resources: Record<string, Resource> };
-    const edit = withoutInvokeOf(template, 'store-results');
-    expect(edit.removed).toBe(2);
-    roleLogicalId = edit.roleLogicalId;
-    await writeFile(file, JSON.stringify(template));
+    const dir = await editedAssembly('mfb-sm-role-', (template) => {
+      const edit = withoutInvokeOf(template, 'store-results');
+      expect(edit.removed).toBe(2);
+      roleLogicalId = edit.roleLogicalId;
+    });
     bridge = await startTestBridge({
       assembly: { dir },
       routes: undefined,
@@ -90,8 +65,7 @@ describe("the state machine's role without the grant to invoke Store Results, in
 
   it('runs the steps before it and fails the job on the refused invoke, with AWS AccessDenied', { timeout: 300_000 }, async () => {
     // Prepare
-    const file = path.join(await mkdtemp(path.join(testTmp(), 'mfb-sm-role-in-')), 'area.geojson');
-    await writeFile(file, GEOJSON);
+    const file = await tempFile('area.geojson', squareAoi({ sizeDeg: 0.01 }));
     // Act
     const { jobId } = await bridge.putInbox(file, 'area.geojson');
     const row = await bridge.waitForJob(jobId);

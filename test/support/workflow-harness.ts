@@ -41,6 +41,7 @@ import { localS3Client } from '../../local/s3/client.ts';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
 import { testTmp } from './temp.ts';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const BUCKET = 'bridge-test';
 export const TOKEN = 'test-token-0123456789-very-secret';
@@ -157,6 +158,43 @@ export async function startBench(aws: AwsServices, options: BenchOptions = {}): 
     async close() {
       await sim.close();
       await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface BenchFixture {
+  /** The services of the file (set once its beforeAll ran). */
+  readonly aws: AwsServices;
+  /** Starts a bench on them; it is closed after the test. */
+  open(options?: BenchOptions): Promise<Bench>;
+}
+
+/**
+ * The hooks of a test file that runs benches: the AWS services started once
+ * for the file and closed after it, each bench closed after its test.
+ * `defaults` shapes the options of every `open`.
+ */
+export function useBenches(defaults: (options: BenchOptions) => BenchOptions = (options) => options): BenchFixture {
+  let aws: AwsServices | undefined;
+  let bench: Bench | undefined;
+  beforeAll(async () => {
+    aws = await startAwsServices();
+  });
+  afterAll(async () => {
+    await aws?.close();
+  });
+  afterEach(async () => {
+    await bench?.close();
+    bench = undefined;
+  });
+  return {
+    get aws() {
+      if (!aws) throw new Error('useBenches: the AWS services start in beforeAll');
+      return aws;
+    },
+    async open(options = {}) {
+      bench = await startBench(this.aws, defaults(options));
+      return bench;
     },
   };
 }

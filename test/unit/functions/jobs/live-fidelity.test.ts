@@ -2,40 +2,27 @@
  * Issue 25 through the task handlers, against the simulator playing the live
  * service (--real-shapes): each case names the source it follows.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Driver, TESTDATA, dropFile, dropInput, readJsonObject, startAwsServices, startBench, type AwsServices, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { Driver, TESTDATA, dropFile, dropInput, readJsonObject, useBenches, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
 import type { ProcessingRequest } from '../../../../functions/jobs/workflow.ts';
 import { resultKeys } from '../../../../functions/routing/index.ts';
 
 /** A square of about 0.15 km² near Bern. */
 const squareAoi = (): string => JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.44, 46.94], [7.445, 46.94], [7.445, 46.943], [7.44, 46.943], [7.44, 46.94]]] } }] });
 
-let aws: AwsServices;
-let bench: Bench | undefined;
-
-beforeAll(async () => {
-  aws = await startAwsServices();
-});
-afterAll(async () => {
-  await aws?.close();
-});
-afterEach(async () => {
-  await bench?.close();
-  bench = undefined;
-});
-
 // Preprocessing takes no time here: the harness's Driver runs Upload Image once (no Wait For Image loop).
-async function open(options: BenchOptions = {}): Promise<Bench> {
-  bench = await startBench(aws, { ...options, simulator: { realShapes: true, billingType: 'CREDITS', preprocessingSeconds: 0, queuedSeconds: 0.1, awaitingSeconds: 0.1, ...options.simulator } });
-  return bench;
-}
+const benches = useBenches((options) => ({
+  ...options,
+  simulator: { realShapes: true, billingType: 'CREDITS', preprocessingSeconds: 0, queuedSeconds: 0.1, awaitingSeconds: 0.1, ...options.simulator },
+}));
+const open = (options?: BenchOptions): Promise<Bench> => benches.open(options);
 
 describe('a GeoTIFF larger than aoiAreaLimit (server Validations.checkProcessingArea; mapflow-qgis processing_service.py lines 150-174)', () => {
   it('is REJECTED at Inspect GeoTIFF, before any upload request, with advice for an image', async () => {
     // Prepare: cogeo.tif covers about 0.37 km²; the account allows 0.1 km² per processing
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true }], simulator: { limits: { aoiAreaLimitSqM: 100_000 } } });
     const before = await b.client.getStorageUsage();
-    const start = await dropFile(aws.s3, 'inbox/large.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/large.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
@@ -51,7 +38,7 @@ describe('a GeoTIFF larger than aoiAreaLimit (server Validations.checkProcessing
   it('is uploaded as before by a route that does not process images (the limit is on processings)', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '' }], simulator: { limits: { aoiAreaLimitSqM: 100_000 } } });
-    const start = await dropFile(aws.s3, 'inbox/large.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/large.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -78,7 +65,7 @@ describe('the cost call carries the create body (mapflow-qgis functional/api/pro
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true, blocks: [{ name: 'Polygon simplification', enabled: true }] }] });
     const seen = recordBodies(b);
-    const start = await dropFile(aws.s3, 'inbox/priced.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/priced.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
@@ -99,15 +86,15 @@ describe('the cost call carries the create body (mapflow-qgis functional/api/pro
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', source: { dataProvider: { providerName: 'mapbox', zoom: 18 } }, inferenceParams: { threshold: '0.5' } }] });
     const seen = recordBodies(b);
-    const start = await dropInput(aws.s3, 'inbox/provider.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/provider.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
     expect(seen.cost).toEqual(seen.create.map(withoutProject));
     expect(seen.cost[0]!.params).toEqual({ sourceParams: { dataProvider: { providerName: 'Mapbox', zoom: 18 } }, inferenceParams: { threshold: '0.5' } });
-    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
-    const geometry = await readJsonObject(aws.s3, final.plan!.parts[0]!.geometryKey);
+    const request = (await readJsonObject<ProcessingRequest>(benches.aws.s3, final.plan!.parts[0]!.requestKey))!;
+    const geometry = await readJsonObject(benches.aws.s3, final.plan!.parts[0]!.geometryKey);
     const charged = (await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id)).cost;
     expect(charged).toBe(final.plan!.estimatedCost);
     expect(await b.client.estimateCost({ wdId: request.wdId, geometry: geometry as never, ...(request.blocks && { blocks: request.blocks }) })).toBeLessThan(charged!);
@@ -118,12 +105,12 @@ describe('blocks by their API name, all explicit (mapflow-qgis mapflow/schema/wo
   it('a display name in the route is sent as the API name, and the blocks it does not name go disabled', async () => {
     // Prepare: the live service ignores a block it does not know by its API name
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', blocks: [{ name: 'merge with osm', enabled: true }] }] });
-    const start = await dropInput(aws.s3, 'inbox/blocks.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/blocks.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
-    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
+    const request = (await readJsonObject<ProcessingRequest>(benches.aws.s3, final.plan!.parts[0]!.requestKey))!;
     expect(request.blocks).toEqual([{ name: 'Simplification', enabled: false }, { name: 'Classification', enabled: false }, { name: 'OSM', enabled: true }]);
     const processing = (await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id));
     expect(processing.blocks?.find((block) => block.name === 'OSM')?.enabled).toBe(true);
@@ -136,12 +123,12 @@ describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, 
   it('a raster result is not copied, and job.json, the part and the Job Succeeded event say so with its link', async () => {
     // Prepare: Forest with its Heights block makes a raster result in the simulated live service
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Forest and trees', blocks: [{ name: 'Heights', enabled: true }] }] });
-    const start = await dropInput(aws.s3, 'inbox/forest.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/forest.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
-    const jobJson = (await readJsonObject<Record<string, any>>(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, final.plan!.parts[0]!.name).jobJsonKey))!;
+    const jobJson = (await readJsonObject<Record<string, any>>(benches.aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, final.plan!.parts[0]!.name).jobJsonKey))!;
     expect(jobJson.rasterResult).toMatchObject({ stored: false, tileJsonUrl: expect.stringMatching(/tile\.json$/), tileUrl: expect.stringMatching(/\{z\}\/\{x\}\/\{y\}/), note: expect.stringMatching(/vector result only.*not copied/) });
     expect(jobJson.processing.aoiArea).toBe(jobJson.processing.area);
     const part = (await b.ledger.get(start.jobId))!.parts![0]!;
@@ -153,7 +140,7 @@ describe('shapes of the live record (mapflow-mcp src/schemas.ts: aoiArea, area, 
   it('a vector-only result says nothing about rasters', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings' }] });
-    const start = await dropInput(aws.s3, 'inbox/vector.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/vector.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess

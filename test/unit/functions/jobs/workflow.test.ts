@@ -3,7 +3,7 @@
  * driven through the flow of the state machine (see harness.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resultKeys, reportKey } from '../../../../functions/routing/index.ts';
 import type { ProcessingRequest, WorkflowState } from '../../../../functions/jobs/workflow.ts';
 import { MAX_SPLIT_PARTS } from '../../../../functions/jobs/steps/plan-processing.ts';
@@ -19,32 +19,14 @@ import {
   dropInput,
   readJsonObject,
   readText,
-  startAwsServices,
-  startBench,
   tagsOf,
-  type AwsServices,
+  useBenches,
   type Bench,
   type BenchOptions,
 } from '../../../support/workflow-harness.ts';
 
-let aws: AwsServices;
-let bench: Bench | undefined;
-
-beforeAll(async () => {
-  aws = await startAwsServices();
-});
-afterAll(async () => {
-  await aws?.close();
-});
-afterEach(async () => {
-  await bench?.close();
-  bench = undefined;
-});
-
-async function open(options: BenchOptions = {}): Promise<Bench> {
-  bench = await startBench(aws, options);
-  return bench;
-}
+const benches = useBenches();
+const open = (options?: BenchOptions): Promise<Bench> => benches.open(options);
 
 /** A square of about 0.15 km² near Bern, `dx` degrees east of the first one. */
 function square(name: string, dx = 0) {
@@ -72,7 +54,7 @@ describe('GeoJSON jobs', () => {
   it('plans, creates, polls and stores the results of a GeoJSON drop', async () => {
     // Prepare
     const b = await open();
-    const start = await dropInput(aws.s3, 'inbox/bern/two-squares.geojson', squareAoi({}, 2));
+    const start = await dropInput(benches.aws.s3, 'inbox/bern/two-squares.geojson', squareAoi({}, 2));
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
@@ -85,10 +67,10 @@ describe('GeoJSON jobs', () => {
     expect(b.events.filter((e) => e.detailType === 'Processing Started')).toHaveLength(1); // per status change, not per percent
     expect(await processingCount(b)).toBe(1);
     const { resultKey, jobJsonKey } = resultKeys(b.ctx.config.prefixes, start.input.key, 'two-squares');
-    const result = JSON.parse((await readText(aws.s3, resultKey))!) as { type: string; features: unknown[] };
+    const result = JSON.parse((await readText(benches.aws.s3, resultKey))!) as { type: string; features: unknown[] };
     expect(result.type).toBe('FeatureCollection');
     expect(result.features.length).toBeGreaterThan(0);
-    const jobJson = (await readJsonObject<{ processing: { id: string; status: string }; request: ProcessingRequest; result: { bytes: number } }>(aws.s3, jobJsonKey))!;
+    const jobJson = (await readJsonObject<{ processing: { id: string; status: string }; request: ProcessingRequest; result: { bytes: number } }>(benches.aws.s3, jobJsonKey))!;
     expect(jobJson.processing.status).toBe('OK');
     expect(jobJson.request.meta.bridgeJobId).toBe(start.jobId);
     expect(jobJson.result.bytes).toBeGreaterThan(0);
@@ -100,15 +82,15 @@ describe('GeoJSON jobs', () => {
     expect(row.executionArn).toContain(start.jobId);
     expect(b.events.map((e) => e.detailType)).toEqual(expect.arrayContaining(['Job Received', 'Processing Submitted', 'Processing Started', 'Job Succeeded']));
     expect(b.events.filter((e) => e.detailType === 'Job Succeeded')).toHaveLength(1);
-    expect(await tagsOf(aws.s3, start.input.key)).toEqual({ 'mapflow-bridge:job-id': start.jobId, 'mapflow-bridge:status': 'SUCCEEDED' });
-    expect(await readText(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toBeUndefined();
+    expect(await tagsOf(benches.aws.s3, start.input.key)).toEqual({ 'mapflow-bridge:job-id': start.jobId, 'mapflow-bridge:status': 'SUCCEEDED' });
+    expect(await readText(benches.aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toBeUndefined();
     expect(JSON.stringify({ events: b.events, row, logs: b.logs })).not.toContain(TOKEN);
   });
 
   it('ends a job that is already final without doing anything again', async () => {
     // Prepare
     const b = await open();
-    const start = await dropInput(aws.s3, 'inbox/again.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/again.geojson', squareAoi());
     await new Driver(b.ctx).runJob(start);
     const created = await processingCount(b);
     // Act
@@ -124,7 +106,7 @@ describe('GeoJSON jobs', () => {
   it('rejects a job over the route budget before anything is created in Mapflow', async () => {
     // Prepare: bern-quarters is about 52 km², far above a 5-credit budget
     const b = await open({ routes: [{ name: 'default', prefix: '', creditBudget: 5 }] });
-    const start = await dropFile(aws.s3, 'inbox/bern-quarters.geojson', new URL('aoi/bern-quarters.geojson', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/bern-quarters.geojson', new URL('aoi/bern-quarters.geojson', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -133,17 +115,17 @@ describe('GeoJSON jobs', () => {
     expect(final.finish?.error?.message).toMatch(/estimated at \d+ credits, above the budget of 5 credits of route 'default'.*raise the route's creditBudget/);
     expect(await processingCount(b)).toBe(0);
     expect(b.sim.stats().processingsCreated).toBe(0);
-    const report = (await readJsonObject<{ code: string; status: string }>(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
+    const report = (await readJsonObject<{ code: string; status: string }>(benches.aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
     expect(report).toMatchObject({ code: 'BUDGET_EXCEEDED', status: 'REJECTED' });
     expect((await b.ledger.get(start.jobId))?.status).toBe('REJECTED');
     expect(b.events.at(-1)?.detailType).toBe('Job Rejected');
-    expect((await tagsOf(aws.s3, start.input.key))['mapflow-bridge:status']).toBe('REJECTED');
+    expect((await tagsOf(benches.aws.s3, start.input.key))['mapflow-bridge:status']).toBe('REJECTED');
   });
 
   it('rejects an unknown model and names the models the account has', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Swimming pools' }] });
-    const start = await dropInput(aws.s3, 'inbox/pools.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/pools.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -156,7 +138,7 @@ describe('GeoJSON jobs', () => {
   it('rejects a file no route takes, and says which folders have routes', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'buildings', prefix: 'buildings/' }] });
-    const start = await dropInput(aws.s3, 'inbox/elsewhere/a.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/elsewhere/a.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -169,7 +151,7 @@ describe('GeoJSON jobs', () => {
   it('rejects a file without polygons with the AOI check code', async () => {
     // Prepare
     const b = await open();
-    const start = await dropFile(aws.s3, 'inbox/stations.geojson', new URL('aoi/caltrain-stations.geojson', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/stations.geojson', new URL('aoi/caltrain-stations.geojson', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -179,7 +161,7 @@ describe('GeoJSON jobs', () => {
   it('creates exactly one processing when the create response is lost', async () => {
     // Prepare: every create takes effect but its response is dropped
     const b = await open({ simulator: { dropAfterCommit: 1 } });
-    const start = await dropInput(aws.s3, 'inbox/lost.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/lost.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -194,7 +176,7 @@ describe('GeoJSON jobs', () => {
   it('finds the processing of an earlier attempt instead of creating a second one', async () => {
     // Prepare: run the job, then pretend Create Processing runs again for the same part
     const b = await open();
-    const start = await dropInput(aws.s3, 'inbox/retry.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/retry.geojson', squareAoi());
     const final = await new Driver(b.ctx).runJob(start);
     const { createProcessing } = await import('../../../../functions/jobs/steps/create-processing.ts');
     // Act
@@ -207,7 +189,7 @@ describe('GeoJSON jobs', () => {
   it('restarts a processing once after a transient failure and succeeds', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', meta: { simulate: 'fail-once:dataloader.TileNotReadable' } }] });
-    const start = await dropInput(aws.s3, 'inbox/flaky.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/flaky.geojson', squareAoi());
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
@@ -223,14 +205,14 @@ describe('GeoJSON jobs', () => {
   it('fails a job whose processing fails for good, with Mapflow messages in the report', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', meta: { simulate: 'fail:source-validator.NoDataInAOI' } }] });
-    const start = await dropInput(aws.s3, 'inbox/nodata.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/nodata.geojson', squareAoi());
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
     // Assess
     expect(final.finish?.status).toBe('FAILED');
     expect(driver.calls.some((c) => c.state === 'Restart Processing')).toBe(false);
-    const report = (await readJsonObject<{ code: string; message: string; mapflowMessages: { code: string }[] }>(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
+    const report = (await readJsonObject<{ code: string; message: string; mapflowMessages: { code: string }[] }>(benches.aws.s3, reportKey(b.ctx.config.prefixes, start.input.key)))!;
     expect(report.code).toBe('PROCESSING_FAILED');
     expect(report.message).toContain('source-validator.NoDataInAOI');
     expect(report.mapflowMessages[0]?.code).toBe('source-validator.NoDataInAOI');
@@ -242,7 +224,7 @@ describe('GeoJSON jobs', () => {
   it('runs one processing per feature with splitFeatures', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', splitFeatures: true }] });
-    const start = await dropInput(aws.s3, 'inbox/quarters.geojson', await bernQuarters(['Stadtbach', 'Weissenstein', 'Stöckacker']));
+    const start = await dropInput(benches.aws.s3, 'inbox/quarters.geojson', await bernQuarters(['Stadtbach', 'Weissenstein', 'Stöckacker']));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -252,7 +234,7 @@ describe('GeoJSON jobs', () => {
     expect(new Set(parts.map((p) => p.name)).size).toBe(parts.length);
     expect(await processingCount(b)).toBe(parts.length);
     for (const part of parts) {
-      const result = await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, part.name).resultKey);
+      const result = await readText(benches.aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, part.name).resultKey);
       expect(result, part.name).toBeDefined();
       expect(JSON.parse(result!), part.name).toMatchObject({ type: 'FeatureCollection', features: expect.any(Array) });
     }
@@ -262,7 +244,7 @@ describe('GeoJSON jobs', () => {
   it('rejects a split job with more features than one execution can carry, before anything is created', async () => {
     // Prepare: 101 small squares, one processing each
     const b = await open({ routes: [{ name: 'default', prefix: '', splitFeatures: true, creditBudget: 100_000 }] });
-    const start = await dropInput(aws.s3, 'inbox/many.geojson', squareAoi({}, MAX_SPLIT_PARTS + 1));
+    const start = await dropInput(benches.aws.s3, 'inbox/many.geojson', squareAoi({}, MAX_SPLIT_PARTS + 1));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -275,7 +257,7 @@ describe('GeoJSON jobs', () => {
   it('times out a processing that runs past maxPolls', async () => {
     // Prepare: processings take 60 s, the bridge polls at most twice
     const b = await open({ simulator: { processingSeconds: 60 }, pollPolicy: { maxPolls: 2 } });
-    const start = await dropInput(aws.s3, 'inbox/slow.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/slow.geojson', squareAoi());
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -289,7 +271,7 @@ describe('concurrency slots', () => {
     // Prepare: the only slot is held by another job
     const b = await open({ maxConcurrentProcessings: 1, pollPolicy: { maxJobSeconds: 0.05 } });
     await b.ctx.slots.acquire('other-job#0', 'arn:other');
-    const start = await dropInput(aws.s3, 'inbox/queued.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/queued.geojson', squareAoi());
     // Act
     const driver = new Driver(b.ctx, { msPerSecond: 50 });
     const final = await driver.runJob(start);
@@ -306,7 +288,7 @@ describe('GeoTIFF jobs', () => {
   it('uploads an image into the route mosaic and succeeds without processing', async () => {
     // Prepare
     const b = await open();
-    const start = await dropFile(aws.s3, 'inbox/aerial/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/aerial/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -316,7 +298,7 @@ describe('GeoTIFF jobs', () => {
     expect(final.upload?.footprint.type).toMatch(/Polygon/);
     const images = await b.client.listMosaicImages(final.mosaic!.mosaicId);
     expect(images.map((i) => i.id)).toEqual([final.upload!.imageId]);
-    const jobJson = (await readJsonObject<{ image: { id: string } }>(aws.s3, 'results/aerial/cogeo.tif/job.json'))!;
+    const jobJson = (await readJsonObject<{ image: { id: string } }>(benches.aws.s3, 'results/aerial/cogeo.tif/job.json'))!;
     expect(jobJson.image.id).toBe(final.upload!.imageId);
     const row = (await b.ledger.get(start.jobId))!;
     expect(row).toMatchObject({ status: 'SUCCEEDED', mosaicId: final.mosaic!.mosaicId, imageId: final.upload!.imageId });
@@ -326,7 +308,7 @@ describe('GeoTIFF jobs', () => {
   it('reuses the image of an earlier attempt instead of uploading twice', async () => {
     // Prepare
     const b = await open();
-    const start = await dropFile(aws.s3, 'inbox/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
     const final = await new Driver(b.ctx).runJob(start);
     // Act
     const again = await uploadImage(final, b.ctx);
@@ -338,7 +320,7 @@ describe('GeoTIFF jobs', () => {
   it('reuses the image when the upload went through but its response was lost', async () => {
     // Prepare: mosaic made on a healthy service, then every create response is lost
     const b = await open();
-    const start = await dropFile(aws.s3, 'inbox/lost-upload.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/lost-upload.tif', new URL('rasters/cogeo.tif', TESTDATA));
     const driver = new Driver(b.ctx);
     const state = { ...start, job: await driver.task('Register Job', registerJob, start) } as WorkflowState;
     state.image = await driver.task('Inspect GeoTIFF', inspectGeotiff, state);
@@ -357,14 +339,14 @@ describe('GeoTIFF jobs', () => {
   it('uploads and processes an image under a route with a model', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '' }, { name: 'buildings', prefix: 'buildings/', model: '🏠 Buildings', processImages: true }] });
-    const start = await dropFile(aws.s3, 'inbox/buildings/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/buildings/cogeo.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
     expect(final.finish?.status).toBe('SUCCEEDED');
-    const request = (await readJsonObject<ProcessingRequest>(aws.s3, final.plan!.parts[0]!.requestKey))!;
+    const request = (await readJsonObject<ProcessingRequest>(benches.aws.s3, final.plan!.parts[0]!.requestKey))!;
     expect(request.params.sourceParams).toEqual({ myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } });
-    const result = await readText(aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, 'cogeo').resultKey);
+    const result = await readText(benches.aws.s3, resultKeys(b.ctx.config.prefixes, start.input.key, 'cogeo').resultKey);
     expect(result).toBeDefined();
     expect(JSON.parse(result!)).toMatchObject({ type: 'FeatureCollection', features: expect.any(Array) });
   });
@@ -372,7 +354,7 @@ describe('GeoTIFF jobs', () => {
   it('rejects an image too coarse for the route model before uploading it', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true }] });
-    const start = await dropFile(aws.s3, 'inbox/coarse.tif', new URL('rasters/RGB.byte.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/coarse.tif', new URL('rasters/RGB.byte.tif', TESTDATA));
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
@@ -385,7 +367,7 @@ describe('GeoTIFF jobs', () => {
     // Prepare: cogeo.tif covers about 0.37 km², billed as 1 km²: above a 1-credit budget
     const b = await open({ routes: [{ name: 'default', prefix: '', model: 'Buildings', processImages: true, creditBudget: 1 }] });
     const before = await b.client.getStorageUsage();
-    const start = await dropFile(aws.s3, 'inbox/expensive.tif', new URL('rasters/cogeo.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/expensive.tif', new URL('rasters/cogeo.tif', TESTDATA));
     // Act
     const driver = new Driver(b.ctx);
     const final = await driver.runJob(start);
@@ -401,7 +383,7 @@ describe('GeoTIFF jobs', () => {
   it('rejects a GeoTIFF whose pixel data is damaged', async () => {
     // Prepare
     const b = await open();
-    const start = await dropFile(aws.s3, 'inbox/corrupt.tif', new URL('rasters/corrupt.tif', TESTDATA));
+    const start = await dropFile(benches.aws.s3, 'inbox/corrupt.tif', new URL('rasters/corrupt.tif', TESTDATA));
     // Act
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
@@ -420,7 +402,7 @@ describe('Fail Job', () => {
   ])('ends the job FAILED on %s without throwing', async (_label, error) => {
     // Prepare
     const b = await open();
-    const start = await dropInput(aws.s3, `inbox/odd-${Math.random().toString(36).slice(2)}.geojson`, squareAoi());
+    const start = await dropInput(benches.aws.s3, `inbox/odd-${Math.random().toString(36).slice(2)}.geojson`, squareAoi());
     const { failJob } = await import('../../../../functions/jobs/steps/fail-job.ts');
     const { releaseJobSlots } = await import('../../../../functions/jobs/steps/release-job-slots.ts');
     await b.ctx.slots.acquire(`${start.jobId}#0`, 'arn:x');
@@ -432,7 +414,7 @@ describe('Fail Job', () => {
     expect(finish.status).toBe('FAILED');
     expect(finish.error?.message.length).toBeGreaterThan(0);
     expect((await b.ledger.get(start.jobId))?.status).toBe('FAILED');
-    expect(await readJsonObject(aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toMatchObject({ status: 'FAILED' });
+    expect(await readJsonObject(benches.aws.s3, reportKey(b.ctx.config.prefixes, start.input.key))).toMatchObject({ status: 'FAILED' });
     expect(slotsAfterFailJob.map((h) => h.holder)).toEqual([`${start.jobId}#0`]);
     expect(released).toEqual({ jobId: start.jobId });
     expect(await b.ctx.slots.holders()).toEqual([]);
@@ -441,7 +423,7 @@ describe('Fail Job', () => {
   it('ends the job REJECTED for an InputRejected and is idempotent', async () => {
     // Prepare
     const b = await open();
-    const start = await dropInput(aws.s3, 'inbox/rejected.geojson', squareAoi());
+    const start = await dropInput(benches.aws.s3, 'inbox/rejected.geojson', squareAoi());
     const { failJob } = await import('../../../../functions/jobs/steps/fail-job.ts');
     const error = { Error: 'InputRejected', Cause: JSON.stringify({ errorType: 'InputRejected', errorMessage: 'NOT_JSON: the file is not JSON; save it as GeoJSON' }) };
     // Act

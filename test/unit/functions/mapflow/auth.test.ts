@@ -1,16 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeBasicCredential, resolveAuth } from '../../../../functions/mapflow/index.ts';
-import { BASE, BASIC_CREDENTIAL, EMAIL, JSON_HEADERS, POLYGON, TOKEN, mockClient, type MockSetup } from './helpers.ts';
+import { BASE, BASIC_CREDENTIAL, EMAIL, JSON_HEADERS, POLYGON, TOKEN, mockClientsClosedAfterEach } from './helpers.ts';
 
-let setup: MockSetup | undefined;
-afterEach(async () => {
-  await setup?.agent.close();
-  setup = undefined;
-});
+const mockClient = mockClientsClosedAfterEach();
 
 /** Captures the headers of one GET /user/status. */
 async function headersSent(options: Parameters<typeof mockClient>[0]): Promise<Record<string, string>> {
-  setup = mockClient(options);
+  const setup = mockClient(options);
   let seen: Record<string, string> = {};
   setup.pool.intercept({ path: `${BASE}/user/status`, method: 'GET' }).reply(200, (opts) => {
     seen = opts.headers as Record<string, string>;
@@ -98,7 +94,7 @@ describe('client identity', () => {
 
   it('puts source-app and version into processing meta without overwriting the caller keys', async () => {
     // Prepare
-    setup = mockClient({ clientName: 'bridge-test', clientVersion: '9.9.9' });
+    const setup = mockClient({ clientName: 'bridge-test', clientVersion: '9.9.9' });
     const bodies: Record<string, unknown>[] = [];
     const capture = (opts: { body?: unknown }) => {
       bodies.push(JSON.parse(String(opts.body)) as Record<string, unknown>);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MapflowAuthError,
   MapflowBadResponse,
@@ -8,18 +8,14 @@ import {
   MapflowUnavailable,
   parseErrorBody,
 } from '../../../../functions/mapflow/index.ts';
-import { BASE, JSON_HEADERS, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
+import { BASE, JSON_HEADERS, mockClientsClosedAfterEach, rejectionOf, MINIMAL_CREATE } from './helpers.ts';
 
-let setup: MockSetup | undefined;
-afterEach(async () => {
-  await setup?.agent.close();
-  setup = undefined;
-});
+const mockClient = mockClientsClosedAfterEach();
 
 describe('error bodies', () => {
   it('reads {code, message, params} (processing and project endpoints)', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).reply(
       400,
       { code: 'ProviderMinAreaError', message: 'Area is below the provider minimum', params: { minArea: '1' } },
@@ -27,14 +23,7 @@ describe('error bodies', () => {
     );
 
     // Act
-    const error = await rejectionOf(
-      setup.client.createProcessing({
-        name: 'n',
-        wdId: 'w',
-        geometry: { type: 'Polygon', coordinates: [] },
-        params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
-      }),
-    );
+    const error = await rejectionOf(setup.client.createProcessing(MINIMAL_CREATE));
 
     // Assess
     expect(error).toBeInstanceOf(MapflowRequestError);
@@ -51,7 +40,7 @@ describe('error bodies', () => {
 
   it('reads {detail: {code, parameters}} (data endpoints)', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/rasters/mosaic/m-1`, method: 'GET' })
       .reply(404, { detail: { code: 'ItemNotFound', parameters: { id: 'm-1' } } }, JSON_HEADERS);
@@ -66,7 +55,7 @@ describe('error bodies', () => {
 
   it('reads a body that is not JSON', async () => {
     // Prepare
-    setup = mockClient({ retry: { maxAttempts: 1 } });
+    const setup = mockClient({ retry: { maxAttempts: 1 } });
     setup.pool
       .intercept({ path: `${BASE}/processings/v2`, method: 'GET' })
       .reply(502, '<html><body>Bad gateway from the proxy</body></html>', { headers: { 'content-type': 'text/html' } });
@@ -91,7 +80,7 @@ describe('error bodies', () => {
     [422, MapflowRequestError, 'MapflowRequestError'],
   ])('maps HTTP %i to %s', async (status, ErrorClass, name) => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/rasters/image/i-1`, method: 'GET' }).reply(status, '');
 
     // Act
@@ -106,7 +95,7 @@ describe('error bodies', () => {
 
   it('turns a 2xx answer it cannot read into MapflowBadResponse', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/p/v2`, method: 'GET' }).reply(200, 'not json at all');
     setup.pool.intercept({ path: `${BASE}/processing/cost/v2`, method: 'POST' }).reply(200, 'free!');
 
@@ -143,7 +132,7 @@ describe('error bodies', () => {
 
   it('keeps the error JSON-serialisable with its fields', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/projects/x`, method: 'GET' }).reply(404, { code: 'NOT_FOUND', message: 'gone' });
 
     // Act

@@ -4,20 +4,16 @@
  * found by `BAD_TOKEN`, `AREA_LIMIT_EXCEEDED`) and its sealed routes
  * (io.geoalert.mapflow.HttpServer: `Route.seal`, no custom rejection handler).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MapflowNotFound, MapflowRequestError, isRouteNotFound } from '../../../../functions/mapflow/index.ts';
-import { BASE, JSON_HEADERS, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
+import { BASE, JSON_HEADERS, mockClientsClosedAfterEach, rejectionOf } from './helpers.ts';
 
-let setup: MockSetup | undefined;
-afterEach(async () => {
-  await setup?.agent.close();
-  setup = undefined;
-});
+const mockClient = mockClientsClosedAfterEach();
 
 describe('authentication errors by code (server exception package: BadToken answers 400)', () => {
   it('reads 400 BAD_TOKEN as MapflowAuthError, so the job gets the token hint', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/user/status`, method: 'GET' }).reply(400, { code: 'BAD_TOKEN', message: 'Invalid token: signature' }, JSON_HEADERS);
     // Act
     const error = await rejectionOf(setup.client.getUserStatus());
@@ -26,13 +22,13 @@ describe('authentication errors by code (server exception package: BadToken answ
   });
 
   it.each([['TOKEN_EXPIRED', 401], ['NO_TOKEN', 401], ['AUTHENTICATION_ERROR', 401]])('reads %s (%i) as MapflowAuthError', async (code, status) => {
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/user/status`, method: 'GET' }).reply(status, { code, message: 'no' }, JSON_HEADERS);
     expect(await rejectionOf(setup.client.getUserStatus())).toMatchObject({ name: 'MapflowAuthError', code });
   });
 
   it('keeps a 400 with another code a MapflowRequestError', async () => {
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/user/status`, method: 'GET' }).reply(400, { code: 'AREA_LIMIT_EXCEEDED', message: 'An accumulative area limit' }, JSON_HEADERS);
     expect(await rejectionOf(setup.client.getUserStatus())).toMatchObject({ name: 'MapflowRequestError', code: 'AREA_LIMIT_EXCEEDED' });
   });
@@ -41,7 +37,7 @@ describe('authentication errors by code (server exception package: BadToken answ
 describe('older paths only when the server has no route (issue 25 point 8a)', () => {
   it('does not fall back on 404 NOT_FOUND (a missing project), and later calls still use the newer path', async () => {
     // Prepare: the server's NotFound for a missing project, then a project that exists
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/projects/gone/processings/v2/page`, method: 'POST' })
       .reply(404, { code: 'NOT_FOUND', message: 'Entity Project with id=gone not found.' }, JSON_HEADERS);
     setup.pool.intercept({ path: `${BASE}/projects/pr-1/processings/v2/page`, method: 'POST' })
@@ -68,7 +64,7 @@ describe('older paths only when the server has no route (issue 25 point 8a)', ()
 describe('the live processing record (mapflow-mcp src/schemas.ts; mapflow-qgis mapflow/entity/processing.py line 58)', () => {
   it('fills area from aoiArea and aoiArea from area, and keeps resultRasterLayer', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     const layer = { id: 'r', tileJsonUrl: 'https://x/tile.json', tileUrl: 'https://x/{z}/{x}/{y}.png' };
     setup.pool.intercept({ path: `${BASE}/processings/p-1/v2`, method: 'GET' }).reply(200, { id: 'p-1', status: 'OK', aoiArea: 1234, resultRasterLayer: layer }, JSON_HEADERS);
     setup.pool.intercept({ path: `${BASE}/processings/p-2/v2`, method: 'GET' }).reply(200, { id: 'p-2', status: 'OK', area: 99, resultRasterLayer: null }, JSON_HEADERS);

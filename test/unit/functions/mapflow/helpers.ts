@@ -4,6 +4,7 @@
  * time and their delays can be asserted.
  */
 import { MockAgent } from 'undici';
+import { afterEach } from 'vitest';
 import { MapflowClient, type MapflowClientOptions } from '../../../../functions/mapflow/index.ts';
 import { undiciRequester } from '../../../../functions/mapflow/http/undici.ts';
 
@@ -20,6 +21,30 @@ export interface MockSetup {
   /** Delays the client slept between attempts, in order. */
   delays: number[];
   warnings: { message: string; extra?: Record<string, unknown> }[];
+}
+
+/** A createProcessing request with little in it, for the tests whose point is the answer, not the request. */
+export const MINIMAL_CREATE: Parameters<MapflowClient['createProcessing']>[0] = {
+  name: 'n',
+  wdId: 'w',
+  geometry: { type: 'Polygon', coordinates: [] },
+  params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
+};
+
+/**
+ * For a test file's top level: `mockClient`, each agent closed after the test
+ * that made it.
+ */
+export function mockClientsClosedAfterEach(): (options?: Partial<MapflowClientOptions>) => MockSetup {
+  const agents: MockAgent[] = [];
+  afterEach(async () => {
+    await Promise.all(agents.splice(0).map((agent) => agent.close()));
+  });
+  return (options) => {
+    const setup = mockClient(options);
+    agents.push(setup.agent);
+    return setup;
+  };
 }
 
 export function mockClient(options: Partial<MapflowClientOptions> = {}): MockSetup {

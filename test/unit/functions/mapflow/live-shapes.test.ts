@@ -3,7 +3,7 @@
  * show them (each test names its source). Every answer here is the live shape;
  * the reference shapes are covered by shapes.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MapflowClient,
   MapflowUnavailable,
@@ -11,21 +11,17 @@ import {
   resolveAuth,
   timeoutsFromEnv,
 } from '../../../../functions/mapflow/index.ts';
-import { BASE, EMAIL, JSON_HEADERS, ORIGIN, TOKEN, mockClient, rejectionOf, type MockSetup } from './helpers.ts';
+import { BASE, EMAIL, JSON_HEADERS, ORIGIN, TOKEN, mockClientsClosedAfterEach, rejectionOf } from './helpers.ts';
 import { Readable } from 'node:stream';
 
-let setup: MockSetup | undefined;
-afterEach(async () => {
-  await setup?.agent.close();
-  setup = undefined;
-});
+const mockClient = mockClientsClosedAfterEach();
 
 const upload = (bytes: Buffer) => ({ stream: Readable.from([bytes]), size: bytes.length, filename: 'a.tif' });
 
 describe('point 1: upload answers without an image (mapflow-qgis spec/002_E_zoom_selector_api.md)', () => {
   it('accepts {"message": "Files successfully uploaded", "mosaic_id"} and gives the mosaic id, no image', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/rasters/mosaic/m-1/image`, method: 'POST' })
       .reply(200, { message: 'Files successfully uploaded', mosaic_id: 'm-1' }, JSON_HEADERS);
@@ -39,7 +35,7 @@ describe('point 1: upload answers without an image (mapflow-qgis spec/002_E_zoom
 
   it('reads link-image\'s {"message": "File successfully linked to a mosaic", "mosaic_id"}', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/rasters/mosaic/m-1/link-image`, method: 'POST' })
       .reply(200, { message: 'File successfully linked to a mosaic', mosaic_id: 'm-1' }, JSON_HEADERS);
@@ -51,7 +47,7 @@ describe('point 1: upload answers without an image (mapflow-qgis spec/002_E_zoom
 
   it('reads the image and mosaic preprocessing status (preprocessing_status, preprocessing_error, data_available)', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/rasters/image/i-1/status`, method: 'GET' }).reply(
       200,
       { image_id: 'i-1', filename: 'a.tif', preprocessing_status: 'FAILED', preprocessing_error: 'bad tiles', data_available: false, uploaded_at: '2026-03-22T12:34:56Z' },
@@ -77,7 +73,7 @@ describe('point 1: upload answers without an image (mapflow-qgis spec/002_E_zoom
 describe('point 2: billing (mapflow-qgis functional/service/account_service.py, mapflow-mcp src/schemas.ts)', () => {
   it('reads billingType, remainingCredits (as credits), remainingArea, maxAoisPerProcessing and dataProviders', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/user/status`, method: 'GET' }).reply(
       200,
       {
@@ -98,7 +94,7 @@ describe('point 2: billing (mapflow-qgis functional/service/account_service.py, 
 describe('point 3: no storage limit (spec/002_E_zoom_selector_api.md: "memoryLimit and memoryFree may be null")', () => {
   it('reads memoryLimit: null as no limit, without failing', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/rasters/memory`, method: 'GET' })
       .reply(200, { memoryLimit: null, memoryUsed: 524288000, memoryFree: null, maxUploadFileSize: 10737418240, maxPixelCount: 100000 }, JSON_HEADERS);
@@ -122,7 +118,7 @@ describe('point 4: per-call timeouts (mapflow-qgis: results 300 s, uploads 3600 
 
   it('waits longer for a result\'s first byte than for a status read', async () => {
     // Prepare: both answers come after 300 ms
-    setup = mockClient({ timeouts: { requestMs: 100, statusMs: 100, resultMs: 2_000 }, retry: { maxAttempts: 1 } });
+    const setup = mockClient({ timeouts: { requestMs: 100, statusMs: 100, resultMs: 2_000 }, retry: { maxAttempts: 1 } });
     setup.pool.intercept({ path: `${BASE}/processings/p-1/result`, method: 'GET' }).reply(200, '{"type":"FeatureCollection","features":[]}').delay(300);
     setup.pool.intercept({ path: `${BASE}/processings/p-1/v2`, method: 'GET' }).reply(200, { id: 'p-1', status: 'OK' }, JSON_HEADERS).delay(300);
     // Act
@@ -175,7 +171,7 @@ describe('point 9: newer paths with fallback, and every page (mapflow-qgis proce
 
   it('reads every page of POST projects/{id}/processings/v2/page', async () => {
     // Prepare: 250 processings, 100 per page
-    setup = mockClient();
+    const setup = mockClient();
     const all = Array.from({ length: 250 }, (_, i) => processing(i));
     for (const offset of [0, 100, 200]) {
       setup.pool
@@ -191,7 +187,7 @@ describe('point 9: newer paths with fallback, and every page (mapflow-qgis proce
 
   it('falls back to GET projects/{id}/processings/v2 on a route-not-found 404, and to GET projects on 405', async () => {
     // Prepare: akka-http's answer for a path without a route (the server seals its routes: HttpServer.scala)
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/projects/pr-1/processings/v2/page`, method: 'POST' }).reply(404, 'The requested resource could not be found.');
     setup.pool.intercept({ path: `${BASE}/projects/pr-1/processings/v2`, method: 'GET' }).reply(200, [processing(1)], JSON_HEADERS);
     setup.pool.intercept({ path: `${BASE}/projects/page`, method: 'POST' }).reply(405, { code: 'METHOD_NOT_ALLOWED', message: 'no' });
@@ -206,7 +202,7 @@ describe('point 9: newer paths with fallback, and every page (mapflow-qgis proce
 
   it('restarts with POST processings/{id}/restart/v2, else POST processings/{id}/restart', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/p-1/restart/v2`, method: 'POST' }).reply(200, '');
     setup.pool.intercept({ path: `${BASE}/processings/p-2/restart/v2`, method: 'POST' }).reply(404, '');
     setup.pool.intercept({ path: `${BASE}/processings/p-2/restart`, method: 'POST' }).reply(200, '');
@@ -216,12 +212,11 @@ describe('point 9: newer paths with fallback, and every page (mapflow-qgis proce
     fresh.pool.intercept({ path: `${BASE}/processings/p-2/restart/v2`, method: 'POST' }).reply(404, '');
     fresh.pool.intercept({ path: `${BASE}/processings/p-2/restart`, method: 'POST' }).reply(200, '');
     await fresh.client.restartProcessing('p-2');
-    await fresh.agent.close();
   });
 
   it('lists mosaics with GET /rasters/mosaic (data_catalog_api.py get_mosaics)', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/rasters/mosaic`, method: 'GET' }).reply(
       200,
       [{ id: 'm-1', name: 'route mosaic', tags: [], created_at: '2026-03-22T12:34:56Z', rasterLayer: { tileUrl: 'x', tileJsonUrl: 'y' }, footprint: 'MULTIPOLYGON EMPTY', sizeInBytes: 1 }],
@@ -237,7 +232,7 @@ describe('point 9: newer paths with fallback, and every page (mapflow-qgis proce
 describe('point 10: first status null, naive timestamps (real-api-notes; processings of the live service)', () => {
   it('reads status null as UNPROCESSED and a time without zone as UTC', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/processings/p-1/v2`, method: 'GET' })
       .reply(200, { id: 'p-1', status: null, created: '2023-01-26T13:58:32.122099', updated: '2023-01-26T13:58:33' }, JSON_HEADERS);

@@ -3,9 +3,9 @@
  * it is printed, nor in a log line, nor in the client's own printed form.
  */
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MapflowClient } from '../../../../functions/mapflow/index.ts';
-import { BASE, BASIC_CREDENTIAL, EMAIL, ORIGIN, TOKEN, mockClient, netError, rejectionOf, type MockSetup } from './helpers.ts';
+import { BASE, BASIC_CREDENTIAL, EMAIL, ORIGIN, TOKEN, mockClientsClosedAfterEach, netError, rejectionOf, MINIMAL_CREATE } from './helpers.ts';
 
 const SECRETS = [TOKEN, BASIC_CREDENTIAL, `${EMAIL}:${TOKEN}`];
 
@@ -26,16 +26,12 @@ function expectNoSecret(texts: string[]) {
   for (const text of texts) for (const secret of SECRETS) expect(text).not.toContain(secret);
 }
 
-let setup: MockSetup | undefined;
-afterEach(async () => {
-  await setup?.agent.close();
-  setup = undefined;
-});
+const mockClient = mockClientsClosedAfterEach();
 
 describe('token redaction', () => {
   it('keeps the credential out of errors whose body echoes the Authorization header', async () => {
     // Prepare: a server (or proxy) that echoes the header back in its error.
-    setup = mockClient({ authScheme: 'basic', email: EMAIL, retry: { maxAttempts: 2, baseDelayMs: 1 } });
+    const setup = mockClient({ authScheme: 'basic', email: EMAIL, retry: { maxAttempts: 2, baseDelayMs: 1 } });
     const echo = (opts: { headers?: unknown }) => {
       const header = String((opts.headers as Record<string, string>).authorization);
       return { code: `BAD_${header}`, message: `rejected ${header} (${EMAIL}:${TOKEN})`, params: { header, token: TOKEN } };
@@ -66,19 +62,12 @@ describe('token redaction', () => {
 
   it('keeps the credential out of errors whose network cause mentions it', async () => {
     // Prepare
-    setup = mockClient({ authScheme: 'bearer', retry: { maxAttempts: 1 } });
+    const setup = mockClient({ authScheme: 'bearer', retry: { maxAttempts: 1 } });
     const cause = netError('ECONNRESET', `reset while sending Bearer ${TOKEN}`);
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).replyWithError(cause);
 
     // Act
-    const error = await rejectionOf(
-      setup.client.createProcessing({
-        name: 'n',
-        wdId: 'w',
-        geometry: { type: 'Polygon', coordinates: [] },
-        params: { sourceParams: { dataProvider: { providerName: 'mapbox' } } },
-      }),
-    );
+    const error = await rejectionOf(setup.client.createProcessing(MINIMAL_CREATE));
 
     // Assess
     expect(error.name).toBe('MapflowOutcomeUnknown');
@@ -100,7 +89,7 @@ describe('token redaction', () => {
 
   it('keeps the pre-encoded token and its decoded secret out of errors', async () => {
     // Prepare
-    setup = mockClient({ token: BASIC_CREDENTIAL, authScheme: 'auto' });
+    const setup = mockClient({ token: BASIC_CREDENTIAL, authScheme: 'auto' });
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(401, { code: 'UNAUTHORIZED', message: `bad token ${BASIC_CREDENTIAL} for ${TOKEN}` });
 
     // Act

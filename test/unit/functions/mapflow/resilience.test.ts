@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MapflowNotFound,
   MapflowOutcomeUnknown,
@@ -6,7 +6,7 @@ import {
   MapflowRequestError,
   MapflowUnavailable,
 } from '../../../../functions/mapflow/index.ts';
-import { BASE, JSON_HEADERS, POLYGON, mockClient, netError, rejectionOf, type MockSetup } from './helpers.ts';
+import { BASE, JSON_HEADERS, POLYGON, mockClientsClosedAfterEach, netError, rejectionOf } from './helpers.ts';
 
 const PROCESSING = { id: 'p-1', name: 'job', status: 'IN_PROGRESS', percentCompleted: 0, cost: 3, created: '2024-01-01T00:00:00Z' };
 const CREATE_BODY = {
@@ -17,16 +17,12 @@ const CREATE_BODY = {
   params: { sourceParams: { dataProvider: { providerName: 'mapbox', zoom: 18 } } },
 };
 
-let setup: MockSetup | undefined;
-afterEach(async () => {
-  await setup?.agent.close();
-  setup = undefined;
-});
+const mockClient = mockClientsClosedAfterEach();
 
 describe('retries of idempotent requests', () => {
   it('retries a GET on 503 and returns the later answer', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/p-1/v2`, method: 'GET' }).reply(503, 'busy');
     setup.pool.intercept({ path: `${BASE}/processings/p-1/v2`, method: 'GET' }).reply(200, PROCESSING, JSON_HEADERS);
 
@@ -41,7 +37,7 @@ describe('retries of idempotent requests', () => {
 
   it('backs off exponentially with full jitter, capped, and gives up after maxAttempts', async () => {
     // Prepare: random 0.5 → half of each ceiling; ceilings 100, 200, 400, 800, 1000 (cap), ...
-    setup = mockClient({ retry: { maxAttempts: 6, baseDelayMs: 100, maxDelayMs: 1_000 } });
+    const setup = mockClient({ retry: { maxAttempts: 6, baseDelayMs: 100, maxDelayMs: 1_000 } });
     setup.pool.intercept({ path: `${BASE}/user/status`, method: 'GET' }).reply(500, { code: 'BOOM', message: 'down' }).times(6);
 
     // Act
@@ -67,13 +63,12 @@ describe('retries of idempotent requests', () => {
 
       // Assess
       expect(local.delays).toEqual(r === 0 ? [0, 0] : [99, 149]);
-      await local.agent.close();
     }
   });
 
   it('honours Retry-After in seconds', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/rasters/memory`, method: 'GET' })
       .reply(429, { code: 'RATE' }, { headers: { 'retry-after': '2' } });
@@ -90,7 +85,7 @@ describe('retries of idempotent requests', () => {
   it('honours Retry-After as an HTTP date', async () => {
     // Prepare
     const now = Date.parse('2024-05-01T12:00:00Z');
-    setup = mockClient({ now: () => now });
+    const setup = mockClient({ now: () => now });
     setup.pool
       .intercept({ path: `${BASE}/processings/v2`, method: 'GET' })
       .reply(503, 'later', { headers: { 'retry-after': new Date(now + 3_000).toUTCString() } });
@@ -105,7 +100,7 @@ describe('retries of idempotent requests', () => {
 
   it('gives a Retry-After longer than maxRetryAfterMs back to the caller at once', async () => {
     // Prepare
-    setup = mockClient({ retry: { maxAttempts: 4, maxRetryAfterMs: 5_000 } });
+    const setup = mockClient({ retry: { maxAttempts: 4, maxRetryAfterMs: 5_000 } });
     setup.pool
       .intercept({ path: `${BASE}/processings/v2`, method: 'GET' })
       .reply(429, { code: 'RATE', message: 'slow down' }, { headers: { 'retry-after': '120' } });
@@ -121,7 +116,7 @@ describe('retries of idempotent requests', () => {
 
   it('ends with MapflowRateLimited when 429 persists', async () => {
     // Prepare
-    setup = mockClient({ retry: { maxAttempts: 3, baseDelayMs: 10 } });
+    const setup = mockClient({ retry: { maxAttempts: 3, baseDelayMs: 10 } });
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(429, '').times(3);
 
     // Act
@@ -135,7 +130,7 @@ describe('retries of idempotent requests', () => {
 
   it('retries network errors on a GET', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/projects/default`, method: 'GET' }).replyWithError(netError('ECONNRESET', 'socket hang up'));
     setup.pool.intercept({ path: `${BASE}/projects/default`, method: 'GET' }).reply(200, { id: 'd', isDefault: true }, JSON_HEADERS);
 
@@ -149,7 +144,7 @@ describe('retries of idempotent requests', () => {
 
   it('times a slow request out and retries it, ending with MapflowUnavailable', async () => {
     // Prepare
-    setup = mockClient({ timeoutMs: 40, retry: { maxAttempts: 2, baseDelayMs: 1 } });
+    const setup = mockClient({ timeoutMs: 40, retry: { maxAttempts: 2, baseDelayMs: 1 } });
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'GET' }).reply(200, []).delay(500).times(2);
 
     // Act
@@ -166,7 +161,7 @@ describe('retries of idempotent requests', () => {
 
   it('retries idempotent POSTs (cost, catalog, stats) on 5xx', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processing/cost/v2`, method: 'POST' }).reply(500, 'oops');
     setup.pool.intercept({ path: `${BASE}/processing/cost/v2`, method: 'POST' }).reply(200, '7');
     setup.pool.intercept({ path: `${BASE}/catalog/meta`, method: 'POST' }).reply(504, '');
@@ -188,7 +183,7 @@ describe('retries of idempotent requests', () => {
 
   it('does not retry a 4xx', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/nope/v2`, method: 'GET' }).reply(404, { code: 'NOT_FOUND', message: 'no such processing' });
 
     // Act
@@ -201,7 +196,7 @@ describe('retries of idempotent requests', () => {
 
   it('counts a 404 on a retried DELETE as done (the lost first attempt deleted it)', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/p-1`, method: 'DELETE' }).replyWithError(netError('ECONNRESET'));
     setup.pool.intercept({ path: `${BASE}/processings/p-1`, method: 'DELETE' }).reply(404, { code: 'NOT_FOUND' });
 
@@ -215,7 +210,7 @@ describe('retries of idempotent requests', () => {
 
   it('reports a 404 on the first DELETE attempt', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/rasters/image/i-1`, method: 'DELETE' }).reply(404, { detail: { code: 'ItemNotFound', parameters: {} } });
 
     // Act
@@ -228,7 +223,7 @@ describe('retries of idempotent requests', () => {
 
   it('retries a download before its stream is handed over', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     const geojson = JSON.stringify({ type: 'FeatureCollection', features: [] });
     setup.pool.intercept({ path: `${BASE}/processings/p-1/result?aoiId=a-1`, method: 'GET' }).reply(502, '');
     setup.pool.intercept({ path: `${BASE}/processings/p-1/result?aoiId=a-1`, method: 'GET' }).reply(200, geojson);
@@ -247,7 +242,7 @@ describe('retries of idempotent requests', () => {
 describe('creates are never retried blindly', () => {
   it('throws MapflowOutcomeUnknown when a create times out, without sending it again', async () => {
     // Prepare
-    setup = mockClient({ timeoutMs: 40 });
+    const setup = mockClient({ timeoutMs: 40 });
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).reply(200, PROCESSING).delay(500);
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).reply(200, PROCESSING);
 
@@ -264,7 +259,7 @@ describe('creates are never retried blindly', () => {
 
   it('throws MapflowOutcomeUnknown when the connection is reset after sending', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/projects`, method: 'POST' }).replyWithError(netError('ECONNRESET', 'socket hang up'));
     setup.pool.intercept({ path: `${BASE}/projects`, method: 'POST' }).reply(200, { id: 'x' });
 
@@ -279,7 +274,7 @@ describe('creates are never retried blindly', () => {
 
   it.each([500, 502, 504])('throws MapflowOutcomeUnknown on a %i answer to a create', async (status) => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/rasters/mosaic`, method: 'POST' }).reply(status, 'gateway');
 
     // Act
@@ -293,7 +288,7 @@ describe('creates are never retried blindly', () => {
 
   it('retries a create whose connection was refused (it never reached the server)', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).replyWithError(netError('ECONNREFUSED'));
     setup.pool.intercept({ path: `${BASE}/processings/v2`, method: 'POST' }).reply(200, PROCESSING, JSON_HEADERS);
 
@@ -307,7 +302,7 @@ describe('creates are never retried blindly', () => {
 
   it.each([429, 503])('retries a create the server turned away with %i, honouring Retry-After', async (status) => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/processings`, method: 'POST' })
       .reply(status, { code: 'BUSY' }, { headers: { 'retry-after': '1' } });
@@ -323,7 +318,7 @@ describe('creates are never retried blindly', () => {
 
   it('ends a create refused every time with MapflowUnavailable (safe: nothing was created)', async () => {
     // Prepare
-    setup = mockClient({ retry: { maxAttempts: 2, baseDelayMs: 1 } });
+    const setup = mockClient({ retry: { maxAttempts: 2, baseDelayMs: 1 } });
     setup.pool.intercept({ path: `${BASE}/rasters/mosaic/m-1/link-image`, method: 'POST' }).replyWithError(netError('ECONNREFUSED')).times(2);
 
     // Act
@@ -336,7 +331,7 @@ describe('creates are never retried blindly', () => {
 
   it('does not retry a create answered 400', async () => {
     // Prepare
-    setup = mockClient();
+    const setup = mockClient();
     setup.pool
       .intercept({ path: `${BASE}/processings/v2`, method: 'POST' })
       .reply(400, { code: 'TOO_LARGE_PROCESSING', message: 'too large', params: { area: '5', aoiAreaLimit: '1' } });
@@ -354,7 +349,7 @@ describe('creates are never retried blindly', () => {
   it('retries an upload refused before its stream was read, and not after', async () => {
     // Prepare
     const { Readable } = await import('node:stream');
-    setup = mockClient();
+    const setup = mockClient();
     const bytes = Buffer.from('II*\0fake tiff');
     setup.pool.intercept({ path: `${BASE}/rasters/mosaic/m-1/image`, method: 'POST' }).replyWithError(netError('ECONNREFUSED'));
     setup.pool

@@ -6,24 +6,12 @@
  * start of the progress from Mapflow's `updated` moved to our clock, and the
  * job still ends OK.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PollResult } from '../../../../../functions/jobs/workflow.ts';
 import type { StepContext } from '../../../../../functions/jobs/context.ts';
-import { Driver, dropInput, startAwsServices, startBench, type AwsServices, type Bench } from '../../../../support/workflow-harness.ts';
+import { Driver, dropInput, useBenches } from '../../../../support/workflow-harness.ts';
 
-let aws: AwsServices;
-let bench: Bench | undefined;
-
-beforeAll(async () => {
-  aws = await startAwsServices();
-});
-afterAll(async () => {
-  await aws?.close();
-});
-afterEach(async () => {
-  await bench?.close();
-  bench = undefined;
-});
+const benches = useBenches();
 
 /** The driver, keeping every `$.poll` the step returned and every `$.processing`. */
 class RecordingDriver extends Driver {
@@ -48,13 +36,13 @@ describe('Poll Processing with the estimator', () => {
     // Prepare: queued 0.5 s, AWAITING 2.5 s, then an 8 s run; our clock 1 h ahead of Mapflow's
     const queuedSeconds = 0.5;
     const awaitingSeconds = 2.5;
-    bench = await startBench(aws, {
+    const bench = await benches.open({
       simulator: { realShapes: true, queuedSeconds, awaitingSeconds, processingSeconds: 8 },
       pollPolicy: { initialSeconds: 2, maxSeconds: 2 },
     });
     const skewMs = 3_600_000;
     bench.ctx.now = () => new Date(Date.now() + skewMs);
-    const start = await dropInput(aws.s3, 'inbox/poll-step/square.geojson', SQUARE);
+    const start = await dropInput(benches.aws.s3, 'inbox/poll-step/square.geojson', SQUARE);
     const driver = new RecordingDriver(bench.ctx, { msPerSecond: 1000 });
     // Act
     const final = await driver.runJob(start);
