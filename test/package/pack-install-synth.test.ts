@@ -175,7 +175,8 @@ describe('the npm package in a fresh CDK app', () => {
     const loaded = (await readFile(modules, 'utf8')).trim().split('\n').map((line) => line.split(' ') as [string, string]);
     const bundles = new Set(loaded.filter(([thread, url]) => thread !== '0' && url.endsWith('/index.mjs')).map(([, url]) => fileURLToPath(url)));
     const assetDirs = new Set(functions.map((fn) => fn.assetDir));
-    expect(bundles.size).toBeGreaterThanOrEqual(8);
+    // Worker-thread functions (the four that decode the input run in child processes the recorder does not reach).
+    expect(bundles.size).toBeGreaterThanOrEqual(6);
     for (const bundle of bundles) expect(assetDirs.has(path.dirname(bundle)), bundle).toBe(true);
     expect(loaded.filter(([thread, url]) => thread === '0' && url.includes('/functions/handlers/'))).toEqual([]);
   }, 400_000);
