@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/sequencer.ts';
 
 /**
  * Files that change process-wide state other files would see (environment
@@ -49,6 +50,8 @@ export default defineConfig({
     // and 1,187 s of CPU, against 549-602 s and 904-1,032 s with two.
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // The longest files first, so that no long file starts last and runs alone at the end.
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         // Everything else shares its worker's modules from file to file: aws-cdk-lib, the
