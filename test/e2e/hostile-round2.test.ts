@@ -3,7 +3,8 @@
  * with two names S3 or the local S3 refuses and one good file, end to end
  * through `mapflow-bridge local run --json`, as a user runs it: the JSON is
  * printed whatever the files, every hostile file REJECTED with its code, the
- * good file SUCCEEDED, and the bridge process's peak RSS (VmHWM) below 1 GiB.
+ * good file SUCCEEDED, and the peak RSS below 1 GiB: the bridge process's
+ * (VmHWM), and the bridge's with its function processes' (sampled).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,11 +12,12 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadLocalDefinition } from '../../lib/private/local-definition-cache.ts';
-import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
+import { loadLocalAssembly } from '../../local/assembly/cache.ts';
+import { localAssemblySettings } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeRound2Corpus } from '../../bench/fixtures/hostile-round2.ts';
 import { ROOT, squareAoi } from './helpers.ts';
+import { sampleTreeRss } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -35,7 +37,8 @@ describe('the second-round hostile corpus through local run', () => {
     await writeFile(path.join(corpus, newline), squareAoi());
     await writeFile(path.join(corpus, long), squareAoi());
     await writeFile(path.join(corpus, 'good.geojson'), squareAoi());
-    await loadLocalDefinition({ pollPolicy: LOCAL_POLL_POLICY });
+    // The assembly local run uses, on disk before the measured process starts (a synthesis would run inside it).
+    await loadLocalAssembly(localAssemblySettings({}));
     const probe = path.join(base, 'peak-rss.mjs');
     const peakFile = path.join(base, 'peak-rss.txt');
     await writeFile(
@@ -46,14 +49,18 @@ describe('the second-round hostile corpus through local run', () => {
     const files = [...entries.map((e) => e.file), newline, long, 'good.geojson'].map((name) => path.join(corpus, name));
 
     // Act
-    const result = await run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', '--out', path.join(work, 'out'), ...files], {
+    const running = run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', '--out', path.join(work, 'out'), ...files], {
       cwd: work,
       timeout: 1_150_000,
       maxBuffer: 64 * 1024 * 1024,
-    }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+    });
+    // The functions that decode the input run in child processes: their memory counts too.
+    const sampler = sampleTreeRss(running.child.pid!);
+    const result = await running.catch((error: { code?: number; stdout?: string; stderr?: string }) => {
       if (typeof error.code !== 'number') throw error;
       return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
     });
+    const tree = sampler.stop();
     const jobs = (JSON.parse(result.stdout) as { jobs: RunJobSummary[] }).jobs;
     const peakBytes = Number(readFileSync(peakFile, 'utf8')) * 1024;
 
@@ -71,6 +78,9 @@ describe('the second-round hostile corpus through local run', () => {
     expect(result.stderr).not.toMatch(/RangeError|heap out of memory|Maximum call stack|unhandled|FATAL/i);
     expect(peakBytes).toBeGreaterThan(0);
     expect(peakBytes).toBeLessThan(GiB);
-    console.log(`hostile corpus, round 2: ${jobs.length} files, bridge peak RSS ${(peakBytes / 1024 ** 2).toFixed(0)} MiB`);
+    expect(tree.peakBytes).toBeGreaterThanOrEqual(tree.bridgeBytes);
+    expect(tree.peakBytes).toBeLessThan(GiB);
+    const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(0);
+    console.log(`hostile corpus, round 2: ${jobs.length} files, bridge peak RSS ${mib(peakBytes)} MiB; bridge + function environments ${mib(tree.peakBytes)} MiB (${tree.samples} samples)`);
   });
 });
