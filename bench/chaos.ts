@@ -272,7 +272,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       if (/Job (Succeeded|Failed|Rejected)|Waiting for files/.test(line)) void allFinal().then((all) => all && stop());
       return false;
     }, 'SIGTERM');
-    if (!(await allFinal())) throw new Error(`chaos: not every input ended; last output:\n${lastOutput.slice(-20).join('\n')}`);
+    if (!(await allFinal())) {
+      // Which inputs, and every line any start printed about them: enough to tell a lost input from a stuck job.
+      const events = await readEvents(eventsFile).catch(() => []);
+      const done = new Set(events.filter((e) => ['Job Succeeded', 'Job Failed', 'Job Rejected'].includes(e.detailType)).map((e) => e.detail.input.key));
+      const missing = inputs.filter((key) => !done.has(key));
+      const names = missing.map((key) => path.basename(key));
+      const about = allOutput.filter((line) => names.some((name) => line.includes(name)) || /resum|swept|sweep|crash|lock/i.test(line));
+      throw new Error(`chaos: not every input ended: ${missing.join(', ')}; what the starts printed about them:\n${about.slice(-60).join('\n')}\nlast output:\n${lastOutput.slice(-20).join('\n')}`);
+    }
     let endpoints: { s3: string } | undefined;
     let audit: Omit<ChaosFigures, 'jobs' | 'seed' | 'schedule' | 'kills' | 'starts' | 'wallMs'> | undefined;
     let auditError: unknown;
