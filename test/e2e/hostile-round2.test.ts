@@ -6,21 +6,17 @@
  * good file SUCCEEDED, and the peak RSS below 1 GiB: the bridge process's
  * (VmHWM), and the bridge's with its function processes' (sampled).
  */
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { localAssemblySettings } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeRound2Corpus } from '../../bench/fixtures/hostile-round2.ts';
 import { ROOT, squareAoi } from './helpers.ts';
-import { sampleTreeRss } from '../support/rss.ts';
+import { runLocalMeasured } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 
-const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 const GiB = 1024 ** 3;
 
@@ -39,30 +35,17 @@ describe('the second-round hostile corpus through local run', () => {
     await writeFile(path.join(corpus, 'good.geojson'), squareAoi());
     // The assembly local run uses, on disk before the measured process starts (a synthesis would run inside it).
     await loadLocalAssembly(localAssemblySettings({}));
-    const probe = path.join(base, 'peak-rss.mjs');
-    const peakFile = path.join(base, 'peak-rss.txt');
-    await writeFile(
-      probe,
-      `import { readFileSync, writeFileSync } from 'node:fs';\n` +
-        `process.on('exit', () => writeFileSync(${JSON.stringify(peakFile)}, /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]));\n`,
-    );
     const files = [...entries.map((e) => e.file), newline, long, 'good.geojson'].map((name) => path.join(corpus, name));
 
     // Act
-    const running = run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', '--out', path.join(work, 'out'), ...files], {
-      cwd: work,
-      timeout: 1_150_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
     // The functions that decode the input run in child processes: their memory counts too.
-    const sampler = sampleTreeRss(running.child.pid!);
-    const result = await running.catch((error: { code?: number; stdout?: string; stderr?: string }) => {
-      if (typeof error.code !== 'number') throw error;
-      return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
+    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured([CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', '--out', path.join(work, 'out'), ...files], {
+      cwd: work,
+      base,
+      timeoutMs: 1_150_000,
     });
-    const tree = sampler.stop();
+    const result = { stdout, stderr };
     const jobs = (JSON.parse(result.stdout) as { jobs: RunJobSummary[] }).jobs;
-    const peakBytes = Number(readFileSync(peakFile, 'utf8')) * 1024;
 
     // Assess
     const outcomes = Object.fromEntries(jobs.map((job) => [path.basename(job.file), `${job.status} ${job.error?.code ?? ''}`]));

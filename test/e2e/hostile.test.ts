@@ -7,21 +7,18 @@
  * kernel) and, sampled, the bridge's together with its function environments'
  * (the functions that decode the input run in child processes, issue 23).
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { localAssemblySettings } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { writeHostileCorpus, type HostileEntry } from '../../bench/fixtures/hostile.ts';
 import { ROOT } from './helpers.ts';
-import { sampleTreeRss } from '../support/rss.ts';
+import { runLocalMeasured } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 
-const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 const GiB = 1024 ** 3;
 
@@ -39,31 +36,16 @@ describe('the hostile corpus through local run', () => {
     // The cloud assembly on disk, as local run reads it: a cold synthesis (CPU-bound, tens of
     // seconds on a loaded machine) would otherwise run inside the measured process.
     await loadLocalAssembly(localAssemblySettings({}));
-    // Reports the process's peak RSS from the kernel when it exits.
-    const probe = path.join(base, 'peak-rss.mjs');
-    const peakFile = path.join(base, 'peak-rss.txt');
-    await writeFile(
-      probe,
-      `import { readFileSync, writeFileSync } from 'node:fs';\n` +
-        `process.on('exit', () => writeFileSync(${JSON.stringify(peakFile)}, /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]));\n`,
-    );
-
     // Act
     const files = entries.map((e) => path.join(corpus, e.file));
-    const running = run(process.execPath, ['--import', probe, CLI, 'local', 'run', '--json', '--timeout', '1000', '--out', out, ...files], {
+    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured([CLI, 'local', 'run', '--json', '--timeout', '1000', '--out', out, ...files], {
       cwd: work,
+      base,
       env: { ...process.env, TMPDIR: temp },
-      timeout: 1_150_000,
-      maxBuffer: 64 * 1024 * 1024,
+      timeoutMs: 1_150_000,
     });
-    const sampler = sampleTreeRss(running.child.pid!);
-    const result = await running.catch((error: { code?: number; stdout?: string; stderr?: string }) => {
-      if (typeof error.code !== 'number') throw error;
-      return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
-    });
-    const tree = sampler.stop();
+    const result = { stdout, stderr };
     const jobs = (JSON.parse(result.stdout) as { jobs: RunJobSummary[] }).jobs;
-    const peakBytes = Number(readFileSync(peakFile, 'utf8')) * 1024;
 
     // Assess: each file REJECTED with its code
     expect(entries.length).toBeGreaterThanOrEqual(40);

@@ -8,7 +8,11 @@
  * local services (DynamoDB Local's JVM, s3rver) are not counted, as they
  * never were. Linux only (/proc).
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
 
 function residentKb(pid: number): number {
   try {
@@ -69,4 +73,41 @@ export function sampleTreeRss(root: number, intervalMs = 50): TreeRssSampler {
       return { ...peak, samples };
     },
   };
+}
+
+export interface MeasuredRun {
+  stdout: string;
+  stderr: string;
+  /** The bridge process's own peak (VmHWM, from the kernel as it exits), bytes. */
+  peakBytes: number;
+  /** The bridge with its function processes, sampled. */
+  tree: ReturnType<TreeRssSampler['stop']>;
+}
+
+/**
+ * Runs `node <args>` (a `mapflow-bridge local run`) as the hostile suites do:
+ * its own peak RSS written by a probe as it exits, the tree of it and its
+ * function processes sampled meanwhile; a non-zero exit still gives its output.
+ */
+export async function runLocalMeasured(args: string[], options: { cwd: string; base: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<MeasuredRun> {
+  const probe = path.join(options.base, 'peak-rss.mjs');
+  const peakFile = path.join(options.base, 'peak-rss.txt');
+  await writeFile(
+    probe,
+    `import { readFileSync, writeFileSync } from 'node:fs';\n` +
+      `process.on('exit', () => writeFileSync(${JSON.stringify(peakFile)}, /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]));\n`,
+  );
+  const running = promisify(execFile)(process.execPath, ['--import', probe, ...args], {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    timeout: options.timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const sampler = sampleTreeRss(running.child.pid!);
+  const result = await running.catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+    if (typeof error.code !== 'number') throw error;
+    return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
+  });
+  const tree = sampler.stop();
+  return { stdout: String(result.stdout), stderr: String(result.stderr), peakBytes: Number(readFileSync(peakFile, 'utf8')) * 1024, tree };
 }
