@@ -543,7 +543,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         ...(options.functionOutput ? { functionOutput: options.functionOutput } : {}),
         // Which jobs have a step running, in the state folder: a crash then counts against them only.
         ...(persistent ? { onInvoke: (event: unknown, bridgeFunction: string) => stepsInFlight.begin(event, bridgeFunction) } : {}),
-        // Local IAM for the state machine too: every Task's Lambda invoke is judged against its role.
+        // Local IAM for the state machine too: every Task's Lambda invoke and the Distributed Map's StartExecution are judged against its role.
         enforceStateMachineRole: true,
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),

@@ -29,7 +29,7 @@ import { EnvironmentBudget, LocalFunction } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
-import { StateMachineRole, TaskAccessDeniedError, taskCallsOf } from '../auth/state-machine-role.ts';
+import { MapRunAccessDeniedError, StateMachineRole, TaskAccessDeniedError, mapRunCallsOf, taskCallsOf } from '../auth/state-machine-role.ts';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -62,9 +62,11 @@ export interface AssemblyRuntimeOptions {
   /** Checks every request at the endpoints started here before it is served (local IAM). */
   authorize?: AuthorizeHook;
   /**
-   * Judge every Task's call (its Lambda invoke) against the state machine's
-   * role from the template before it is made, failing a refused one as Step
-   * Functions does (local IAM, local/auth/state-machine-role.ts). Default false.
+   * Judge every Task's call (its Lambda invoke), and each DISTRIBUTED Map
+   * state's StartExecution of its child executions, against the state
+   * machine's role from the template before it is made, failing a refused one
+   * as Step Functions does (local IAM, local/auth/state-machine-role.ts).
+   * Default false.
    */
   enforceStateMachineRole?: boolean;
   waitOverridesMs?: Record<string, number>;
@@ -84,7 +86,7 @@ export interface AssemblyRuntime {
   functions: ReadonlyMap<string, LocalFunction>;
   /** Each bridge function and the state machine with their resolved policies. */
   principals: Principal[];
-  /** The state machine's role judging its Task calls (with enforceStateMachineRole). */
+  /** The state machine's role judging its Task calls and Map Runs (with enforceStateMachineRole). */
   stateMachineRole?: StateMachineRole;
   endpoints: { sfn: string; eventBridge: string; secretsManager: string };
   /** An s3rver notification: through the trigger to dispatch. */
@@ -127,6 +129,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
   const principals = principalsOf(model);
   const stateMachineRole = options.enforceStateMachineRole ? stateMachineRoleOf(model, principals) : undefined;
   const calls = taskCallsOf(model.stateMachine.definition);
+  // A DISTRIBUTED Map's children are executions of this state machine: StartExecution on its ARN in the template.
+  const mapRuns = mapRunCallsOf(model.stateMachine.definition, model.stateMachine.arn);
   const machineRole = principals.find((principal) => principal.name === 'state-machine');
   const engine = new LocalEngine({
     ...(machineRole ? { roleArn: machineRole.roleArn } : {}),
@@ -137,6 +141,14 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
             if (!call) return;
             await stateMachineRole.authorize(call).catch((error: unknown) => {
               if (error instanceof TaskAccessDeniedError) options.log(`local bridge: refused Task '${state}': ${error.name}: ${error.message}`);
+              throw error;
+            });
+          },
+          authorizeMapRun: async (state: string) => {
+            const call = mapRuns.get(state);
+            if (!call) return;
+            await stateMachineRole.authorizeMapRun(call).catch((error: unknown) => {
+              if (error instanceof MapRunAccessDeniedError) options.log(`local bridge: refused Map Run of '${state}': ${error.name}: ${error.message}`);
               throw error;
             });
           },

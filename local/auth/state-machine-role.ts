@@ -18,6 +18,29 @@
  * sessions it assumes. Like any Task error it is matched by the state's Retry
  * (the bridge's Lambda tasks retry Lambda.AWSLambdaException) and Catch.
  *
+ * A DISTRIBUTED Map state starts one child execution per item with the same
+ * role: it needs states:StartExecution on the state machine's own ARN (AWS,
+ * "IAM policies for using Distributed Map states"; CDK's DistributedMapPolicy
+ * grants it), else the execution fails at the Map state on IAM's
+ * "User: … is not authorized to perform: states:StartExecution" (aws-cdk#28820,
+ * #35390, serverless-step-functions#543). Judged here too (`authorizeMapRun`,
+ * on the template's ARN of the state machine, the one its policy names); a
+ * refusal fails the Map state with
+ *
+ *   Error  States.Runtime
+ *   Cause  User: arn:aws:sts::<account>:assumed-role/<role>/<session> is not
+ *          authorized to perform: states:StartExecution on resource: <arn>
+ *          because no identity-based policy allows the states:StartExecution action
+ *
+ * The error name is unsourced: the reports above show the message, and no
+ * public source we found names the error Step Functions gives this case;
+ * States.Runtime is Step Functions' error for "an exception that it couldn't
+ * process" (concepts-error-handling). As on AWS for every
+ * States.Runtime error, no Retry or Catch matches it (not even States.ALL),
+ * so the execution fails. The cause is IAM's AccessDenied message alone: the
+ * parenthesis of the Lambda case is the text of the Lambda client Step
+ * Functions calls through, and none is known for this one.
+ *
  * Judgements are cached per (action, resource): a role's policies do not
  * change while the bridge runs, so each call is evaluated once.
  */
@@ -43,6 +66,27 @@ export class TaskAccessDeniedError extends Error {
   ) {
     super(cause);
     this.name = `${call.service}.AWS${call.service}Exception`;
+  }
+}
+
+/** What a DISTRIBUTED Map state calls to start its child executions, as IAM judges it. */
+export interface MapRunCall extends IamRequest {
+  /** The Map state. */
+  state: string;
+  action: 'states:StartExecution';
+  /** The state machine's own ARN (its children are executions of it). */
+  resource: string;
+}
+
+/** A Map Run refused by the state machine's role: fails the Map state (States.Runtime, which no Retry or Catch matches). */
+export class MapRunAccessDeniedError extends Error {
+  constructor(
+    readonly call: MapRunCall,
+    cause: string,
+  ) {
+    super(cause);
+    // Unsourced (see the head of this file).
+    this.name = 'States.Runtime';
   }
 }
 
@@ -102,6 +146,26 @@ export function taskCallsOf(definition: Record<string, unknown>): Map<string, Ta
   return calls;
 }
 
+/**
+ * Every DISTRIBUTED Map state's StartExecution on the state machine
+ * `stateMachineArn` (nested ones included), by Map state name.
+ */
+export function mapRunCallsOf(definition: Record<string, unknown>, stateMachineArn: string): Map<string, MapRunCall> {
+  const calls = new Map<string, MapRunCall>();
+  const walk = (states: Record<string, Record<string, unknown>> | undefined): void => {
+    for (const [name, state] of Object.entries(states ?? {})) {
+      const processor = (state.ItemProcessor ?? state.Iterator) as { ProcessorConfig?: { Mode?: unknown }; States?: Record<string, Record<string, unknown>> } | undefined;
+      if (state.Type === 'Map' && processor?.ProcessorConfig?.Mode === 'DISTRIBUTED') {
+        calls.set(name, { state: name, action: 'states:StartExecution', resource: stateMachineArn });
+      }
+      walk(processor?.States);
+      for (const branch of (state.Branches as { States?: Record<string, Record<string, unknown>> }[] | undefined) ?? []) walk(branch.States);
+    }
+  };
+  walk(definition.States as Record<string, Record<string, unknown>> | undefined);
+  return calls;
+}
+
 export type Evaluate = (principal: Principal, requests: readonly IamRequest[]) => Promise<Decision>;
 
 /** The state machine's role, judging its calls (cached per action and resource). */
@@ -136,5 +200,12 @@ export class StateMachineRole {
     if (decision.allowed) return;
     const service = call.service;
     throw new TaskAccessDeniedError(call, `${accessDeniedMessage(this.principal, decision)} (Service: ${service}, Status Code: 403, Request ID: ${randomUUID()})`);
+  }
+
+  /** Resolves when the role may start the Map's child executions; rejects with the error that fails the Map state otherwise. */
+  async authorizeMapRun(call: MapRunCall): Promise<void> {
+    const decision = await this.judge(call);
+    if (decision.allowed) return;
+    throw new MapRunAccessDeniedError(call, accessDeniedMessage(this.principal, decision));
   }
 }

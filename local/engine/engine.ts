@@ -71,6 +71,20 @@ export interface LocalEngineOptions {
    * function is not invoked.
    */
   authorizeTask?: (state: string) => Promise<void>;
+  /**
+   * Judges the StartExecution a DISTRIBUTED Map state makes for its child
+   * executions (local IAM, local/auth/state-machine-role.ts), given the Map
+   * state's name. The engine runs the item processor inline
+   * (aws-local-stepfunctions' Map), so it asks before each Task of a
+   * DISTRIBUTED item processor (before authorizeTask; the answer is the
+   * caller's to cache): nothing an item does calls anything before its first
+   * Task. A rejection is made uncatchable (see `uncatchable`): no Retry or
+   * Catch of the item matches it, the item fails, the Map state fails with it
+   * (its own Retry and Catch do not match it either, as none matches a
+   * States.Runtime error on AWS) and so does the execution; the function is
+   * not invoked.
+   */
+  authorizeMapRun?: (mapState: string) => Promise<void>;
   /** The state machine's role (`$$.Execution.RoleArn`); default a placeholder role of the local account. */
   roleArn?: string;
   /** Told the size of each state's output as it exits (UTF-8 bytes of its JSON; Step Functions' limit is STATE_PAYLOAD_LIMIT_BYTES). */
@@ -134,7 +148,7 @@ export class LocalEngine {
     const name = options.stateMachineName ?? DEFAULT_STATE_MACHINE_NAME;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
     const definition = structuredClone(options.definition);
-    const { tasks, waits, tokenStates } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
+    const { tasks, waits, tokenStates, distributedMapsOf } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
     const unbound = tasks.filter((state) => !options.taskResources[state]);
     if (unbound.length > 0) throw new UnboundTaskError(unbound);
     this.taskStates = tasks;
@@ -150,7 +164,10 @@ export class LocalEngine {
             return tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
           };
           const authorize = options.authorizeTask;
-          const invocation = authorize ? authorize(state).then(call) : call();
+          const authorizeThenCall = () => (authorize ? authorize(state).then(call) : call());
+          // Inside a DISTRIBUTED Map, its StartExecution first (the child execution this item is).
+          const mapRuns = this.authorizeMapRuns(distributedMapsOf.get(state) ?? []);
+          const invocation = mapRuns ? mapRuns.then(authorizeThenCall) : authorizeThenCall();
           if (options.onTask) {
             const trace = (failed: boolean) => options.onTask?.({ state, input, startedAt, endedAt: Date.now(), failed });
             invocation.then(() => trace(false), () => trace(true));
@@ -166,6 +183,28 @@ export class LocalEngine {
     this.machine = new StateMachine(definition as unknown as ConstructorParameters<typeof StateMachine>[0], {
       validationOptions: options.checkDefinition === false ? { noValidate: true } : CHECKS,
     });
+  }
+
+  /**
+   * The StartExecution of each DISTRIBUTED Map around a Task (outermost
+   * first), judged by `authorizeMapRun`; undefined when there is nothing to
+   * judge. A refusal is thrown uncatchable, to fail the Map state rather than
+   * the item.
+   *
+   * Only StartExecution is judged. The role's DescribeExecution and
+   * StopExecution on the child executions (CDK's DistributedMapPolicy grants
+   * them too) have no local equivalent to hang on: the engine never describes
+   * a child (it awaits the item in process), and the library stops the other
+   * items of a failed Map inside its MapStateAction, where no hook reaches.
+   */
+  private authorizeMapRuns(mapStates: readonly string[]): Promise<void> | undefined {
+    const authorize = this.options.authorizeMapRun;
+    if (!authorize || mapStates.length === 0) return undefined;
+    return mapStates
+      .reduce((previous, mapState) => previous.then(() => authorize(mapState)), Promise.resolve())
+      .catch((error: unknown) => {
+        throw uncatchable(error);
+      });
   }
 
   /**
@@ -348,6 +387,21 @@ function rewriteTaskToken(value: unknown): unknown {
   );
 }
 
+/**
+ * The error, marked so that no Retry or Catch matches it: aws-local-stepfunctions
+ * reads `isRetryable` and `isCatchable` on a state's error (its own
+ * States.Runtime errors set both false), as on AWS no Retry or Catch, not even
+ * States.ALL, matches a States.Runtime error ("Handling errors in Step
+ * Functions workflows", concepts-error-handling). Thrown inside a Map's item,
+ * it fails the item, then the Map state, then the execution.
+ */
+export function uncatchable(error: unknown): Error {
+  const marked = error instanceof Error ? error : new Error(String(error));
+  if (Object.hasOwn(marked, 'isCatchable')) return marked;
+  Object.defineProperties(marked, { isRetryable: { value: false }, isCatchable: { value: false } });
+  return marked;
+}
+
 function pick(values: Record<string, number>, keys: string[]): Record<string, number> {
   return Object.fromEntries(Object.entries(values).filter(([key]) => keys.includes(key)));
 }
@@ -382,22 +436,25 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
 
 /**
  * Task and Wait state names anywhere in the definition (Map iterators
- * included). Gives Task states without a timeout the Lambda's limit.
+ * included), and for each Task the DISTRIBUTED Map states it runs in
+ * (outermost first). Gives Task states without a timeout the Lambda's limit.
  */
 function collectStates(
   definition: Record<string, unknown>,
   taskTimeoutSeconds: number,
-): { tasks: string[]; waits: string[]; tokenStates: Set<string> } {
+): { tasks: string[]; waits: string[]; tokenStates: Set<string>; distributedMapsOf: Map<string, string[]> } {
   const tasks: string[] = [];
   const waits: string[] = [];
   const tokenStates = new Set<string>();
-  const visit = (machine: unknown): void => {
+  const distributedMapsOf = new Map<string, string[]>();
+  const visit = (machine: unknown, distributedMaps: string[] = []): void => {
     const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
     if (!states) return;
     for (const [name, state] of Object.entries(states)) {
       normaliseResultPaths(state);
       if (state.Type === 'Task') {
         tasks.push(name);
+        if (distributedMaps.length > 0) distributedMapsOf.set(name, distributedMaps);
         if (typeof state.Resource === 'string' && state.Resource.endsWith('.waitForTaskToken')) {
           tokenStates.add(name);
           state.Parameters = rewriteTaskToken(state.Parameters);
@@ -406,12 +463,13 @@ function collectStates(
       } else if (state.Type === 'Wait') {
         waits.push(name);
       } else if (state.Type === 'Map') {
-        visit(state.ItemProcessor ?? state.Iterator);
+        const processor = (state.ItemProcessor ?? state.Iterator) as { ProcessorConfig?: { Mode?: unknown } } | undefined;
+        visit(processor, processor?.ProcessorConfig?.Mode === 'DISTRIBUTED' ? [...distributedMaps, name] : distributedMaps);
       } else if (state.Type === 'Parallel') {
-        for (const branch of (state.Branches as unknown[] | undefined) ?? []) visit(branch);
+        for (const branch of (state.Branches as unknown[] | undefined) ?? []) visit(branch, distributedMaps);
       }
     }
   };
   visit(definition);
-  return { tasks, waits, tokenStates };
+  return { tasks, waits, tokenStates, distributedMapsOf };
 }

@@ -3,11 +3,23 @@
  * which call a Task makes, what iam-simulate decides on the role's policies
  * (as CDK grants them: the function ARN and `${arn}:*`), the Task error Step
  * Functions reports for a refusal, one evaluation per call, and the engine
- * failing a refused Task through its Retry and Catch without invoking the function.
+ * failing a refused Task through its Retry and Catch without invoking the function;
+ * a DISTRIBUTED Map's StartExecution on the state machine, judged before any
+ * item calls anything, its refusal failing the Map state (States.Runtime, which
+ * no Retry or Catch matches) and the execution.
  */
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../../../local/auth/evaluate.ts';
-import { StateMachineRole, TaskAccessDeniedError, lambdaFunctionArn, taskCallOf, taskCallsOf, type Evaluate } from '../../../../local/auth/state-machine-role.ts';
+import {
+  MapRunAccessDeniedError,
+  StateMachineRole,
+  TaskAccessDeniedError,
+  lambdaFunctionArn,
+  mapRunCallsOf,
+  taskCallOf,
+  taskCallsOf,
+  type Evaluate,
+} from '../../../../local/auth/state-machine-role.ts';
 import { LocalEngine } from '../../../../local/engine/engine.ts';
 
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/BridgeWorkflowStateMachineRoleCD050FCB';
@@ -143,5 +155,143 @@ describe('a refused Task on the engine', () => {
     expect(record?.status).toBe('FAILED');
     expect(record?.error?.Error).toBe('Lambda.AWSLambdaException');
     expect(record?.error?.Cause).toMatch(CAUSE);
+  });
+});
+
+const MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:mapflow-bridge';
+
+/** What CDK's DistributedMapPolicy grants (StartExecution on the state machine itself), with the item's invoke. */
+const MAP_RUN_POLICIES = [
+  ...CDK_POLICIES,
+  { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'states:StartExecution', Resource: MACHINE_ARN }] },
+];
+
+const MAP_CAUSE = new RegExp(
+  '^User: arn:aws:sts::000000000000:assumed-role/BridgeWorkflowStateMachineRoleCD050FCB/[A-Za-z]{32} is not authorized to perform: states:StartExecution ' +
+    `on resource: ${MACHINE_ARN} because no identity-based policy allows the states:StartExecution action$`,
+);
+
+describe("a DISTRIBUTED Map's StartExecution", () => {
+  it('is found for DISTRIBUTED Map states (nested too), on the state machine, and not for inline ones', () => {
+    // Prepare
+    const inner = { StartAt: 'Inner', States: { Inner: { Type: 'Task', Resource: ALLOWED, End: true } } };
+    const definition = {
+      StartAt: 'Parts',
+      States: {
+        Parts: {
+          Type: 'Map',
+          ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' }, StartAt: 'Nested', States: { Nested: { Type: 'Parallel', Branches: [{ StartAt: 'Deep', States: { Deep: { Type: 'Map', ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED' }, ...inner }, End: true } } }], End: true } } },
+          Next: 'Inline',
+        },
+        Inline: { Type: 'Map', ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, ...inner }, Next: 'Old' },
+        Old: { Type: 'Map', Iterator: inner, End: true },
+      },
+    };
+    // Act
+    const calls = mapRunCallsOf(definition, MACHINE_ARN);
+    // Assess
+    expect([...calls.values()]).toEqual([
+      { state: 'Parts', action: 'states:StartExecution', resource: MACHINE_ARN },
+      { state: 'Deep', action: 'states:StartExecution', resource: MACHINE_ARN },
+    ]);
+  });
+
+  it('is allowed by the grant CDK gives and refused without it, as States.Runtime with the AccessDenied cause', async () => {
+    // Prepare
+    const call = { state: 'Process Parts', action: 'states:StartExecution', resource: MACHINE_ARN } as const;
+    // Act
+    const allowed = new StateMachineRole({ roleArn: ROLE_ARN, policies: MAP_RUN_POLICIES }).authorizeMapRun(call);
+    const refused = await new StateMachineRole({ roleArn: ROLE_ARN, policies: CDK_POLICIES }).authorizeMapRun(call).catch((error: unknown) => error);
+    // Assess
+    await expect(allowed).resolves.toBeUndefined();
+    expect(refused).toBeInstanceOf(MapRunAccessDeniedError);
+    expect((refused as Error).name).toBe('States.Runtime');
+    expect((refused as Error).message).toMatch(MAP_CAUSE);
+  });
+});
+
+describe('a DISTRIBUTED Map on the engine, judged', () => {
+  /** A Map whose item's Task retries and catches everything, and a Map that catches everything too. */
+  const definition = (mode: 'DISTRIBUTED' | 'INLINE') => ({
+    StartAt: 'Process Parts',
+    States: {
+      'Process Parts': {
+        Type: 'Map',
+        ItemsPath: '$.parts',
+        ItemProcessor: {
+          ProcessorConfig: { Mode: mode, ...(mode === 'DISTRIBUTED' ? { ExecutionType: 'STANDARD' } : {}) },
+          StartAt: 'Admitted?',
+          States: {
+            'Admitted?': { Type: 'Choice', Choices: [{ Variable: '$.index', NumericEquals: 0, Next: 'Store Results' }], Default: 'Store Results' },
+            'Store Results': {
+              Type: 'Task',
+              Resource: OTHER,
+              Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 2 }],
+              Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Part Failed' }],
+              End: true,
+            },
+            'Part Failed': { Type: 'Pass', End: true },
+          },
+        },
+        Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 2 }],
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Fail Job' }],
+        End: true,
+      },
+      'Fail Job': { Type: 'Pass', End: true },
+    },
+  });
+
+  async function run(mode: 'DISTRIBUTED' | 'INLINE', policies: typeof CDK_POLICIES) {
+    const role = new StateMachineRole({ roleArn: ROLE_ARN, policies: [...policies, { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: OTHER }] }] });
+    const mapRuns = mapRunCallsOf(definition(mode), MACHINE_ARN);
+    const judged: string[] = [];
+    let invoked = 0;
+    const engine = new LocalEngine({
+      definition: JSON.parse(JSON.stringify(definition(mode))) as Record<string, unknown>,
+      taskResources: { 'Store Results': async () => ++invoked },
+      retryIntervalMs: 1,
+      authorizeMapRun: async (state) => {
+        judged.push(state);
+        const call = mapRuns.get(state);
+        if (call) await role.authorizeMapRun(call);
+      },
+    });
+    engine.startExecution('job-1', { parts: [{ index: 0 }, { index: 1 }, { index: 2 }] });
+    const record = await engine.waitFor('job-1');
+    await engine.close();
+    return { record, judged, invoked, taskInvocations: engine.taskInvocations.get('Store Results') };
+  }
+
+  it('refused: fails the Map state and the execution (neither Retry nor Catch matches States.Runtime), and no item invokes its function', async () => {
+    // Act
+    const { record, judged, invoked, taskInvocations } = await run('DISTRIBUTED', CDK_POLICIES);
+    // Assess: the Map's Catch did not run (the execution has no output), nothing was invoked
+    expect(record?.status).toBe('FAILED');
+    expect(record?.error?.Error).toBe('States.Runtime');
+    expect(record?.error?.Cause).toMatch(MAP_CAUSE);
+    expect(record?.output).toBeUndefined();
+    expect(invoked).toBe(0);
+    expect(taskInvocations).toBeUndefined();
+    // Judged for the Map state, once per item at most (the item's Retry did not try again)
+    expect(judged.length).toBeGreaterThan(0);
+    expect(judged.length).toBeLessThanOrEqual(3);
+    expect(new Set(judged)).toEqual(new Set(['Process Parts']));
+  });
+
+  it('allowed: every item runs', async () => {
+    // Act
+    const { record, invoked } = await run('DISTRIBUTED', MAP_RUN_POLICIES);
+    // Assess
+    expect(record?.status).toBe('SUCCEEDED');
+    expect(invoked).toBe(3);
+  });
+
+  it('an inline Map starts no execution: not judged', async () => {
+    // Act
+    const { record, judged, invoked } = await run('INLINE', CDK_POLICIES);
+    // Assess
+    expect(record?.status).toBe('SUCCEEDED');
+    expect(judged).toEqual([]);
+    expect(invoked).toBe(3);
   });
 });
