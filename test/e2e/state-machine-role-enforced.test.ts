@@ -7,6 +7,14 @@
  * records it): the job ends FAILED, with its Job Failed event, and AWS's
  * AccessDenied naming lambda:InvokeFunction and the function's ARN; Store
  * Results never ran.
+ *
+ * And the Distributed Map's own call: with the DistributedMapPolicy's
+ * StartExecution statement taken out of the role, a job runs up to Process
+ * Parts, whose child executions Step Functions may not start: the Map state
+ * fails with States.Runtime and AWS's AccessDenied naming
+ * states:StartExecution and the state machine's ARN, which no Retry or Catch
+ * matches (Fail Job does not run), so the execution fails; no step of a part
+ * ran, and the reconciler then finishes the job as FAILED (EXECUTION_LOST).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
@@ -32,6 +40,24 @@ function withoutInvokeOf(template: Template, name: string): { roleLogicalId: str
       removed += resources.length - kept.length;
       statement.Resource = kept;
     }
+  }
+  return { roleLogicalId, removed };
+}
+
+/**
+ * Takes the states:StartExecution statements out of the state machine role's
+ * policies (CDK's DistributedMapPolicy grants it on the state machine itself).
+ * Returns the role's logical id and how many statements were removed.
+ */
+function withoutMapRunStart(template: Template): { roleLogicalId: string; removed: number } {
+  const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine');
+  const roleLogicalId = ((machine?.Properties?.RoleArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'] ?? [])[0];
+  if (!roleLogicalId) throw new Error('no state machine role');
+  let removed = 0;
+  for (const document of policyDocumentsOf(template, roleLogicalId)) {
+    const kept = document.Statement.filter((statement) => ![statement.Action].flat().includes('states:StartExecution'));
+    removed += document.Statement.length - kept.length;
+    document.Statement = kept;
   }
   return { roleLogicalId, removed };
 }
@@ -89,5 +115,53 @@ describe("the state machine's role without the grant to invoke Store Results, in
     const refused = lines.filter((line) => line.startsWith('local bridge: refused'));
     expect(refused.length).toBeGreaterThan(1);
     expect(refused.every((line) => line.startsWith("local bridge: refused Task 'Store Results': Lambda.AWSLambdaException: "))).toBe(true);
+  });
+});
+
+describe("the state machine's role without the Distributed Map's StartExecution, in the assembly the bridge runs", () => {
+  let bridge: LocalBridge;
+  let roleLogicalId = '';
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    // Prepare: the assembly the test bridge would run, with the state machine unable to start Process Parts' child executions
+    const dir = await editedAssembly('mfb-sm-maprun-', (template) => {
+      const edit = withoutMapRunStart(template);
+      expect(edit.removed).toBe(1);
+      roleLogicalId = edit.roleLogicalId;
+    });
+    bridge = await startTestBridge({ assembly: { dir }, routes: undefined, log: (line) => lines.push(line) });
+  }, 300_000);
+  afterAll(async () => {
+    await bridge?.close();
+  });
+
+  it('fails the execution at Process Parts with AWS AccessDenied on states:StartExecution, before any part runs', { timeout: 300_000 }, async () => {
+    // Prepare
+    const file = await tempFile('area.geojson', squareAoi({ sizeDeg: 0.01 }));
+    // Act
+    const { jobId } = await bridge.putInbox(file, 'area.geojson');
+    const row = await bridge.waitForJob(jobId);
+    // Assess: the execution failed at the Map state, with States.Runtime (which the Map's Catch does not match)
+    const execution = bridge.engine.describe(jobId);
+    expect(execution?.status).toBe('FAILED');
+    const denied = new RegExp(
+      `^User: arn:aws:sts::000000000000:assumed-role/${roleLogicalId}/[A-Za-z]{32} is not authorized to perform: states:StartExecution ` +
+        `on resource: ${bridge.engine.stateMachineArn} because no identity-based policy allows the states:StartExecution action$`,
+    );
+    expect(execution?.error).toEqual({ Error: 'States.Runtime', Cause: expect.stringMatching(denied) });
+    // Every step up to the Map ran, none after it: no part's function, no Fail Job, no Processing created
+    expect([...bridge.engine.taskInvocations.keys()].sort()).toEqual(['Admit Job', 'Plan Processing', 'Register Job']);
+    expect(bridge.simulator?.stats().processingsCreated).toBe(0);
+    // The bridge says what it refused, and nothing else was refused
+    const refused = lines.filter((line) => line.startsWith('local bridge: refused'));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((line) => line.startsWith("local bridge: refused Map Run of 'Process Parts': States.Runtime: User: "))).toBe(true);
+    // Nothing in the execution recorded an outcome: the reconciler finishes the job as FAILED
+    expect(row?.status).not.toBe('FAILED');
+    await bridge.reconcileNow();
+    const final = await bridge.ledger.get(jobId);
+    expect(final?.status).toBe('FAILED');
+    expect(final?.error?.code).toBe('EXECUTION_LOST');
   });
 });

@@ -9,6 +9,7 @@
  * no Retry or Catch matches) and the execution.
  */
 import { describe, expect, it } from 'vitest';
+import type { PolicyDocument } from '../../../../local/auth/credentials.ts';
 import { evaluate } from '../../../../local/auth/evaluate.ts';
 import {
   MapRunAccessDeniedError,
@@ -241,7 +242,7 @@ describe('a DISTRIBUTED Map on the engine, judged', () => {
     },
   });
 
-  async function run(mode: 'DISTRIBUTED' | 'INLINE', policies: typeof CDK_POLICIES) {
+  async function run(mode: 'DISTRIBUTED' | 'INLINE', policies: readonly PolicyDocument[]) {
     const role = new StateMachineRole({ roleArn: ROLE_ARN, policies: [...policies, { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: OTHER }] }] });
     const mapRuns = mapRunCallsOf(definition(mode), MACHINE_ARN);
     const judged: string[] = [];
