@@ -47,17 +47,29 @@ export const DEFAULT_MAX_LARGE_ENVIRONMENTS = 2;
 const IDLE_MS = 60_000;
 
 /**
- * Environments alive at once across all functions of one bridge: they share
- * this process's memory (each a V8 isolate with its bundle, about 50 MB, more
- * while it holds a parsed input), as an account's concurrency limit bounds
- * them on AWS. A new environment first lets an idle one of any function go;
- * when every one is busy it waits for one to finish (no invocation waits on
- * another, so this cannot deadlock). The hostile corpus through `local run`
- * peaked at 2.3 GB without it, 1.18 GB with 8, 1015 MiB with 6 on a quiet machine and 1.2 GB in a CI run (its limit: 1 GiB): 4.
- * (With the decoding functions in child processes and Fail Job no longer re-parsing rejected inputs:
- * the bridge 294-411 MiB, the bridge and its function processes together 654-838 MiB in three runs.)
+ * Child-process environments alive at once across the functions of one
+ * bridge that decode the input (each may hold a parsed input up to its
+ * MemorySize): as an account's concurrency limit bounds them on AWS. A new
+ * environment first lets an idle one go; when every one is busy it waits for
+ * one to finish (no invocation waits on another, so this cannot deadlock).
+ * The hostile corpus through `local run` peaked at 2.3 GB without a bound,
+ * 1.18 GB with 8, 1015 MiB with 6 and 1.2 GB in a CI run (its limit: 1 GiB)
+ * when these ran as threads: 4. (As child processes, with Fail Job no longer
+ * re-parsing rejected inputs: the bridge 294-411 MiB, the bridge and its
+ * function processes together 654-838 MiB in three runs.)
  */
 export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 4;
+
+/**
+ * Thread environments alive at once across the other functions of one bridge
+ * (registering, admitting, polling, publishing: none holds an input). A job
+ * calls about fourteen of them in turn; with fewer places each call evicted
+ * another function's warm environment and started a cold one (a worker, its
+ * bundle, its SDK clients): about 1.9 s of CPU per job at 4, 0.33 s at 16, and
+ * about 8 MB of resident memory per extra warm environment (bench: six small
+ * jobs through one bridge, 252 MB against 346 MB after them).
+ */
+export const DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS = 16;
 
 export class EnvironmentBudget {
   private live = 0;
@@ -220,6 +232,8 @@ class Environment {
     } else {
       this.worker = new Worker(RUNTIME, {
         env: options.environment,
+        // Not this process's flags: a loader such as tsx (--import) would hook every module the bundle loads.
+        execArgv: [],
         resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
         stdout: true,
         stderr: true,
@@ -326,6 +340,7 @@ export class LocalFunction {
   private readonly max: number;
   private readonly log?: WriteStream;
   private invocations = 0;
+  private coldStarts_ = 0;
   private closed = false;
   private readonly budget: EnvironmentBudget;
 
@@ -344,6 +359,11 @@ export class LocalFunction {
   /** Environments running now (tests: warm reuse, the concurrency limit). */
   get environments(): number {
     return this.all.size;
+  }
+
+  /** Environments started so far, each a cold start (tests: warm reuse across jobs). */
+  get coldStarts(): number {
+    return this.coldStarts_;
   }
 
   /**
@@ -368,6 +388,7 @@ export class LocalFunction {
 
   /** A new environment, counted in the budget until it stops. */
   private start(): Environment {
+    this.coldStarts_++;
     const environment = new Environment(this.options, this.log);
     this.all.add(environment);
     let released = false;

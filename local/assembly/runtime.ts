@@ -25,7 +25,7 @@ import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } fro
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
-import { EnvironmentBudget, LocalFunction } from './functions.ts';
+import { DEFAULT_MAX_LIVE_ENVIRONMENTS, DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS, EnvironmentBudget, LocalFunction } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
@@ -72,8 +72,10 @@ export interface AssemblyRuntimeOptions {
   waitOverridesMs?: Record<string, number>;
   retryIntervalMs?: number;
   maxEnvironments?: number;
-  /** Environments alive at once across all functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
+  /** Child-process environments alive at once across the decoding functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
   maxLiveEnvironments?: number;
+  /** Thread environments alive at once across the other functions (default DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS). */
+  maxLiveThreadEnvironments?: number;
   onTask?: (trace: TaskTrace) => void;
   onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
@@ -183,8 +185,11 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     started.push(sfn, eventBridge, secretsManager);
 
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
-    // The functions share this process's memory: one budget of live environments for all of them.
-    const budget = new EnvironmentBudget(options.maxLiveEnvironments);
+    // Live environments are bounded per kind: the decoding functions' child processes (each may
+    // hold a parsed input) by one budget, the light functions' threads by another, so that a job's
+    // dozen light steps stay warm instead of evicting each other.
+    const processBudget = new EnvironmentBudget(options.maxLiveEnvironments ?? DEFAULT_MAX_LIVE_ENVIRONMENTS);
+    const threadBudget = new EnvironmentBudget(options.maxLiveThreadEnvironments ?? DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS);
     for (const spec of model.functions) {
       const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
       const credentials = credentialsFor(principal);
@@ -204,9 +209,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.logDir ? { logDir: options.logDir } : {}),
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
-          budget,
           // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
-          isolation: UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? 'process' : 'thread',
+          ...(UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? { isolation: 'process', budget: processBudget } : { isolation: 'thread', budget: threadBudget }),
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),
