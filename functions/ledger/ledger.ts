@@ -141,10 +141,7 @@ export class Ledger {
         : 'statusRank < :rank';
     const condition = `attribute_exists(jobId) AND ${forward} AND statusRank < :firstFinalRank`;
     try {
-      const { Attributes } = await this.doc.send(
-        new UpdateCommand({ TableName: this.tableName, Key: { jobId }, ...update.build(), ConditionExpression: condition, ReturnValues: 'ALL_NEW' }),
-      );
-      return { changed: true, row: toRow(Attributes as StoredRow) };
+      return { changed: true, row: await this.updateRow(jobId, update, condition) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw writeFailed(`transition to ${status}`, jobId, error);
       const current = await this.get(jobId);
@@ -159,10 +156,7 @@ export class Ledger {
     update.set('updatedAt', this.clock().toISOString());
     applyPatch(update, patch);
     try {
-      const { Attributes } = await this.doc.send(
-        new UpdateCommand({ TableName: this.tableName, Key: { jobId }, ...update.build(), ConditionExpression: 'attribute_exists(jobId)', ReturnValues: 'ALL_NEW' }),
-      );
-      return toRow(Attributes as StoredRow);
+      return await this.updateRow(jobId, update, 'attribute_exists(jobId)');
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new LedgerError('JOB_NOT_FOUND', `Job ${jobId} is not in the ledger; cannot update it.`, { cause: error });
@@ -183,16 +177,7 @@ export class Ledger {
     const value = update.value(percent);
     update.expressions.push(`${name} = ${value}`);
     try {
-      const { Attributes } = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { jobId },
-          ...update.build(),
-          ConditionExpression: `attribute_exists(jobId) AND (attribute_not_exists(${name}) OR ${name} < ${value})`,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toRow(Attributes as StoredRow);
+      return await this.updateRow(jobId, update, `attribute_exists(jobId) AND (attribute_not_exists(${name}) OR ${name} < ${value})`);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw writeFailed('raise the percent of', jobId, error);
       const current = await this.get(jobId);
@@ -220,16 +205,7 @@ export class Ledger {
     }
     const condition = `attribute_exists(jobId) AND attribute_type(${partName}, ${update.value('M')})`;
     try {
-      const { Attributes } = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { jobId },
-          ...update.build(),
-          ConditionExpression: condition,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toRow(Attributes as StoredRow);
+      return await this.updateRow(jobId, update, condition);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new LedgerError('JOB_NOT_FOUND', `Job ${jobId} is not in the ledger; cannot record part ${part.index}.`, { cause: error });
@@ -275,6 +251,18 @@ export class Ledger {
       1,
     );
     return rows[0];
+  }
+
+  /**
+   * Writes `update` to the job's row if `condition` holds and returns the row
+   * as written (ALL_NEW). A failed condition or call is thrown as DynamoDB
+   * threw it: each caller says what it means.
+   */
+  private async updateRow(jobId: string, update: UpdateBuilder, condition: string): Promise<LedgerRow> {
+    const { Attributes } = await this.doc.send(
+      new UpdateCommand({ TableName: this.tableName, Key: { jobId }, ...update.build(), ConditionExpression: condition, ReturnValues: 'ALL_NEW' }),
+    );
+    return toRow(Attributes as StoredRow);
   }
 
   private async queryAll(input: QueryCommandInput, limit: number): Promise<LedgerRow[]> {

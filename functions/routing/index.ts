@@ -15,25 +15,5 @@ export {
   type Routes,
 } from './routes.ts';
 export { applyOverrides, OVERRIDE_KEYS, OVERRIDE_LIMITS } from './overrides.ts';
-export {
-  DEFAULT_PREFIXES,
-  decodeS3EventKey,
-  fileStem,
-  inputKind,
-  INVALID_KEYS_FOLDER,
-  invalidKeyRejection,
-  isHiddenPath,
-  jobIdFor,
-  keyProblem,
-  normaliseEtag,
-  partNameFor,
-  recordedKind,
-  relativeInputPath,
-  reportKey,
-  resultKeys,
-  resultPrefix,
-  sanitisePathSegment,
-  splitPartNames,
-  workKey,
-  type KeyPrefixes,
-} from './keys.ts';
+// Every export of keys.ts, so its export list is the one list of them.
+export * from './keys.ts';

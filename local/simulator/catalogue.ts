@@ -38,57 +38,44 @@ export interface Model {
 const CREATED = '2023-01-16T10:00:00Z';
 const UPDATED = '2024-06-03T08:30:00Z';
 
-/** Stable ids: clients may store them between runs. */
+/** The imagery of the satellite models: 0.5 m/px at zoom 17-18, 8-bit, in `bands` band counts. */
+function satellite(kind: FeatureKind, bands: number[]): Model['sim'] {
+  return { kind, minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: bands, allowedDtypes: ['uint8'] };
+}
+
+/**
+ * A default model. Its id, stable because clients may store it between runs,
+ * ends in `n`. With `options` ([name, displayName, price] each) its blocks are
+ * Segmentation (mandatory and free) and those; without, it has no blocks.
+ */
+function defaultModel(n: number, name: string, description: string, pricePerSqKm: number, sim: Model['sim'], options?: [string, string, number][]): Model {
+  const blocks = options && [
+    { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
+    ...options.map(([block, displayName, price]) => ({ name: block, displayName, optional: true, price })),
+  ];
+  return {
+    id: `1a8b3f4e-2c1d-4e5f-9a0b-${String(n).padStart(12, '0')}`,
+    name, description, created: CREATED, updated: UPDATED, pricePerSqKm,
+    ...(blocks ? { blocks } : {}),
+    sim,
+  };
+}
+
 export const MODELS: readonly Model[] = [
-  {
-    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000001',
-    name: '🏠 Buildings',
-    description: 'Building footprints from 0.5 m/px satellite imagery (zoom 17-18).',
-    created: CREATED, updated: UPDATED, pricePerSqKm: 5,
-    blocks: [
-      { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
-      { name: 'Simplification', displayName: 'Polygon simplification', optional: true, price: 1 },
-      { name: 'Classification', displayName: 'Building classification', optional: true, price: 2 },
-      { name: 'OSM', displayName: 'Merge with OSM', optional: true, price: 1 },
-    ],
-    sim: { kind: 'building', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [1, 3], allowedDtypes: ['uint8'] },
-  },
-  {
-    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000002',
-    name: '🌲 Forest and trees',
-    description: 'Forest and tree canopy from 0.5 m/px satellite imagery (zoom 17-18).',
-    created: CREATED, updated: UPDATED, pricePerSqKm: 4,
-    blocks: [
-      { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
-      { name: 'Heights', displayName: 'Tree heights', optional: true, price: 3 },
-    ],
-    sim: { kind: 'forest', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
-  },
-  {
-    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000003',
-    name: '🚗 Roads',
-    description: 'Road network from 0.5 m/px satellite imagery (zoom 17-18).',
-    created: CREATED, updated: UPDATED, pricePerSqKm: 5,
-    sim: { kind: 'road', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
-  },
-  {
-    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000004',
-    name: '🏗️ Construction sites',
-    description: 'Construction sites from 0.5 m/px satellite imagery (zoom 17-18).',
-    created: CREATED, updated: UPDATED, pricePerSqKm: 6,
-    sim: { kind: 'construction', minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
-  },
-  {
-    id: '1a8b3f4e-2c1d-4e5f-9a0b-000000000005',
-    name: '🏠⭐️ Buildings (Aerial)',
-    description: 'Building footprints from 0.1 m/px aerial imagery (zoom 19-20).',
-    created: CREATED, updated: UPDATED, pricePerSqKm: 10,
-    blocks: [
-      { name: 'Segmentation', displayName: 'Segmentation', optional: false, price: 0 },
-      { name: 'Simplification', displayName: 'Polygon simplification', optional: true, price: 2 },
-    ],
-    sim: { kind: 'building', minZoom: 19, maxZoom: 20, minPixelSize: 0.03, maxPixelSize: 0.3, allowedBandCounts: [3], allowedDtypes: ['uint8'] },
-  },
+  defaultModel(1, '🏠 Buildings', 'Building footprints from 0.5 m/px satellite imagery (zoom 17-18).', 5, satellite('building', [1, 3]), [
+    ['Simplification', 'Polygon simplification', 1],
+    ['Classification', 'Building classification', 2],
+    ['OSM', 'Merge with OSM', 1],
+  ]),
+  defaultModel(2, '🌲 Forest and trees', 'Forest and tree canopy from 0.5 m/px satellite imagery (zoom 17-18).', 4, satellite('forest', [3]), [
+    ['Heights', 'Tree heights', 3],
+  ]),
+  defaultModel(3, '🚗 Roads', 'Road network from 0.5 m/px satellite imagery (zoom 17-18).', 5, satellite('road', [3])),
+  defaultModel(4, '🏗️ Construction sites', 'Construction sites from 0.5 m/px satellite imagery (zoom 17-18).', 6, satellite('construction', [3])),
+  defaultModel(5, '🏠⭐️ Buildings (Aerial)', 'Building footprints from 0.1 m/px aerial imagery (zoom 19-20).', 10,
+    { kind: 'building', minZoom: 19, maxZoom: 20, minPixelSize: 0.03, maxPixelSize: 0.3, allowedBandCounts: [3], allowedDtypes: ['uint8'] }, [
+      ['Simplification', 'Polygon simplification', 2],
+    ]),
 ];
 
 /** A model as clients see it (simulation details removed). */

@@ -5,9 +5,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { eventDetailFromRow, type LocalEventRecord } from '../../../../functions/events/publisher.ts';
 import { createPublisher } from '../../../../functions/runtime/events.ts';
-import type { LedgerRow } from '../../../../functions/core/model.ts';
 import type { JobEventDetail } from '../../../../functions/events/types.ts';
 import { loadConfig } from '../../../../functions/runtime/config.ts';
+import { ledgerRow } from '../../../support/ledger-row.ts';
 import { testTmp } from '../../../support/temp.ts';
 
 const eventBridge = mockClient(EventBridgeClient);
@@ -16,13 +16,8 @@ afterAll(() => {
   eventBridge.restore();
 });
 
-const row: LedgerRow = {
-  jobId: 'area-1234',
-  input: { bucket: 'drop', key: 'inbox/area.geojson', etag: 'abc', size: 512 },
-  kind: 'geojson',
-  routeName: 'default',
+const row = ledgerRow({
   status: 'SUCCEEDED',
-  statusHistory: [{ status: 'RECEIVED', at: '2025-01-01T00:00:00.000Z' }],
   projectId: 'proj-1',
   processingId: 'p-0',
   parts: [
@@ -31,12 +26,9 @@ const row: LedgerRow = {
   ],
   actualCost: 4.5,
   resultPrefix: 'results/area.geojson/',
-  executionArn: 'arn:aws:states:...:execution:x:area-1234',
-  createdAt: '2025-01-01T00:00:00.000Z',
-  updatedAt: '2025-01-01T00:10:00.000Z',
+  executionArn: 'arn:aws:states:...:execution:x:area-0123456789abcdef',
   finishedAt: '2025-01-01T00:10:00.000Z',
-  entity: 'JOB',
-};
+});
 
 describe('eventDetailFromRow', () => {
   it('carries the job, ids, costs and result location, and nothing internal', () => {
@@ -44,7 +36,7 @@ describe('eventDetailFromRow', () => {
     const detail = eventDetailFromRow(row);
     // Assess
     expect(detail).toEqual({
-      jobId: 'area-1234',
+      jobId: 'area-0123456789abcdef',
       status: 'SUCCEEDED',
       kind: 'geojson',
       input: row.input,

@@ -8,20 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { eventDetailFromRow } from '../../../../functions/events/publisher.ts';
 import { EVENT_DETAIL_SCHEMAS, eventBridgeSchemaDocument, type JobEventDetailType } from '../../../../functions/events/types.ts';
 import { EVENT_DETAIL_TYPES, type LedgerRow } from '../../../../functions/core/model.ts';
+import { ledgerRow } from '../../../support/ledger-row.ts';
 import { eventSchemaFiles } from '../../../../scripts/generate-event-schemas.ts';
 import { envelope, eventProblems, eventValidators, schemaFileOf } from '../../../support/validate-events.ts';
 
-const base: LedgerRow = {
-  jobId: 'area-0123456789abcdef',
-  input: { bucket: 'drop', key: 'inbox/area.geojson', etag: '9b2cf535f27731c974343645a3985328', size: 512 },
-  kind: 'geojson',
-  routeName: 'default',
-  status: 'RECEIVED',
-  statusHistory: [{ status: 'RECEIVED', at: '2025-01-01T00:00:00.000Z' }],
-  createdAt: '2025-01-01T00:00:00.000Z',
-  updatedAt: '2025-01-01T00:10:00.000Z',
-  entity: 'JOB',
-};
+const base = ledgerRow();
 
 describe('event schema files', () => {
   it('are exactly what scripts/generate-event-schemas.ts makes from functions/events/types.ts', async () => {

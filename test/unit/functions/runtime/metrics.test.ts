@@ -1,23 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LedgerRow } from '../../../../functions/core/model.ts';
 import { recordJobOutcome } from '../../../../functions/runtime/metrics.ts';
+import { ledgerRow } from '../../../support/ledger-row.ts';
 
 // The test setup silences metrics for every other test file (test/support/setup.ts); these tests read them.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 
-const row = (status: LedgerRow['status'], extra: Partial<LedgerRow> = {}): LedgerRow => ({
-  jobId: 'fields-0123',
-  entity: 'JOB',
-  input: { bucket: 'b', key: 'inbox/fields.geojson', etag: 'e', size: 10 },
-  kind: 'geojson',
-  routeName: 'default',
-  status,
-  statusHistory: [],
-  createdAt: '2026-11-23T10:00:00.000Z',
-  updatedAt: '2026-11-23T10:02:00.000Z',
-  finishedAt: '2026-11-23T10:02:00.000Z',
-  ...extra,
-});
+/** A job in `status`, finished two minutes after it was created. */
+const row = (status: LedgerRow['status'], extra: Partial<LedgerRow> = {}): LedgerRow =>
+  ledgerRow({ status, updatedAt: '2025-01-01T00:02:00.000Z', finishedAt: '2025-01-01T00:02:00.000Z', ...extra });
 
 /** The embedded-metric-format documents Powertools prints to stdout. */
 function captureEmf(): { documents: () => Record<string, unknown>[] } {

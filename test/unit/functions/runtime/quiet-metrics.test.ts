@@ -4,8 +4,8 @@
  * because the test setup (test/support/setup.ts) turns Powertools metrics off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LedgerRow } from '../../../../functions/core/model.ts';
 import { recordJobOutcome } from '../../../../functions/runtime/metrics.ts';
+import { ledgerRow } from '../../../support/ledger-row.ts';
 
 describe('metrics in tests', () => {
   afterEach(() => vi.restoreAllMocks());
@@ -17,17 +17,7 @@ describe('metrics in tests', () => {
       written.push(String(chunk));
       return true;
     });
-    const row = {
-      jobId: 'quiet-0001',
-      entity: 'JOB',
-      input: { bucket: 'b', key: 'inbox/quiet.geojson', etag: 'e', size: 1 },
-      kind: 'geojson',
-      routeName: 'default',
-      status: 'SUCCEEDED',
-      statusHistory: [],
-      createdAt: '2026-11-23T10:00:00.000Z',
-      updatedAt: '2026-11-23T10:01:00.000Z',
-    } as LedgerRow;
+    const row = ledgerRow({ status: 'SUCCEEDED' });
     // Act
     recordJobOutcome(row);
     // Assess

@@ -10,27 +10,18 @@ import { describeParseError } from '../../../../local/cli/args.ts';
 import { runCostsCommand } from '../../../../local/cli/costs.ts';
 import { runDoctorCommand } from '../../../../local/cli/doctor.ts';
 import { runConsoleCommand } from '../../../../local/console/command.ts';
-import type { LedgerRow } from '../../../../functions/core/model.ts';
+import { ledgerRow } from '../../../support/ledger-row.ts';
 
-const row: LedgerRow = {
-  jobId: 'area-0123',
-  input: { bucket: 'b', key: 'inbox/buildings/area.geojson', etag: 'e', size: 10 },
-  kind: 'geojson',
+/** A job of the 'buildings' route that Mapflow failed. */
+const row = ledgerRow({
+  input: { ...ledgerRow().input, key: 'inbox/buildings/area.geojson' },
   routeName: 'buildings',
   status: 'FAILED',
-  statusHistory: [
-    { status: 'RECEIVED', at: '2024-01-01T00:00:00Z' },
-    { status: 'FAILED', at: '2024-01-01T00:01:00Z', note: 'PROCESSING_FAILED' },
-  ],
-  processingId: 'p-1',
-  estimatedCost: 2.5,
-  actualCost: 2,
+  statusHistory: [...ledgerRow().statusHistory, { status: 'FAILED', at: '2025-01-01T00:10:00.000Z', note: 'PROCESSING_FAILED' }],
+  processingId: 'p-1', estimatedCost: 2.5, actualCost: 2,
   error: { code: 'PROCESSING_FAILED', message: 'PROCESSING_FAILED: Mapflow could not read the imagery.' },
   reportKey: 'failed/buildings/area.geojson/report.json',
-  createdAt: '2024-01-01T00:00:00Z',
-  updatedAt: '2024-01-01T00:01:00Z',
-  entity: 'JOB',
-};
+});
 
 /** Runs the commands one after the other with console.error captured: their exit codes and what they printed there. */
 async function usageErrors(commands: (() => Promise<number>)[]): Promise<{ codes: number[]; errors: string[] }> {
@@ -77,8 +68,8 @@ describe('local command helpers', () => {
     expect(formatList([row])).toContain('buildings/area.geojson');
     const shown = formatJob(row);
     expect(shown).toContain('processing  p-1');
-    expect(shown).toContain('report      s3://b/failed/buildings/area.geojson/report.json');
-    expect(shown).toContain('2024-01-01T00:01:00Z  FAILED  PROCESSING_FAILED');
+    expect(shown).toContain('report      s3://drop/failed/buildings/area.geojson/report.json');
+    expect(shown).toContain('2025-01-01T00:10:00.000Z  FAILED  PROCESSING_FAILED');
   });
 
   it('summarises a final row, and an unfinished one as FAILED with the execution error', () => {
