@@ -119,7 +119,33 @@ export interface LocalFunctionOptions {
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
   isolation?: 'thread' | 'process';
+  /**
+   * Who holds a process environment's resident memory to its MemorySize:
+   * 'proc', this process reading the child's /proc status (Linux); 'self',
+   * the child itself, from a watchdog thread of its own (any platform).
+   * Default: 'proc' where /proc can be read, else 'self' (see memoryWatchOf).
+   */
+  memoryWatch?: MemoryWatch;
 }
+
+export type MemoryWatch = 'proc' | 'self';
+
+/**
+ * How a process environment's memory is watched on this machine: from here
+ * through /proc on Linux (nothing added to the child); elsewhere (macOS,
+ * Windows: no /proc) by the child itself, a watchdog thread that reads
+ * process.memoryUsage.rss() (the whole process's resident memory, whichever
+ * thread asks; libuv reads it from the kernel on every platform) and kills
+ * its own process above the limit. A thread, because a decode blocks its
+ * process's main thread; not on Linux as well, because it costs each
+ * environment about 18 MB (measured: Node 24, x64).
+ */
+export function memoryWatchOf(requested?: MemoryWatch): MemoryWatch {
+  return requested ?? (residentBytes(process.pid) === undefined ? 'self' : 'proc');
+}
+
+/** The line a process environment's own watchdog writes to its stderr before it kills the process (lambda-runtime.mjs). */
+export const SELF_WATCH_MARKER = 'mapflow-bridge: resident memory above MemorySize:';
 
 interface Pending {
   resolve(payload: string): void;
@@ -196,7 +222,10 @@ class Environment {
     let stdout: Readable;
     let stderr: Readable;
     if (options.isolation === 'process') {
-      this.child = fork(RUNTIME, [JSON.stringify(settings)], {
+      const limit = spec.memoryMb * 1024 * 1024;
+      const watch = memoryWatchOf(options.memoryWatch);
+      const selfWatch = watch === 'self' ? { limitBytes: limit, intervalMs: RSS_WATCH_INTERVAL_MS, marker: SELF_WATCH_MARKER } : undefined;
+      this.child = fork(RUNTIME, [JSON.stringify({ ...settings, selfWatch })], {
         env: options.environment,
         // Not this process's flags (a loader, --import): only the heap limit, as the Lambda runtime sets it from MemorySize.
         execArgv: [`--max-old-space-size=${spec.memoryMb}`],
@@ -205,15 +234,16 @@ class Environment {
       });
       stdout = this.child.stdout as Readable;
       stderr = this.child.stderr as Readable;
-      const limit = spec.memoryMb * 1024 * 1024;
       const pid = this.child.pid;
-      this.watchdog = setInterval(() => {
-        const rss = residentBytes(pid);
-        if (rss === undefined || rss <= limit || this.exited_) return;
-        this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Math.round(rss / 1024 ** 2)} MB`);
-        this.child?.kill('SIGKILL');
-      }, RSS_WATCH_INTERVAL_MS);
-      this.watchdog.unref();
+      if (watch === 'proc') {
+        this.watchdog = setInterval(() => {
+          const rss = residentBytes(pid);
+          if (rss === undefined || rss <= limit || this.exited_) return;
+          this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Math.round(rss / 1024 ** 2)} MB`);
+          this.child?.kill('SIGKILL');
+        }, RSS_WATCH_INTERVAL_MS);
+        this.watchdog.unref();
+      }
       stderr.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096);
       });
@@ -241,7 +271,9 @@ class Environment {
       if (!this.child) stderr.resume();
     }
     const events = (this.worker ?? this.child) as NodeJS.EventEmitter;
-    this.exited = new Promise<void>((resolve) => events.once('exit', () => resolve()));
+    // A child's end is 'close': after its exit AND its stdio's end, so the last lines it wrote (V8's fatal error, its own watchdog's) are read.
+    const ended = this.child ? 'close' : 'exit';
+    this.exited = new Promise<void>((resolve) => events.once(ended, () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
       events.on('message', (message: Message) => {
         if (message.type === 'ready') resolve();
@@ -259,9 +291,14 @@ class Environment {
             ? outOfMemory(spec.memoryMb, 'heap', error)
             : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
       });
-      events.on('exit', (code: number | null, signal?: NodeJS.Signals | null) => {
+      events.on(ended, (code: number | null, signal?: NodeJS.Signals | null) => {
         this.exited_ = true;
         clearInterval(this.watchdog);
+        const selfWatched = this.stderrTail.lastIndexOf(SELF_WATCH_MARKER);
+        if (!this.exitReason && selfWatched >= 0) {
+          const bytes = Number(/^\s*(\d+)/.exec(this.stderrTail.slice(selfWatched + SELF_WATCH_MARKER.length))?.[1]);
+          this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Number.isFinite(bytes) ? Math.round(bytes / 1024 ** 2) : '?'} MB, measured by the process itself`);
+        }
         if (!this.exitReason && /heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderrTail)) this.exitReason = outOfMemory(spec.memoryMb, 'heap');
         const status = signal ? `signal: ${signal}` : `exit status ${code}`;
         const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${status}`);
