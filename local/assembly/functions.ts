@@ -168,7 +168,7 @@ export const RSS_WATCH_INTERVAL_MS = 50;
  */
 export const RETIRE_ABOVE_RSS_BYTES = 160 * 1024 * 1024;
 
-type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string } };
+type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string }; rss?: number };
 
 /** Resident memory of a process, bytes, from the kernel (undefined when unknown: not Linux, or it has exited). */
 export function residentBytes(pid: number | undefined): number | undefined {
@@ -204,6 +204,10 @@ class Environment {
   readonly exited: Promise<void>;
   private nextId = 0;
   private watchdog?: NodeJS.Timeout;
+  /** A process environment's resident memory as it reported it with its last answer (bytes; read where /proc is not). */
+  private reportedRss?: number;
+  /** Who reads a process environment's memory (memoryWatchOf). */
+  private readonly watch: MemoryWatch;
   /** The end of what the process wrote to stderr (V8's fatal errors name the heap). */
   private stderrTail = '';
 
@@ -221,9 +225,9 @@ class Environment {
     };
     let stdout: Readable;
     let stderr: Readable;
+    const watch = (this.watch = memoryWatchOf(options.memoryWatch));
     if (options.isolation === 'process') {
       const limit = spec.memoryMb * 1024 * 1024;
-      const watch = memoryWatchOf(options.memoryWatch);
       const selfWatch = watch === 'self' ? { limitBytes: limit, intervalMs: RSS_WATCH_INTERVAL_MS, marker: SELF_WATCH_MARKER } : undefined;
       this.child = fork(RUNTIME, [JSON.stringify({ ...settings, selfWatch })], {
         env: options.environment,
@@ -279,6 +283,7 @@ class Environment {
         if (message.type === 'ready') resolve();
         else if (message.type === 'init-error') reject(new LambdaFunctionError(message.error?.errorType ?? 'Runtime.ImportModuleError', message.error?.errorMessage ?? ''));
         else if (this.pending && message.id === this.pending.id) {
+          if (typeof message.rss === 'number') this.reportedRss = message.rss;
           const pending = this.pending;
           this.pending = undefined;
           if (message.type === 'result') pending.resolve(message.payload ?? 'null');
@@ -310,9 +315,10 @@ class Environment {
     this.ready.catch(() => undefined);
   }
 
-  /** Resident memory of a process environment, bytes (undefined for a thread: it shares this process's). */
+  /** Resident memory of a process environment, bytes: from /proc, else as it reported it after its last invocation (undefined for a thread: it shares this process's). */
   get residentBytes(): number | undefined {
-    return this.child && !this.exited_ ? residentBytes(this.child.pid) : undefined;
+    if (!this.child || this.exited_) return undefined;
+    return this.watch === 'proc' ? residentBytes(this.child.pid) : this.reportedRss;
   }
 
   get alive(): boolean {

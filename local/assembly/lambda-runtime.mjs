@@ -78,8 +78,9 @@ channel.onMessage(async ({ id, requestId, event, deadline }) => {
   try {
     const result = await handler(event, context);
     // The Lambda service answers JSON: what does not serialise does not reach the caller.
-    channel.send({ type: 'result', id, payload: JSON.stringify(result ?? null) });
+    // A child process says its resident memory with each answer (the parent's retire rule, where it cannot read /proc).
+    channel.send({ type: 'result', id, payload: JSON.stringify(result ?? null), ...(!parentPort && { rss: process.memoryUsage.rss() }) });
   } catch (error) {
-    channel.send({ type: 'error', id, error: describe(error) });
+    channel.send({ type: 'error', id, error: describe(error), ...(!parentPort && { rss: process.memoryUsage.rss() }) });
   }
 });

@@ -97,6 +97,22 @@ describe('a process environment', () => {
     expect(next.pid).not.toBe(small.pid);
   });
 
+  it('is retired after an invocation that left it large, by the memory it reports itself where /proc is not read', { timeout: 120_000 }, async () => {
+    // Prepare: 256 MB, watched by itself; a warm environment
+    fn = await functionOf(256, 'process', 'self');
+    const first = (await fn.invoke({ mb: 16 })) as { pid: number };
+    const warm = (await fn.invoke({ mb: 16 })) as { pid: number };
+
+    // Act: 144 MiB of Buffers held during one invocation (resident after it: above RETIRE_ABOVE_RSS_BYTES, 160 MB)
+    const large = (await fn.invoke({ mb: 144 })) as { pid: number };
+    const next = (await fn.invoke({ mb: 16 })) as { pid: number };
+
+    // Assess: kept warm while small, a fresh process after the large one
+    expect(warm.pid).toBe(first.pid);
+    expect(large.pid).toBe(first.pid);
+    expect(next.pid).not.toBe(large.pid);
+  });
+
   it('is watched through /proc on Linux and by itself elsewhere', () => {
     // Act
     const watch = memoryWatchOf();
