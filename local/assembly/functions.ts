@@ -189,7 +189,8 @@ export function residentBytes(pid: number | undefined): number | undefined {
  * process when a worker's heap overflows at once. A child process is bounded
  * as a Lambda sandbox is: its heap by --max-old-space-size, its resident
  * memory (heap and off-heap alike) by a watchdog at the template's
- * MemorySize, and whatever ends it (the watchdog, a native abort, the
+ * MemorySize (this process reading /proc on Linux, the child's own thread
+ * elsewhere: memoryWatchOf), and whatever ends it (the watchdog, a native abort, the
  * kernel) ends only it: the invocation fails with Runtime.OutOfMemory or
  * Runtime.ExitError, and the bridge goes on.
  */
