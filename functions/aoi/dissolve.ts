@@ -14,6 +14,7 @@
 import { featureCollection, multiPolygon } from '@turf/helpers';
 import { union } from '@turf/union';
 import type { MultiPolygon, Polygon, Position } from 'geojson';
+import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
 import { InputRejected } from '../core/errors.ts';
 import { boxOf, type Box } from './box.ts';
 import { countCrossings } from './crossings.ts';
@@ -58,6 +59,8 @@ export interface DissolveOptions {
   budgetMs?: number;
   /** For messages, e.g. 'feature 3' or 'the file'. */
   label?: string;
+  /** The step's wall-clock deadline (core/deadline.ts), checked between union calls as the CPU budget is. */
+  deadline?: DecodeDeadline;
 }
 
 type Rings = Position[][];
@@ -81,7 +84,7 @@ export function dissolvePolygons(polygons: Rings[], options: DissolveOptions = {
         kept.push(group[0]!);
         continue;
       }
-      result.push(...unionInBatches(group, deadline, label));
+      result.push(...unionInBatches(group, deadline, label, options.deadline));
     }
   } catch (error) {
     if (error instanceof InputRejected) throw error;
@@ -115,13 +118,18 @@ function checkCrossings(merged: Rings[], label: string): void {
 }
 
 /** Unions one group layer by layer, DISSOLVE_BATCH at a time, checking the CPU deadline between calls. */
-function unionInBatches(group: Rings[], deadline: number, label: string): Rings[] {
+function unionInBatches(group: Rings[], deadline: number, label: string, stepDeadline?: DecodeDeadline): Rings[] {
   let layer: Position[][][][] = group.map((rings) => [rings]);
   while (layer.length > 1) {
     const next: Position[][][][] = [];
     for (let i = 0; i < layer.length; i += DISSOLVE_BATCH) {
       const batch = layer.slice(i, i + DISSOLVE_BATCH);
       next.push(batch.length === 1 ? batch[0]! : unionOf(batch));
+      checkDeadline(
+        stepDeadline,
+        `merging ${label} (${group.length} touching or overlapping polygons)`,
+        'Simplify the polygons (e.g. QGIS "Simplify" or mapshaper -simplify), merge them in a GIS first ("Dissolve"), or split the file into several files',
+      );
       if (cpuTimeMs() > deadline) {
         throw new InputRejected(
           'GEOMETRY_TOO_COMPLEX',

@@ -12,6 +12,7 @@ import { DISSOLVE_BUDGET_MS, cpuTimeMs, dissolvePolygons } from './dissolve.ts';
 import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
+import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
 import { describePlace, KINKS_MAX_POSITIONS, SELF_CROSSING_SWEEP_PAIRS, validatePolygon, type PolygonPlace } from './geometry.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
@@ -73,7 +74,12 @@ export interface ParseAoiOptions {
   aoiAreaLimitSqM?: number;
   /** Largest file accepted, bytes (default MAX_GEOJSON_BYTES). */
   maxBytes?: number;
+  /** When validating and merging must stop (the step's time, core/deadline.ts): DecodeTimedOut, INPUT_TOO_COMPLEX. */
+  deadline?: DecodeDeadline;
 }
+
+/** What to do about a GeoJSON that takes too long to validate and merge. */
+const AOI_TIME_FIX = 'Simplify the polygons (e.g. QGIS "Simplify" or mapshaper -simplify), merge them in a GIS first ("Dissolve"), or split the file into several files';
 
 /**
  * The largest GeoJSON the bridge accepts, the one limit every reader and the
@@ -146,6 +152,8 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   }
 
   checkCounts(collected.features);
+  const stepDeadline = options.deadline;
+  checkDeadline(stepDeadline, 'reading the GeoJSON', AOI_TIME_FIX);
 
   // One budget of CPU time for every dissolve of the file (each feature's, then the whole file's).
   const deadline = cpuTimeMs() + DISSOLVE_BUDGET_MS;
@@ -153,6 +161,7 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   const sweepBudget = { pairs: SELF_CROSSING_SWEEP_PAIRS };
   const features = collected.features.map(({ index, name, polygons }): AoiFeature => {
     const valid = polygons.map((coordinates, polygonIndex) => {
+      checkDeadline(stepDeadline, 'validating the polygons', AOI_TIME_FIX);
       const size = positionsOf(coordinates);
       const checkCrossings = size <= KINKS_MAX_POSITIONS && kinksWork + size * size <= KINKS_WORK_BUDGET;
       if (checkCrossings) kinksWork += size * size;
@@ -161,14 +170,15 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
     const label = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
     const geometry = dissolvePolygons(
       valid.map((p) => p.coordinates),
-      { budgetMs: deadline - cpuTimeMs(), label: `the polygons of ${label}` },
+      { budgetMs: deadline - cpuTimeMs(), label: `the polygons of ${label}`, ...(stepDeadline && { deadline: stepDeadline }) },
     );
     return { index, name: name ?? String(index), geometry, areaSqM: geodesicAreaSqM(geometry) };
   });
 
   const allPolygons = features.flatMap((f) => (f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates));
   // One valid geometry for the whole file: shared edges dissolved, overlaps counted once.
-  const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - cpuTimeMs(), label: 'the polygons of the file' });
+  checkDeadline(stepDeadline, 'validating and merging the polygons', AOI_TIME_FIX);
+  const geometry = dissolvePolygons(allPolygons, { budgetMs: deadline - cpuTimeMs(), label: 'the polygons of the file', ...(stepDeadline && { deadline: stepDeadline }) });
   checkMergedCounts(geometry);
   const areaSqM = geodesicAreaSqM(geometry);
 

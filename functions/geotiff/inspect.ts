@@ -6,6 +6,7 @@
  */
 import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import type { Polygon } from 'geojson';
+import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
 import { InputRejected } from '../core/errors.ts';
 import { areaOfUse, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
@@ -58,7 +59,13 @@ export interface InspectOptions {
    * decode.
    */
   probePixels?: boolean;
+  /** When the pixel check must stop (the step's time, core/deadline.ts): DecodeTimedOut, INPUT_TOO_COMPLEX. */
+  deadline?: DecodeDeadline;
 }
+
+/** What to do about a GeoTIFF whose pixel data takes too long to check. */
+const TIFF_TIME_FIX =
+  'Export it again from a GIS with a standard compression and tiles (e.g. gdal_translate -co COMPRESS=DEFLATE -co TILED=YES), or split it into tiles (gdal_retile.py -ps 10000 10000) and drop them one by one';
 
 /** Bytes read at once while scanning every block (adjacent blocks share a read). */
 export const SCAN_WINDOW_BYTES = 8 * 1024 * 1024;
@@ -189,7 +196,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   }
 
   checkPixelSize(pixelSizeM, epsg);
-  if (options.probePixels) await probePixels(image, adapter, layout, source);
+  if (options.probePixels) await probePixels(image, adapter, layout, source, options.deadline);
 
   return {
     width,
@@ -571,7 +578,7 @@ function readNodata(image: GeoTIFFImage): number | null {
  *     decoders have no output limit, is let near the first and the last)
  * Nothing is built per block: the offsets and byte counts stay typed arrays.
  */
-async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, layout: BlockLayout, source: RangeSource): Promise<void> {
+async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, layout: BlockLayout, source: RangeSource, deadline?: DecodeDeadline): Promise<void> {
   const directory = image.fileDirectory;
   const tiled = layout.tiled;
   const kind = tiled ? 'tile' : 'strip';
@@ -617,7 +624,7 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, lay
     );
   }
 
-  if (layout.compression !== 1) await scanBlocks(source, adapter, layout, blockCount, offsetOf, countOf);
+  if (layout.compression !== 1) await scanBlocks(source, adapter, layout, blockCount, offsetOf, countOf, deadline);
 
   // The first and last pixel through geotiff.js, whose decoders are safe once the streams are bounded above.
   // ZSTD is not: zstddec allocates what the frame header declares. Node's zstd decoded every block above.
@@ -634,6 +641,7 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, lay
     [width - 1, height - 1],
   ];
   for (const [x, y] of probes) {
+    checkDeadline(deadline, 'decoding the image data', TIFF_TIME_FIX);
     try {
       await image.readRasters({ window: [x, y, x + 1, y + 1] });
     } catch (cause) {
@@ -668,6 +676,7 @@ async function scanBlocks(
   blockCount: number,
   offsetOf: (i: number) => number,
   countOf: (i: number) => number,
+  deadline?: DecodeDeadline,
 ): Promise<void> {
   const kind = layout.tiled ? 'tile' : 'strip';
   const declared = layout.count * layout.decodedBytes;
@@ -725,6 +734,7 @@ async function scanBlocks(
       }
       lastStart = offset;
       lastEnd = offset + count;
+      checkDeadline(deadline, `decoding the image data (${kind} ${index} of ${sorted.length})`, TIFF_TIME_FIX);
       checkBlock(layout, index, window.subarray(offset - start, offset - start + count));
     }
     k = last + 1;

@@ -30,6 +30,9 @@ const HINTS: Record<string, string> = {
   QueueTimeout: `no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
   ConfigurationError: `fix the bridge configuration, then ${HOW_TO_RETRY}.`,
   'States.Timeout': `a step took too long; ${HOW_TO_RETRY}.`,
+  // A Lambda stopped at its Timeout. A decode of the input that runs out of time is REJECTED INPUT_TOO_COMPLEX before
+  // this (functions/core/deadline.ts), so what is left is time spent waiting on Mapflow or S3, or storing a result.
+  'Sandbox.Timedout': `a step ran past its function's Timeout, waiting on Mapflow or S3 or storing a large result (a processing that ran keeps its results in Mapflow); once they answer quickly, ${HOW_TO_RETRY}.`,
 };
 
 /**

@@ -131,7 +131,33 @@ export interface LocalFunctionOptions {
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
   isolation?: 'thread' | 'process';
+  /**
+   * Who holds a process environment's resident memory to its MemorySize:
+   * 'proc', this process reading the child's /proc status (Linux); 'self',
+   * the child itself, from a watchdog thread of its own (any platform).
+   * Default: 'proc' where /proc can be read, else 'self' (see memoryWatchOf).
+   */
+  memoryWatch?: MemoryWatch;
 }
+
+export type MemoryWatch = 'proc' | 'self';
+
+/**
+ * How a process environment's memory is watched on this machine: from here
+ * through /proc on Linux (nothing added to the child); elsewhere (macOS,
+ * Windows: no /proc) by the child itself, a watchdog thread that reads
+ * process.memoryUsage.rss() (the whole process's resident memory, whichever
+ * thread asks; libuv reads it from the kernel on every platform) and kills
+ * its own process above the limit. A thread, because a decode blocks its
+ * process's main thread; not on Linux as well, because it costs each
+ * environment about 18 MB (measured: Node 24, x64).
+ */
+export function memoryWatchOf(requested?: MemoryWatch): MemoryWatch {
+  return requested ?? (residentBytes(process.pid) === undefined ? 'self' : 'proc');
+}
+
+/** The line a process environment's own watchdog writes to its stderr before it kills the process (lambda-runtime.mjs). */
+export const SELF_WATCH_MARKER = 'mapflow-bridge: resident memory above MemorySize:';
 
 interface Pending {
   resolve(payload: string): void;
@@ -154,7 +180,7 @@ export const RSS_WATCH_INTERVAL_MS = 50;
  */
 export const RETIRE_ABOVE_RSS_BYTES = 160 * 1024 * 1024;
 
-type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string } };
+type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string }; rss?: number };
 
 /** Resident memory of a process, bytes, from the kernel (undefined when unknown: not Linux, or it has exited). */
 export function residentBytes(pid: number | undefined): number | undefined {
@@ -175,7 +201,8 @@ export function residentBytes(pid: number | undefined): number | undefined {
  * process when a worker's heap overflows at once. A child process is bounded
  * as a Lambda sandbox is: its heap by --max-old-space-size, its resident
  * memory (heap and off-heap alike) by a watchdog at the template's
- * MemorySize, and whatever ends it (the watchdog, a native abort, the
+ * MemorySize (this process reading /proc on Linux, the child's own thread
+ * elsewhere: memoryWatchOf), and whatever ends it (the watchdog, a native abort, the
  * kernel) ends only it: the invocation fails with Runtime.OutOfMemory or
  * Runtime.ExitError, and the bridge goes on.
  */
@@ -190,6 +217,10 @@ class Environment {
   readonly exited: Promise<void>;
   private nextId = 0;
   private watchdog?: NodeJS.Timeout;
+  /** A process environment's resident memory as it reported it with its last answer (bytes; read where /proc is not). */
+  private reportedRss?: number;
+  /** Who reads a process environment's memory (memoryWatchOf). */
+  private readonly watch: MemoryWatch;
   /** The end of what the process wrote to stderr (V8's fatal errors name the heap). */
   private stderrTail = '';
 
@@ -207,8 +238,11 @@ class Environment {
     };
     let stdout: Readable;
     let stderr: Readable;
+    const watch = (this.watch = memoryWatchOf(options.memoryWatch));
     if (options.isolation === 'process') {
-      this.child = fork(RUNTIME, [JSON.stringify(settings)], {
+      const limit = spec.memoryMb * 1024 * 1024;
+      const selfWatch = watch === 'self' ? { limitBytes: limit, intervalMs: RSS_WATCH_INTERVAL_MS, marker: SELF_WATCH_MARKER } : undefined;
+      this.child = fork(RUNTIME, [JSON.stringify({ ...settings, selfWatch })], {
         env: options.environment,
         // Not this process's flags (a loader, --import): only the heap limit, as the Lambda runtime sets it from MemorySize.
         execArgv: [`--max-old-space-size=${spec.memoryMb}`],
@@ -217,15 +251,16 @@ class Environment {
       });
       stdout = this.child.stdout as Readable;
       stderr = this.child.stderr as Readable;
-      const limit = spec.memoryMb * 1024 * 1024;
       const pid = this.child.pid;
-      this.watchdog = setInterval(() => {
-        const rss = residentBytes(pid);
-        if (rss === undefined || rss <= limit || this.exited_) return;
-        this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Math.round(rss / 1024 ** 2)} MB`);
-        this.child?.kill('SIGKILL');
-      }, RSS_WATCH_INTERVAL_MS);
-      this.watchdog.unref();
+      if (watch === 'proc') {
+        this.watchdog = setInterval(() => {
+          const rss = residentBytes(pid);
+          if (rss === undefined || rss <= limit || this.exited_) return;
+          this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Math.round(rss / 1024 ** 2)} MB`);
+          this.child?.kill('SIGKILL');
+        }, RSS_WATCH_INTERVAL_MS);
+        this.watchdog.unref();
+      }
       stderr.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096);
       });
@@ -255,12 +290,15 @@ class Environment {
       if (!this.child) stderr.resume();
     }
     const events = (this.worker ?? this.child) as NodeJS.EventEmitter;
-    this.exited = new Promise<void>((resolve) => events.once('exit', () => resolve()));
+    // A child's end is 'close': after its exit AND its stdio's end, so the last lines it wrote (V8's fatal error, its own watchdog's) are read.
+    const ended = this.child ? 'close' : 'exit';
+    this.exited = new Promise<void>((resolve) => events.once(ended, () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
       events.on('message', (message: Message) => {
         if (message.type === 'ready') resolve();
         else if (message.type === 'init-error') reject(new LambdaFunctionError(message.error?.errorType ?? 'Runtime.ImportModuleError', message.error?.errorMessage ?? ''));
         else if (this.pending && message.id === this.pending.id) {
+          if (typeof message.rss === 'number') this.reportedRss = message.rss;
           const pending = this.pending;
           this.pending = undefined;
           if (message.type === 'result') pending.resolve(message.payload ?? 'null');
@@ -273,9 +311,14 @@ class Environment {
             ? outOfMemory(spec.memoryMb, 'heap', error)
             : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
       });
-      events.on('exit', (code: number | null, signal?: NodeJS.Signals | null) => {
+      events.on(ended, (code: number | null, signal?: NodeJS.Signals | null) => {
         this.exited_ = true;
         clearInterval(this.watchdog);
+        const selfWatched = this.stderrTail.lastIndexOf(SELF_WATCH_MARKER);
+        if (!this.exitReason && selfWatched >= 0) {
+          const bytes = Number(/^\s*(\d+)/.exec(this.stderrTail.slice(selfWatched + SELF_WATCH_MARKER.length))?.[1]);
+          this.exitReason = outOfMemory(spec.memoryMb, `resident memory ${Number.isFinite(bytes) ? Math.round(bytes / 1024 ** 2) : '?'} MB, measured by the process itself`);
+        }
         if (!this.exitReason && /heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderrTail)) this.exitReason = outOfMemory(spec.memoryMb, 'heap');
         const status = signal ? `signal: ${signal}` : `exit status ${code}`;
         const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${status}`);
@@ -287,9 +330,10 @@ class Environment {
     this.ready.catch(() => undefined);
   }
 
-  /** Resident memory of a process environment, bytes (undefined for a thread: it shares this process's). */
+  /** Resident memory of a process environment, bytes: from /proc, else as it reported it after its last invocation (undefined for a thread: it shares this process's). */
   get residentBytes(): number | undefined {
-    return this.child && !this.exited_ ? residentBytes(this.child.pid) : undefined;
+    if (!this.child || this.exited_) return undefined;
+    return this.watch === 'proc' ? residentBytes(this.child.pid) : this.reportedRss;
   }
 
   get alive(): boolean {

@@ -8,7 +8,7 @@
  * the project, only the bundle.
  */
 import * as nodeModule from 'node:module';
-import { parentPort, workerData as threadData } from 'node:worker_threads';
+import { parentPort, Worker, workerData as threadData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 
 // A worker thread talks over parentPort; a child process over its IPC channel (its settings in argv[2]).
@@ -16,9 +16,28 @@ const channel = parentPort
   ? { send: (message) => parentPort.postMessage(message), onMessage: (listener) => parentPort.on('message', listener) }
   : { send: (message) => process.send(message), onMessage: (listener) => process.on('message', listener) };
 const workerData = parentPort ? threadData : JSON.parse(process.argv[2]);
-const { modulePath, exportName, functionName, functionArn, memoryMb, logGroupName, compileCacheDir } = workerData;
+const { modulePath, exportName, functionName, functionArn, memoryMb, logGroupName, compileCacheDir, selfWatch } = workerData;
 // A child process ends with its parent (the IPC channel closing), never outlives the bridge.
 if (!parentPort) process.on('disconnect', () => process.exit(0));
+
+// A child process whose parent cannot read its memory (no /proc: macOS, Windows) holds itself to its
+// MemorySize: a thread of its own (a decode blocks the main one) reads the process's resident memory
+// and, above the limit, writes why to stderr (synchronously: the parent reads it as the reason) and
+// kills the process, as the parent's watchdog would (functions.ts, memoryWatchOf).
+if (!parentPort && selfWatch) {
+  const watchdog = new Worker(
+    `const { workerData: { limitBytes, intervalMs, marker } } = require('node:worker_threads');
+    const { writeSync } = require('node:fs');
+    setInterval(() => {
+      const rss = process.memoryUsage.rss();
+      if (rss <= limitBytes) return;
+      try { writeSync(2, '\\n' + marker + ' ' + rss + '\\n'); } catch {}
+      process.kill(process.pid, 'SIGKILL');
+    }, intervalMs);`,
+    { eval: true, workerData: selfWatch, stdout: false, stderr: false },
+  );
+  watchdog.unref();
+}
 
 // V8's code cache on disk: a cold start parses and compiles the bundle once per
 // change of it, not once per environment (about 3x faster imports measured). It
@@ -59,8 +78,9 @@ channel.onMessage(async ({ id, requestId, event, deadline }) => {
   try {
     const result = await handler(event, context);
     // The Lambda service answers JSON: what does not serialise does not reach the caller.
-    channel.send({ type: 'result', id, payload: JSON.stringify(result ?? null) });
+    // A child process says its resident memory with each answer (the parent's retire rule, where it cannot read /proc).
+    channel.send({ type: 'result', id, payload: JSON.stringify(result ?? null), ...(!parentPort && { rss: process.memoryUsage.rss() }) });
   } catch (error) {
-    channel.send({ type: 'error', id, error: describe(error) });
+    channel.send({ type: 'error', id, error: describe(error), ...(!parentPort && { rss: process.memoryUsage.rss() }) });
   }
 });

@@ -56,6 +56,9 @@ describe('the "Why a job FAILED" table', () => {
       codeOfThrown(new QueueTimeout('x').name),
       codeOfThrown(new ConfigurationError('x').name),
       codeOfThrown('States.Timeout'),
+      // A Lambda stopped at its Timeout, and one out of memory after a processing was created (Store Results).
+      codeOfThrown('Sandbox.Timedout'),
+      codeOfThrown('Runtime.OutOfMemory'),
       codeOfThrown('BridgeError'),
       jobErrorFromMapflow('FAILED', [], 'FAILED').code,
       jobErrorFromMapflow('CANCELLED', [], 'FAILED').code,

@@ -17,7 +17,7 @@ const FALSE_RETRY = /drop (?:the file|it) again(?! under a new name)|(?:try|drop
 const taskError = (type: string, message: string) => ({ Error: type, Cause: JSON.stringify({ errorType: type, errorMessage: message }) });
 
 describe('retry advice in FAILED messages', () => {
-  it.each(['MapflowUnavailable', 'MapflowRateLimited', 'MapflowOutcomeUnknown', 'MapflowAuthError', 'QueueTimeout', 'ConfigurationError', 'States.Timeout'])(
+  it.each(['MapflowUnavailable', 'MapflowRateLimited', 'MapflowOutcomeUnknown', 'MapflowAuthError', 'QueueTimeout', 'ConfigurationError', 'States.Timeout', 'Sandbox.Timedout'])(
     '%s says to drop it under a new name or change it',
     (type) => {
       // Act

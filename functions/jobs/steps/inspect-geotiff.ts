@@ -6,6 +6,7 @@
  * for the route's model and within the account's area per processing. The
  * credit budget is checked by Plan Processing, with the image as the source.
  */
+import { decodeDeadline, type RemainingTime } from '../../core/deadline.ts';
 import { InputRejected } from '../../core/errors.ts';
 import type { InspectResult, WorkflowState } from '../workflow.ts';
 import {
@@ -24,7 +25,8 @@ import type { StepContext } from '../context.ts';
 import { aoiAreaLimitOf, checkImageArea } from '../image-area.ts';
 import { explicitBlocks, resolveModel } from '../models.ts';
 
-export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Promise<InspectResult> {
+/** @param invocation the Lambda context: the pixel check stops in time and rejects the file (core/deadline.ts). */
+export async function inspectGeotiff(state: WorkflowState, ctx: StepContext, invocation?: RemainingTime): Promise<InspectResult> {
   const job = topJob(state);
   const route = routeOf(ctx, job);
   const { input } = state;
@@ -42,7 +44,8 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext): Pr
   if (input.size > limits.maxUploadFileSize) checkImageLimits({ width: 0, height: 0 }, input.size, limits);
 
   const source = s3RangeSource(ctx.s3, { bucket: input.bucket, key: input.key, versionId: input.versionId, size: input.size });
-  const info = await inspectGeoTiff(source, { probePixels: true });
+  const deadline = decodeDeadline(invocation);
+  const info = await inspectGeoTiff(source, { probePixels: true, ...(deadline && { deadline }) });
 
   if (job.processImages) {
     const status = await client.getUserStatus();

@@ -14,6 +14,7 @@
  */
 import path from 'node:path';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
+import { decodeDeadline, type RemainingTime } from '../../core/deadline.ts';
 import { BridgeError, ConfigurationError, InputRejected } from '../../core/errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
 import { MAX_GEOJSON_BYTES, checkProcessingGeometry, geoJsonTooLarge, parseAoiOffThread } from '../../aoi/index.ts';
@@ -52,7 +53,8 @@ export interface DraftPart {
   areaSqM: number;
 }
 
-export async function planProcessing(state: WorkflowState, ctx: StepContext): Promise<PlanResult> {
+/** @param invocation the Lambda context: validating and merging the GeoJSON stops in time and rejects the file (core/deadline.ts). */
+export async function planProcessing(state: WorkflowState, ctx: StepContext, invocation?: RemainingTime): Promise<PlanResult> {
   const job = topJob(state);
   const { input, jobId } = state;
   const client = await ctx.mapflow();
@@ -68,7 +70,8 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext): Pr
     // Bytes, not text: a binary file dropped as .geojson is named from its first bytes.
     const bytes = await readObjectBytes(ctx.s3, input, MAX_GEOJSON_BYTES, geoJsonTooLarge);
     // In a worker thread locally (local/engine/workers.ts): validating and dissolving a large file takes seconds.
-    const aoi = await parseAoiOffThread(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }) });
+    const deadline = decodeDeadline(invocation);
+    const aoi = await parseAoiOffThread(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }), ...(deadline && { deadline }) });
     // A catalog search (`imagery.search`) is taken out here and run once the AOI is validated (imagery-search.ts).
     const imagery = takeImagerySearch(aoi.overrides, route.imagery);
     if (imagery.search) catalogSearch = { spec: imagery.search, aoi: aoi.geometry as Geometry };

@@ -6,6 +6,9 @@
  * is held to the template's MemorySize: an allocation beyond it ends that
  * process with Runtime.OutOfMemory, this process lives on, the next
  * invocation gets a fresh environment, and Fail Job ends the job REJECTED.
+ * Two watchdogs hold it there: this process reading the child's /proc status
+ * (Linux), or, where there is no /proc (macOS), the child itself from a
+ * thread of its own; both are run here, on any platform the second.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
-import { LocalFunction } from '../../../../local/assembly/functions.ts';
+import { LocalFunction, memoryWatchOf, type MemoryWatch } from '../../../../local/assembly/functions.ts';
 import type { AssemblyFunctionSpec } from '../../../../local/assembly/template.ts';
 import { LambdaFunctionError } from '../../../../local/engine/lambda.ts';
 import { testTmp } from '../../../support/temp.ts';
@@ -28,7 +31,7 @@ const HANDLER = `export const handler = async (event) => {
 };
 `;
 
-async function functionOf(memoryMb: number, isolation: 'thread' | 'process'): Promise<LocalFunction> {
+async function functionOf(memoryMb: number, isolation: 'thread' | 'process', memoryWatch?: MemoryWatch): Promise<LocalFunction> {
   const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-env-'));
   await writeFile(path.join(assetDir, 'index.mjs'), HANDLER);
   const spec: AssemblyFunctionSpec = {
@@ -43,16 +46,16 @@ async function functionOf(memoryMb: number, isolation: 'thread' | 'process'): Pr
     memoryMb,
     environment: {},
   };
-  return new LocalFunction({ spec, environment: {}, isolation });
+  return new LocalFunction({ spec, environment: {}, isolation, ...(memoryWatch && { memoryWatch }) });
 }
 
 let fn: LocalFunction | undefined;
 afterEach(async () => fn?.close());
 
 describe('a process environment', () => {
-  it('ends an invocation that allocates off-heap beyond its MemorySize with Runtime.OutOfMemory; this process lives on and the next one runs', { timeout: 120_000 }, async () => {
-    // Prepare: 192 MB of memory; this process's resident memory before
-    fn = await functionOf(192, 'process');
+  it.skipIf(process.platform !== 'linux')('ends an invocation that allocates off-heap beyond its MemorySize with Runtime.OutOfMemory (watched through /proc); this process lives on and the next one runs', { timeout: 120_000 }, async () => {
+    // Prepare: 192 MB of memory, watched from here through /proc; this process's resident memory before
+    fn = await functionOf(192, 'process', 'proc');
     const small = (await fn.invoke({ mb: 16 })) as { held: number; pid: number };
     const rssBefore = process.memoryUsage.rss();
 
@@ -69,6 +72,54 @@ describe('a process environment', () => {
     expect(rssAfter - rssBefore).toBeLessThan(128 * MiB);
     expect(next.held).toBe(16);
     expect(next.pid).not.toBe(small.pid);
+  });
+
+  it('holds itself to its MemorySize where this process cannot read its memory (no /proc, as on macOS): the same Runtime.OutOfMemory, the next one runs', { timeout: 120_000 }, async () => {
+    // Prepare: 192 MB of memory, watched only by the child's own thread (this process reads nothing)
+    fn = await functionOf(192, 'process', 'self');
+    const small = (await fn.invoke({ mb: 16 })) as { held: number; pid: number };
+    const rssBefore = process.memoryUsage.rss();
+
+    // Act: 1 GiB of Buffers, allocated in one synchronous loop (the child's main thread never yields)
+    const overrun = await fn.invoke({ mb: 1024 }).catch((error: unknown) => error);
+    const rssAfter = process.memoryUsage.rss();
+    const next = (await fn.invoke({ mb: 16 })) as { held: number; pid: number };
+
+    // Assess: stopped by the child's own measure, named as such; nothing of it here; a fresh environment after it
+    expect(overrun).toBeInstanceOf(LambdaFunctionError);
+    expect(overrun).toMatchObject({ errorType: 'Runtime.OutOfMemory' });
+    expect((overrun as LambdaFunctionError).errorMessage).toMatch(/more than its 192 MB \(resident memory (\d+) MB, measured by the process itself\)/);
+    const measured = Number(/resident memory (\d+) MB/.exec((overrun as LambdaFunctionError).errorMessage)?.[1]);
+    expect(measured).toBeGreaterThan(192);
+    expect(measured).toBeLessThan(1024);
+    expect(rssAfter - rssBefore).toBeLessThan(128 * MiB);
+    expect(next.held).toBe(16);
+    expect(next.pid).not.toBe(small.pid);
+  });
+
+  it('is retired after an invocation that left it large, by the memory it reports itself where /proc is not read', { timeout: 120_000 }, async () => {
+    // Prepare: 256 MB, watched by itself; a warm environment
+    fn = await functionOf(256, 'process', 'self');
+    const first = (await fn.invoke({ mb: 16 })) as { pid: number };
+    const warm = (await fn.invoke({ mb: 16 })) as { pid: number };
+
+    // Act: 144 MiB of Buffers held during one invocation (resident after it: above RETIRE_ABOVE_RSS_BYTES, 160 MB)
+    const large = (await fn.invoke({ mb: 144 })) as { pid: number };
+    const next = (await fn.invoke({ mb: 16 })) as { pid: number };
+
+    // Assess: kept warm while small, a fresh process after the large one
+    expect(warm.pid).toBe(first.pid);
+    expect(large.pid).toBe(first.pid);
+    expect(next.pid).not.toBe(large.pid);
+  });
+
+  it('is watched through /proc on Linux and by itself elsewhere', () => {
+    // Act
+    const watch = memoryWatchOf();
+
+    // Assess
+    expect(watch).toBe(process.platform === 'linux' ? 'proc' : 'self');
+    expect(memoryWatchOf('self')).toBe('self');
   });
 
   it('keeps an environment warm between invocations', { timeout: 60_000 }, async () => {
