@@ -679,8 +679,11 @@ function startReconciler(start: BridgeStart, runtime: AssemblyRuntime): () => Pr
 
 /** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */
 async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop }: BridgeFunctions, context: ReturnType<typeof import('../functions/runtime/context.ts').bridgeContext>): Promise<void> {
-  const { options, log, timed, stops, persistent, stateDir } = start;
+  const { options, log, timed, stops, persistent, stateDir, eventsFile } = start;
   if (!(options.resumeUnfinished ?? persistent)) return;
+  // Jobs that ended just before the last run was killed, their final event not out yet (local/final-events.ts).
+  const owed = await timed('final events owed', async () => (await import('./final-events.ts')).publishFinalEventsOwed(ledger, context.events, eventsFile));
+  if (owed.published.length > 0) log(`local bridge: published the final event of ${owed.published.length} job(s) that ended as the bridge stopped: ${owed.published.join(', ')}`);
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
         resumeUnfinishedJobs(ledger, engine, stateDir, runningAtStop, async (row, uncleanStops) => {
           const { finishJobAsFailed } = await import('../functions/handlers/reconcile.ts');

@@ -199,6 +199,7 @@ export async function finishJobAsFailed(ctx: BridgeContext, row: LedgerRow, exec
   ctx.logger.warn('job finished as failed outside its execution', { jobId: row.jobId, code: error.code, lastStatus: row.status, executionArn });
   await ctx.slots.releaseJob(row.jobId);
   await ctx.events.publish(EVENT_DETAIL_TYPES.FAILED, eventDetailFromRow(final));
+  await ctx.ledger.finalEventPublished(row.jobId);
   recordJobOutcome(final);
   try {
     await tagObject(ctx.s3, row.input, { [TAG_JOB_ID]: row.jobId, [TAG_STATUS]: 'FAILED' });

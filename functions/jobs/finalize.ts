@@ -10,7 +10,8 @@ import { inputKind, reportKey as reportKeyFor, workKey } from '../routing/index.
 import { MAX_FAILED_INPUT_AOI_BYTES, writeFailureQuicklook } from '../quicklook/index.ts';
 import { recordJobOutcome } from '../runtime/metrics.ts';
 import { tagObject, writeJson } from '../storage/s3.ts';
-import { publishRow } from './common.ts';
+import { eventDetailFromRow } from '../events/publisher.ts';
+import type { JobEventDetail } from '../events/types.ts';
 import { partsCharge } from '../core/credits.ts';
 import type { StepContext } from './context.ts';
 
@@ -38,7 +39,11 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
   // The retry hint names this job, so the FAILED line can be copied as it is.
   const f: Finalisation = given.error ? { ...given, error: { ...given.error, message: withJobId(given.error.message, given.jobId) } } : given;
   let row = await ctx.ledger.get(f.jobId);
-  if (row && isFinalStatus(row.status)) return finishResultOf(row);
+  if (row && isFinalStatus(row.status)) {
+    // An earlier run of this step (or another path) wrote the final status and died before the event went out.
+    if (row.finalEventPending) await publishFinalEvent(ctx, row);
+    return finishResultOf(row);
+  }
   if (!row && f.kind) {
     row = (await ctx.ledger.register({ jobId: f.jobId, input: f.input, kind: f.kind, routeName: f.routeName ?? '-' })).row;
   }
@@ -77,8 +82,7 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
     };
     const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
     if (changed) {
-      const rasters = rasterMessages(f.parts ?? []);
-      await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final, rasters.length > 0 ? { messages: rasters } : undefined);
+      await publishFinalEvent(ctx, final);
       recordJobOutcome(final);
     }
     row = final;
@@ -93,6 +97,25 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
     ctx.logger.warn('could not tag the input object', { jobId: f.jobId, key: f.input.key, err: String(err) });
   }
   return row ? finishResultOf(row) : { status: f.status, ...(reportKey && { reportKey }), ...(f.error && { error: f.error }) };
+}
+
+/**
+ * The final event of a final row, then the row's `finalEventPending` mark
+ * removed. The final write sets the mark, so a death between the two leaves a
+ * row that says its event is owed: whoever finds it (this step run again,
+ * the local bridge's next start) publishes it. A death after the publish and
+ * before the mark is removed publishes it twice (at least once, as
+ * EventBridge delivers); locally the next start looks in events.jsonl first.
+ */
+export async function publishFinalEvent(ctx: Pick<StepContext, 'events' | 'ledger' | 'now'>, row: LedgerRow): Promise<void> {
+  await ctx.events.publish(EVENT_DETAIL_TYPES[row.status], finalEventDetail(row, ctx.now()));
+  await ctx.ledger.finalEventPublished(row.jobId);
+}
+
+/** The detail of a final row's event: the row, and a line per raster result the bridge did not copy. */
+export function finalEventDetail(row: LedgerRow, at: Date): JobEventDetail {
+  const rasters = rasterMessages(row.parts ?? []);
+  return { ...eventDetailFromRow(row), ...(rasters.length > 0 && { messages: rasters }), at: at.toISOString() };
 }
 
 /** The AOI (the GeoJSON input, else the first part's geometry) and the reason, beside the report; never fails the job. */

@@ -1,0 +1,46 @@
+/**
+ * A job's final ledger write and its final event are two writes: a kill -9
+ * between them (issue 24) left a final row whose event never went out, and
+ * nothing to drive it on (a final row is not resumed). The final write marks
+ * the row `finalEventPending` and the mark is removed once the event is out
+ * (functions/jobs/finalize.ts publishFinalEvent), so on start the local bridge
+ * finds what a killed run owed: each marked row's event is published, unless
+ * events.jsonl already holds it (the kill came after the publish and before
+ * the mark was removed), and the mark removed. Exactly one final event a job.
+ */
+import { EVENT_DETAIL_TYPES, isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
+import type { EventPublisher } from '../functions/events/publisher.ts';
+import type { Ledger } from '../functions/ledger/ledger.ts';
+import { finalEventDetail } from '../functions/jobs/finalize.ts';
+import { readEvents } from './events/file.ts';
+
+export interface FinalEventsOwed {
+  /** Jobs whose final event was published now. */
+  published: string[];
+  /** Jobs whose final event was in the events file already (only the mark was removed). */
+  alreadyOut: string[];
+}
+
+export async function publishFinalEventsOwed(
+  ledger: Pick<Ledger, 'listFinalEventsPending' | 'finalEventPublished'>,
+  events: EventPublisher,
+  eventsFile: string,
+  now: () => Date = () => new Date(),
+): Promise<FinalEventsOwed> {
+  const owed: FinalEventsOwed = { published: [], alreadyOut: [] };
+  const rows = (await ledger.listFinalEventsPending({ limit: 10_000 })).filter((row) => isFinalStatus(row.status));
+  if (rows.length === 0) return owed;
+  // Read only when something is owed: after a kill in that window, not on every start.
+  const out = new Set((await readEvents(eventsFile)).map((event) => `${event.detail.jobId} ${event.detailType}`));
+  for (const row of rows) {
+    const detailType = EVENT_DETAIL_TYPES[row.status as keyof typeof EVENT_DETAIL_TYPES];
+    if (out.has(`${row.jobId} ${detailType}`)) {
+      owed.alreadyOut.push(row.jobId);
+    } else {
+      await events.publish(detailType, finalEventDetail(row as LedgerRow, now()));
+      owed.published.push(row.jobId);
+    }
+    await ledger.finalEventPublished(row.jobId);
+  }
+  return owed;
+}
