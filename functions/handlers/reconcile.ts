@@ -199,13 +199,14 @@ export async function finishJobAsFailed(ctx: BridgeContext, row: LedgerRow, exec
   ctx.logger.warn('job finished as failed outside its execution', { jobId: row.jobId, code: error.code, lastStatus: row.status, executionArn });
   await ctx.slots.releaseJob(row.jobId);
   await ctx.events.publish(EVENT_DETAIL_TYPES.FAILED, eventDetailFromRow(final));
-  await ctx.ledger.finalEventPublished(row.jobId);
   recordJobOutcome(final);
   try {
     await tagObject(ctx.s3, row.input, { [TAG_JOB_ID]: row.jobId, [TAG_STATUS]: 'FAILED' });
   } catch (tagError) {
     ctx.logger.warn('could not tag the input object', { jobId: row.jobId, key: row.input.key, error: tagError });
   }
+  // Last: until here the row says its final event is owed (finalize.ts; the local start publishes it after a kill).
+  await ctx.ledger.finalEventPublished(row.jobId);
   return true;
 }
 

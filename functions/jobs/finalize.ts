@@ -40,8 +40,12 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
   const f: Finalisation = given.error ? { ...given, error: { ...given.error, message: withJobId(given.error.message, given.jobId) } } : given;
   let row = await ctx.ledger.get(f.jobId);
   if (row && isFinalStatus(row.status)) {
-    // An earlier run of this step (or another path) wrote the final status and died before the event went out.
-    if (row.finalEventPending) await publishFinalEvent(ctx, row);
+    // An earlier run of this step (or another path) wrote the final status and died before its event and tags.
+    if (row.finalEventPending) {
+      await ctx.events.publish(EVENT_DETAIL_TYPES[row.status], finalEventDetail(row, ctx.now()));
+      await tagInput(ctx, f, row.status);
+      await ctx.ledger.finalEventPublished(row.jobId);
+    }
     return finishResultOf(row);
   }
   if (!row && f.kind) {
@@ -81,35 +85,33 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
       ...(f.status === 'SUCCEEDED' && { percentCompleted: 100 }),
     };
     const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
+    // The final write marks the row finalEventPending: its event and tags are owed until the mark goes, last.
+    // A death in between leaves the mark, and whoever finds it (this step run again above, the local
+    // bridge's next start: local/final-events.ts) does what is left. A death after the publish and before
+    // the mark goes publishes the event twice (at least once, as EventBridge delivers); the local start
+    // looks in events.jsonl first.
     if (changed) {
-      await publishFinalEvent(ctx, final);
+      await ctx.events.publish(EVENT_DETAIL_TYPES[final.status], finalEventDetail(final, ctx.now()));
       recordJobOutcome(final);
     }
     row = final;
+    await tagInput(ctx, f, isFinalStatus(row.status) ? row.status : f.status);
+    if (changed) await ctx.ledger.finalEventPublished(row.jobId);
   } else {
     ctx.logger.error('job has no ledger row and its kind is unknown; only the report and tags are written', { jobId: f.jobId });
-  }
-
-  try {
-    await tagObject(ctx.s3, f.input, { [TAG_JOB_ID]: f.jobId, [TAG_STATUS]: row && isFinalStatus(row.status) ? row.status : f.status });
-  } catch (err) {
-    // The input may have been deleted meanwhile; the job's outcome stands without its tags.
-    ctx.logger.warn('could not tag the input object', { jobId: f.jobId, key: f.input.key, err: String(err) });
+    await tagInput(ctx, f, f.status);
   }
   return row ? finishResultOf(row) : { status: f.status, ...(reportKey && { reportKey }), ...(f.error && { error: f.error }) };
 }
 
-/**
- * The final event of a final row, then the row's `finalEventPending` mark
- * removed. The final write sets the mark, so a death between the two leaves a
- * row that says its event is owed: whoever finds it (this step run again,
- * the local bridge's next start) publishes it. A death after the publish and
- * before the mark is removed publishes it twice (at least once, as
- * EventBridge delivers); locally the next start looks in events.jsonl first.
- */
-export async function publishFinalEvent(ctx: Pick<StepContext, 'events' | 'ledger' | 'now'>, row: LedgerRow): Promise<void> {
-  await ctx.events.publish(EVENT_DETAIL_TYPES[row.status], finalEventDetail(row, ctx.now()));
-  await ctx.ledger.finalEventPublished(row.jobId);
+/** The input's tags: the job that took it and how it ended (what the inbox sweep reads once the row is gone). */
+async function tagInput(ctx: StepContext, f: Finalisation, status: string): Promise<void> {
+  try {
+    await tagObject(ctx.s3, f.input, { [TAG_JOB_ID]: f.jobId, [TAG_STATUS]: status });
+  } catch (err) {
+    // The input may have been deleted meanwhile; the job's outcome stands without its tags.
+    ctx.logger.warn('could not tag the input object', { jobId: f.jobId, key: f.input.key, err: String(err) });
+  }
 }
 
 /** The detail of a final row's event: the row, and a line per raster result the bridge did not copy. */

@@ -7,6 +7,7 @@
  * publish is where the process dies.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { GetObjectTaggingCommand } from '@aws-sdk/client-s3';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileEventPublisher } from '../../functions/events/publisher.ts';
@@ -22,7 +23,7 @@ import { publishFinalEventsOwed } from '../../local/final-events.ts';
 import { squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
-import { Driver, dropInput, taskErrorOf, useBenches, type Bench } from '../support/workflow-harness.ts';
+import { Driver, dropInput, tagsOf, taskErrorOf, useBenches, type Bench } from '../support/workflow-harness.ts';
 
 const FINAL = ['Job Succeeded', 'Job Failed', 'Job Rejected'];
 const benches = useBenches();
@@ -82,6 +83,7 @@ describe('a kill between the final ledger write and the final event', { timeout:
     expect(again.status).toBe('SUCCEEDED');
     expect(finalsOf(bench, state.jobId)).toEqual(['Job Succeeded']);
     expect((await bench.ledger.get(state.jobId))?.finalEventPending).toBeUndefined();
+    expect(await tagsOf(benches.aws.s3, state.input.key)).toMatchObject({ 'mapflow-bridge:job-id': state.jobId, 'mapflow-bridge:status': 'SUCCEEDED' });
   });
 
   it('Fail Job after the Catch publishes the row’s own final event, not a second outcome', async () => {
@@ -159,6 +161,8 @@ describe('a kill between the final ledger write and the final event', { timeout:
     const finals = (await readEvents(bridge.eventsFile)).filter((e) => e.detail.jobId === jobId && FINAL.includes(e.detailType));
     expect(finals.map((e) => [e.detailType, e.detail.status])).toEqual([['Job Succeeded', 'SUCCEEDED']]);
     expect((await bridge.ledger.get(jobId))?.finalEventPending).toBeUndefined();
+    const { TagSet } = await bridge.s3.send(new GetObjectTaggingCommand({ Bucket: bridge.bucket, Key: 'inbox/ends.geojson' }));
+    expect(TagSet).toEqual(expect.arrayContaining([{ Key: 'mapflow-bridge:job-id', Value: jobId }, { Key: 'mapflow-bridge:status', Value: 'SUCCEEDED' }]));
     expect(logged.join('\n')).toContain(`published the final event of 1 job(s) that ended as the bridge stopped: ${jobId}`);
   });
 });
