@@ -106,6 +106,8 @@ export interface ChaosFigures {
   /** Lines the last start printed about output copies it had to make (point 4). */
   outputsCopiedAtStart: number;
   inputsSweptAtStart: number;
+  /** Final events a start published for jobs that ended as the run before was killed (local/final-events.ts). */
+  finalEventsOwedAtStart: number;
   wallMs: number;
 }
 
@@ -278,7 +280,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       const done = new Set(events.filter((e) => ['Job Succeeded', 'Job Failed', 'Job Rejected'].includes(e.detailType)).map((e) => e.detail.input.key));
       const missing = inputs.filter((key) => !done.has(key));
       const names = missing.map((key) => path.basename(key));
-      const about = allOutput.filter((line) => names.some((name) => line.includes(name)) || /resum|swept|sweep|crash|lock/i.test(line));
+      const about = allOutput.filter((line) => names.some((name) => line.includes(name)) || /resum|swept|sweep|crash|lock|final event/i.test(line));
       throw new Error(`chaos: not every input ended: ${missing.join(', ')}; what the starts printed about them:\n${about.slice(-60).join('\n')}\nlast output:\n${lastOutput.slice(-20).join('\n')}`);
     }
     let endpoints: { s3: string } | undefined;
@@ -301,6 +303,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     const countOf = (pattern: RegExp) => allOutput.reduce((sum, line) => sum + Number(pattern.exec(line)?.[1] ?? 0), 0);
     const outputsCopiedAtStart = countOf(/(\d+) job\(s\) ended while no bridge copied/);
     const inputsSweptAtStart = countOf(/(\d+) file\(s\) in the inbox had no job yet/);
+    const finalEventsOwedAtStart = countOf(/published the final event of (\d+) job\(s\)/);
     return {
       jobs: options.jobs,
       seed: options.seed,
@@ -310,6 +313,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       ...audit,
       outputsCopiedAtStart,
       inputsSweptAtStart,
+      finalEventsOwedAtStart,
       duplicateProcessings: mapflow.duplicateProcessings,
       processings: mapflow.processings,
       wallMs,
@@ -372,6 +376,7 @@ async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: st
       missingInOutputFolder,
       outputsCopiedAtStart: 0,
       inputsSweptAtStart: 0,
+      finalEventsOwedAtStart: 0,
       duplicateProcessings: 0,
       processings: 0,
     };

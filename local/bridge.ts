@@ -254,6 +254,8 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     const up = await servicesUp(start, storage, mapflowAndLedger, assembly);
     const functions = await startFunctions(start, modules, up);
     setOperatorEnvironment(start, up, functions.runtime);
+    // Before any execution of this process starts: none of them can be mid-way through its own final event.
+    await publishFinalEventsOwed(start, functions);
     const context = await connectTrigger(start, functions.runtime);
     await followEventsForCaller(start, modules);
     const reconcileNow = startReconciler(start, functions.runtime);
@@ -675,6 +677,21 @@ function startReconciler(start: BridgeStart, runtime: AssemblyRuntime): () => Pr
       } });
     }
   return reconcileNow;
+}
+
+/**
+ * Jobs that ended just as the last run was killed, their final event not out yet (local/final-events.ts):
+ * published now, on the same condition as the resume of unfinished jobs (this start owns what the last one left).
+ */
+async function publishFinalEventsOwed(start: BridgeStart, { ledger }: BridgeFunctions): Promise<void> {
+  const { options, log, timed, persistent, eventsFile } = start;
+  if (!(options.resumeUnfinished ?? persistent)) return;
+  const owed = await timed('final events owed', async () => {
+    const [{ publishFinalEventsOwed: publish }, { bridgeContext }] = await Promise.all([import('./final-events.ts'), import('../functions/runtime/context.ts')]);
+    const context = bridgeContext(process.env);
+    return publish(ledger, context.events, eventsFile, { s3: context.s3 });
+  });
+  if (owed.published.length > 0) log(`local bridge: published the final event of ${owed.published.length} job(s) that ended as the bridge stopped: ${owed.published.join(', ')}`);
 }
 
 /** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */

@@ -188,6 +188,14 @@ export interface LedgerRow {
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
+  /**
+   * Set with the final status, in the same write, and removed once the final
+   * event is out: a final row that still has it lost its event (the process
+   * died, or the publish failed, between the two), which the step run again
+   * (Retry, Fail Job) or, locally, the next start publishes (ledger.ts
+   * `finalEventPublished`, local/final-events.ts).
+   */
+  finalEventPending?: boolean;
   /** Constant `JOB` on job rows so the `byStatus` GSI can be queried by time. */
   entity: 'JOB';
 }

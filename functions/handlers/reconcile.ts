@@ -205,6 +205,8 @@ export async function finishJobAsFailed(ctx: BridgeContext, row: LedgerRow, exec
   } catch (tagError) {
     ctx.logger.warn('could not tag the input object', { jobId: row.jobId, key: row.input.key, error: tagError });
   }
+  // Last: until here the row says its final event is owed (finalize.ts; the local start publishes it after a kill).
+  await ctx.ledger.finalEventPublished(row.jobId);
   return true;
 }
 

@@ -10,7 +10,8 @@ import { inputKind, reportKey as reportKeyFor, workKey } from '../routing/index.
 import { MAX_FAILED_INPUT_AOI_BYTES, writeFailureQuicklook } from '../quicklook/index.ts';
 import { recordJobOutcome } from '../runtime/metrics.ts';
 import { tagObject, writeJson } from '../storage/s3.ts';
-import { publishRow } from './common.ts';
+import { eventDetailFromRow } from '../events/publisher.ts';
+import type { JobEventDetail } from '../events/types.ts';
 import { partsCharge } from '../core/credits.ts';
 import type { StepContext } from './context.ts';
 
@@ -38,7 +39,15 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
   // The retry hint names this job, so the FAILED line can be copied as it is.
   const f: Finalisation = given.error ? { ...given, error: { ...given.error, message: withJobId(given.error.message, given.jobId) } } : given;
   let row = await ctx.ledger.get(f.jobId);
-  if (row && isFinalStatus(row.status)) return finishResultOf(row);
+  if (row && isFinalStatus(row.status)) {
+    // An earlier run of this step (or another path) wrote the final status and died before its event and tags.
+    if (row.finalEventPending) {
+      await ctx.events.publish(EVENT_DETAIL_TYPES[row.status], finalEventDetail(row, ctx.now()));
+      await tagInput(ctx, f, row.status);
+      await ctx.ledger.finalEventPublished(row.jobId);
+    }
+    return finishResultOf(row);
+  }
   if (!row && f.kind) {
     row = (await ctx.ledger.register({ jobId: f.jobId, input: f.input, kind: f.kind, routeName: f.routeName ?? '-' })).row;
   }
@@ -76,23 +85,39 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
       ...(f.status === 'SUCCEEDED' && { percentCompleted: 100 }),
     };
     const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
+    // The final write marks the row finalEventPending: its event and tags are owed until the mark goes, last.
+    // A death in between leaves the mark, and whoever finds it (this step run again above, the local
+    // bridge's next start: local/final-events.ts) does what is left. A death after the publish and before
+    // the mark goes publishes the event twice (at least once, as EventBridge delivers); the local start
+    // looks in events.jsonl first.
     if (changed) {
-      const rasters = rasterMessages(f.parts ?? []);
-      await publishRow(ctx, EVENT_DETAIL_TYPES[f.status], final, rasters.length > 0 ? { messages: rasters } : undefined);
+      await ctx.events.publish(EVENT_DETAIL_TYPES[final.status], finalEventDetail(final, ctx.now()));
       recordJobOutcome(final);
     }
     row = final;
+    await tagInput(ctx, f, isFinalStatus(row.status) ? row.status : f.status);
+    if (changed) await ctx.ledger.finalEventPublished(row.jobId);
   } else {
     ctx.logger.error('job has no ledger row and its kind is unknown; only the report and tags are written', { jobId: f.jobId });
+    await tagInput(ctx, f, f.status);
   }
+  return row ? finishResultOf(row) : { status: f.status, ...(reportKey && { reportKey }), ...(f.error && { error: f.error }) };
+}
 
+/** The input's tags: the job that took it and how it ended (what the inbox sweep reads once the row is gone). */
+async function tagInput(ctx: StepContext, f: Finalisation, status: string): Promise<void> {
   try {
-    await tagObject(ctx.s3, f.input, { [TAG_JOB_ID]: f.jobId, [TAG_STATUS]: row && isFinalStatus(row.status) ? row.status : f.status });
+    await tagObject(ctx.s3, f.input, { [TAG_JOB_ID]: f.jobId, [TAG_STATUS]: status });
   } catch (err) {
     // The input may have been deleted meanwhile; the job's outcome stands without its tags.
     ctx.logger.warn('could not tag the input object', { jobId: f.jobId, key: f.input.key, err: String(err) });
   }
-  return row ? finishResultOf(row) : { status: f.status, ...(reportKey && { reportKey }), ...(f.error && { error: f.error }) };
+}
+
+/** The detail of a final row's event: the row, and a line per raster result the bridge did not copy. */
+export function finalEventDetail(row: LedgerRow, at: Date): JobEventDetail {
+  const rasters = rasterMessages(row.parts ?? []);
+  return { ...eventDetailFromRow(row), ...(rasters.length > 0 && { messages: rasters }), at: at.toISOString() };
 }
 
 /** The AOI (the GeoJSON input, else the first part's geometry) and the reason, beside the report; never fails the job. */

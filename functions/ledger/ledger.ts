@@ -47,7 +47,7 @@ export class LedgerError extends BridgeError {
 export type RegisterInput = Omit<LedgerRow, 'statusHistory' | 'createdAt' | 'updatedAt' | 'entity' | 'status'>;
 
 /** Attributes a patch may not set: they are owned by register/transition. */
-const PROTECTED_FIELDS = new Set(['jobId', 'status', 'statusRank', 'statusHistory', 'createdAt', 'updatedAt', 'entity', 'finishedAt', 'partsByIndex']);
+const PROTECTED_FIELDS = new Set(['jobId', 'status', 'statusRank', 'statusHistory', 'createdAt', 'updatedAt', 'entity', 'finishedAt', 'partsByIndex', 'finalEventPending']);
 const FIRST_FINAL_RANK = Math.min(...FINAL_STATUSES.map(statusRank));
 const DEFAULT_LIST_LIMIT = 100;
 
@@ -125,6 +125,8 @@ export class Ledger {
     update.set('updatedAt', now);
     update.append('statusHistory', [{ status, at: now, ...(note ? { note } : {}) }]);
     if (isFinalStatus(status)) update.set('finishedAt', now);
+    // The final event is owed until finalEventPublished: a crash between this write and the publish leaves the mark.
+    if (isFinalStatus(status)) update.set('finalEventPending', true);
     if (isFinalStatus(status) && this.options.retentionDays) {
       update.set('expiresAt', Math.floor(Date.parse(now) / 1000) + this.options.retentionDays * 86_400);
     }
@@ -148,6 +150,47 @@ export class Ledger {
       if (!current) throw new LedgerError('JOB_NOT_FOUND', `Job ${jobId} is not in the ledger; cannot move it to ${status}.`, { cause: error });
       return { changed: false, row: current };
     }
+  }
+
+  /**
+   * The final event of the job is out: removes `finalEventPending` (set by the
+   * final transition). Nothing else changes, `updatedAt` included.
+   */
+  async finalEventPublished(jobId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({ TableName: this.tableName, Key: { jobId }, UpdateExpression: 'REMOVE finalEventPending', ConditionExpression: 'attribute_exists(jobId)' }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return; // the row is gone (retention): nothing owed
+      throw writeFailed('final event mark', jobId, error);
+    }
+  }
+
+  /**
+   * Final rows whose final event was never published (`finalEventPending`):
+   * the process died, or the publish failed, after the final write.
+   */
+  async listFinalEventsPending(options: { limit?: number } = {}): Promise<LedgerRow[]> {
+    const limit = options.limit ?? 1_000;
+    const rows: LedgerRow[] = [];
+    for (const status of FINAL_STATUSES) {
+      if (rows.length >= limit) break;
+      rows.push(
+        ...(await this.queryAll(
+          {
+            TableName: this.tableName,
+            IndexName: GSI_BY_STATUS,
+            KeyConditionExpression: '#status = :status',
+            FilterExpression: 'attribute_exists(finalEventPending)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':status': status },
+          },
+          limit - rows.length,
+        )),
+      );
+    }
+    return rows;
   }
 
   /** Sets non-status fields (percent completed, ids, costs...). The row must exist. */

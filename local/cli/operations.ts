@@ -174,6 +174,7 @@ export async function cancelJob(backend: OperatorBackend, jobId: string, options
   const final = Object.keys(patch).length > 0 ? await backend.ledger.update(jobId, patch) : latest;
   await backend.releaseSlots(jobId);
   await backend.publish(EVENT_DETAIL_TYPES.CANCELLED, final.status === 'CANCELLED' ? final : row);
+  await backend.ledger.finalEventPublished(jobId);
   return {
     jobId,
     status: 'CANCELLED',

@@ -66,6 +66,7 @@ describe('reconcile', () => {
     expect(summary).toMatchObject({ checked: 1, lost: ['lost-1'], errors: [] });
     const row = await ctx.ledger.get('lost-1');
     expect(row).toMatchObject({ status: 'FAILED', error: { code: 'EXECUTION_LOST' }, reportKey: 'failed/fields/lost-1.geojson/report.json' });
+    expect(row?.finalEventPending).toBeUndefined(); // the event and the tag are out: nothing owed
     const report = s3.commandCalls(PutObjectCommand)[0].args[0].input;
     expect(report).toMatchObject({ Bucket: 'drop', Key: 'failed/fields/lost-1.geojson/report.json' });
     expect(JSON.parse(String(report.Body))).toMatchObject({ jobId: 'lost-1', status: 'FAILED', code: 'EXECUTION_LOST', lastStatus: 'IN_PROGRESS', executionArn: arn('lost-1') });
