@@ -27,6 +27,7 @@ import { runChaos } from './chaos.ts';
 import { runGoalsBench, type UploadGoal } from './goals.ts';
 import { runHostileBench } from './hostile.ts';
 import { pairedRatio, type PairedRatio } from './paired.ts';
+import { benchWarmJobs } from './warm-jobs.ts';
 import { syntheticGeoTiffStream, writeSyntheticGeoTiff } from './fixtures/synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,6 +43,8 @@ Options:
                      of each is shown (default 3, 1 from 512 MiB up)
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
   --chaos-jobs <n>   jobs of the chaos run, killed -9 7 times, and of the same run without kills (default 24; 0 skips it)
+  --warm-jobs <n>    small jobs through one bridge, its light functions' thread environments bounded at 4
+                     (the old budget) and at today's default, side by side (default 6; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
   --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000,
                      which then runs 200 too and prints the throughput ratio)
@@ -97,6 +100,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         keep: { type: 'boolean', default: false },
         'fault-jobs': { type: 'string', default: '40' },
         'chaos-jobs': { type: 'string', default: '24' },
+        'warm-jobs': { type: 'string', default: '6' },
         seed: { type: 'string', default: '42' },
         // Issue 12's goals (bench/goals.ts).
         jobs: { type: 'string', default: '200' },
@@ -129,6 +133,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     console.error('bench: --upload-runs takes a whole number >= 1');
     return 2;
   }
+  const warmJobs = Number(values['warm-jobs']);
+  if (!Number.isInteger(warmJobs) || warmJobs < 0 || warmJobs === 1) {
+    console.error('bench: --warm-jobs takes a whole number >= 2 (0 skips it)');
+    return 2;
+  }
   if (!Number.isInteger(faultJobs) || faultJobs < 0 || !Number.isInteger(seed)) {
     console.error('bench: --fault-jobs and --seed take whole numbers (--fault-jobs 0 skips the fault suite)');
     return 2;
@@ -150,6 +159,9 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   // Issue 11: the input checks' largest accepted inputs and worst hostile ones within their Lambdas' budgets.
   const inputChecks = await runHostileBench();
   if (inputChecks !== 0) return inputChecks;
+  // Warm function environments from job to job: the light functions' thread budget against the old one.
+  const warm = warmJobs === 0 ? 0 : await benchWarmJobs(warmJobs);
+  if (warm !== 0) return warm;
   const faults = faultJobs === 0 ? 0 : await benchFaultSuite(faultJobs, seed);
   // Issue 24: the same jobs with the bridge killed -9 at seeded instants, against the same run without kills.
   const chaos = values['chaos-jobs'] === '0' ? 0 : await benchChaos(Number(values['chaos-jobs']), seed);

@@ -118,6 +118,8 @@ export interface LocalBridgeOptions {
   command?: string;
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
+  /** Thread environments of the light functions alive at once (default DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS; the bench compares). */
+  maxLiveThreadEnvironments?: number;
   /** Pause before every Retry in ms (tests); default the definition's. */
   retryIntervalMs?: number;
   /** Reconciler period; 0 disables it. Default 30 s. */
@@ -550,6 +552,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+        ...(options.maxLiveThreadEnvironments !== undefined ? { maxLiveThreadEnvironments: options.maxLiveThreadEnvironments } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
         ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
         onExecutionStopped: (execution) => {

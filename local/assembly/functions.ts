@@ -47,27 +47,31 @@ export const DEFAULT_MAX_LARGE_ENVIRONMENTS = 2;
 const IDLE_MS = 60_000;
 
 /**
- * Child-process environments alive at once across the functions of one
- * bridge that decode the input (each may hold a parsed input up to its
- * MemorySize): as an account's concurrency limit bounds them on AWS. A new
- * environment first lets an idle one go; when every one is busy it waits for
- * one to finish (no invocation waits on another, so this cannot deadlock).
- * The hostile corpus through `local run` peaked at 2.3 GB without a bound,
+ * Invocations running at once across all functions of one bridge, and
+ * child-process environments alive at once across the functions that decode
+ * the input (each may hold a parsed input up to its MemorySize), as an
+ * account's concurrency limit bounds them on AWS. A new process environment
+ * first lets an idle one go; when every one is busy it waits for one to
+ * finish (no invocation waits on another, so this cannot deadlock). The
+ * hostile corpus through `local run` peaked at 2.3 GB without a bound,
  * 1.18 GB with 8, 1015 MiB with 6 and 1.2 GB in a CI run (its limit: 1 GiB)
  * when these ran as threads: 4. (As child processes, with Fail Job no longer
  * re-parsing rejected inputs: the bridge 294-411 MiB, the bridge and its
- * function processes together 654-838 MiB in three runs.)
+ * function processes together 654-838 MiB in three runs; with the decoding
+ * processes bounded apart from the threads instead of together, 1.15-1.41 GB.)
  */
 export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 4;
 
 /**
- * Thread environments alive at once across the other functions of one bridge
- * (registering, admitting, polling, publishing: none holds an input). A job
- * calls about fourteen of them in turn; with fewer places each call evicted
+ * Thread environments kept alive across the other functions of one bridge
+ * (registering, admitting, polling, publishing: none holds an input). Only
+ * while one runs does it take one of the DEFAULT_MAX_LIVE_ENVIRONMENTS
+ * places it shares with the decoding processes (busyBudget), so an idle one
+ * costs only itself (about 8 MB). A job calls seven of them in turn; when they
+ * shared the four places with the decoding processes, each call evicted
  * another function's warm environment and started a cold one (a worker, its
- * bundle, its SDK clients): about 1.9 s of CPU per job at 4, 0.33 s at 16, and
- * about 8 MB of resident memory per extra warm environment (bench: six small
- * jobs through one bridge, 252 MB against 346 MB after them).
+ * bundle, its SDK clients): about 1.9 s of CPU per small job, 0.33 s with
+ * 16 places (`npm run bench -- --warm-jobs 6`, docs/benchmarks.md).
  */
 export const DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS = 16;
 
@@ -127,6 +131,13 @@ export interface LocalFunctionOptions {
   maxEnvironments?: number;
   /** Shared by the functions of one bridge (default: one of its own). */
   budget?: EnvironmentBudget;
+  /**
+   * A thread environment's place while it runs an invocation, shared with the
+   * decoding functions' process environments (whose places last their
+   * lifetime): what bounds the memory of the bridge and its processes.
+   * Default: none (only `budget`).
+   */
+  busyBudget?: EnvironmentBudget;
   /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
@@ -178,7 +189,27 @@ export const RSS_WATCH_INTERVAL_MS = 50;
  * (Node and one bundle); at 256 MB the hostile corpus's tree of processes
  * peaked at 938 MiB in one run, against the suite's bound of 1 GiB.
  */
-export const RETIRE_ABOVE_RSS_BYTES = 160 * 1024 * 1024;
+export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The same for a thread environment, from its isolate's heap and external
+ * memory after an invocation: a small job leaves a light function's isolate
+ * at a few MB; one that held a large input keeps what it grew, in this
+ * process, while it waits idle (the hostile corpus: the bridge's peak 656 MiB
+ * with such threads kept warm, against 294-411 MiB before they were).
+ */
+export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 48 * 1024 * 1024;
+
+/**
+ * Idle thread environments are kept warm only while this process's resident
+ * memory is below this: each is an isolate of its own (its bundle, its SDK
+ * clients, what its heap grew to), and a burst of inputs that uses every
+ * function at once would otherwise keep them all. The hostile corpus through
+ * `local run`: the bridge's peak 618-656 MiB with every idle thread kept,
+ * 388 MiB when they were let go at once; six small jobs in a row leave the
+ * bridge at about 350 MB with all of them warm.
+ */
+export const KEEP_THREADS_WARM_BELOW_RSS_BYTES = 352 * 1024 * 1024;
 
 type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string }; rss?: number };
 
@@ -267,8 +298,6 @@ class Environment {
     } else {
       this.worker = new Worker(RUNTIME, {
         env: options.environment,
-        // Not this process's flags: a loader such as tsx (--import) would hook every module the bundle loads.
-        execArgv: [],
         resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
         stdout: true,
         stderr: true,
@@ -328,6 +357,13 @@ class Environment {
       });
     });
     this.ready.catch(() => undefined);
+  }
+
+  /** A thread environment's isolate: heap and external memory, bytes (undefined for a process, or when it has exited). */
+  async heapBytes(): Promise<number | undefined> {
+    if (!this.worker || this.exited_) return undefined;
+    const heap = await this.worker.getHeapStatistics();
+    return heap.total_heap_size + heap.external_memory;
   }
 
   /** Resident memory of a process environment, bytes: from /proc, else as it reported it after its last invocation (undefined for a thread: it shares this process's). */
@@ -456,7 +492,15 @@ export class LocalFunction {
    */
   async invoke(event: unknown): Promise<unknown> {
     if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
-    const environment = await this.take();
+    const busy = this.options.busyBudget;
+    await busy?.acquire();
+    let environment: Environment;
+    try {
+      environment = await this.take();
+    } catch (error) {
+      busy?.release();
+      throw error;
+    }
     let healthy = true;
     const ended = this.options.onInvoke?.(event, this.spec.bridgeFunction);
     try {
@@ -468,7 +512,11 @@ export class LocalFunction {
       throw error;
     } finally {
       ended?.();
-      this.give(environment, healthy);
+      // A thread environment stays warm while it and this process are small (a process environment: its own RSS, in give).
+      const heap = healthy ? await environment.heapBytes().catch(() => undefined) : undefined;
+      const keep = heap === undefined || (heap <= RETIRE_THREAD_ABOVE_HEAP_BYTES && process.memoryUsage.rss() < KEEP_THREADS_WARM_BELOW_RSS_BYTES);
+      this.give(environment, healthy && keep);
+      busy?.release();
     }
   }
 

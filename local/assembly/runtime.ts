@@ -72,7 +72,7 @@ export interface AssemblyRuntimeOptions {
   waitOverridesMs?: Record<string, number>;
   retryIntervalMs?: number;
   maxEnvironments?: number;
-  /** Child-process environments alive at once across the decoding functions (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
+  /** Places shared by the decoding functions' process environments (for their lifetime) and the other functions' running invocations (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
   maxLiveEnvironments?: number;
   /** Thread environments alive at once across the other functions (default DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS). */
   maxLiveThreadEnvironments?: number;
@@ -185,9 +185,9 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     started.push(sfn, eventBridge, secretsManager);
 
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
-    // Live environments are bounded per kind: the decoding functions' child processes (each may
-    // hold a parsed input) by one budget, the light functions' threads by another, so that a job's
-    // dozen light steps stay warm instead of evicting each other.
+    // One budget bounds what holds memory: the decoding functions' child processes (each may hold a
+    // parsed input) for their lifetime, the light functions' threads while they run. Idle threads have
+    // a larger budget of their own, so that a job's light steps stay warm instead of evicting each other.
     const processBudget = new EnvironmentBudget(options.maxLiveEnvironments ?? DEFAULT_MAX_LIVE_ENVIRONMENTS);
     const threadBudget = new EnvironmentBudget(options.maxLiveThreadEnvironments ?? DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS);
     for (const spec of model.functions) {
@@ -210,7 +210,9 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
-          ...(UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? { isolation: 'process', budget: processBudget } : { isolation: 'thread', budget: threadBudget }),
+          ...(UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction)
+            ? { isolation: 'process', budget: processBudget }
+            : { isolation: 'thread', budget: threadBudget, busyBudget: processBudget }),
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),

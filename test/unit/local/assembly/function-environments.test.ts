@@ -103,7 +103,7 @@ describe('a process environment', () => {
     const first = (await fn.invoke({ mb: 16 })) as { pid: number };
     const warm = (await fn.invoke({ mb: 16 })) as { pid: number };
 
-    // Act: 144 MiB of Buffers held during one invocation (resident after it: above RETIRE_ABOVE_RSS_BYTES, 160 MB)
+    // Act: 144 MiB of Buffers held during one invocation (resident after it: above RETIRE_ABOVE_RSS_BYTES, 128 MB)
     const large = (await fn.invoke({ mb: 144 })) as { pid: number };
     const next = (await fn.invoke({ mb: 16 })) as { pid: number };
 

@@ -1,0 +1,134 @@
+/**
+ * Warm function environments: small GeoJSON jobs one after another through one
+ * local bridge, with the light functions' thread environments bounded at 4
+ * (the budget they shared with the decoding functions before) and at today's
+ * default, each run in a process of its own so that its CPU time is its own.
+ * Prints the bridge process's CPU time per job after the first (threads
+ * included; the decoding functions' child processes, the local S3 and
+ * DynamoDB Local not), and the ratio of today's to the baseline.
+ *
+ *   npm run bench -- --warm-jobs 6          (part of npm run bench; 0 skips it)
+ *   npx tsx bench/warm-jobs.ts 6            (this section alone)
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS } from '../local/assembly/functions.ts';
+import { startLocalBridge } from '../local/bridge.ts';
+
+const SELF = fileURLToPath(import.meta.url);
+/** The thread budget before the light functions had one of their own. */
+export const BASELINE_THREAD_ENVIRONMENTS = 4;
+
+interface WarmRun {
+  threadEnvironments: number;
+  jobs: number;
+  firstJobCpuMs: number;
+  /** CPU per job after the first, ms. */
+  cpuMsPerJob: number;
+  wallMsPerJob: number;
+  rssBytes: number;
+}
+
+/** A square GeoJSON of about 0.2 km² in Bern, one per job (each its own content, its own job). */
+function square(index: number): string {
+  const west = 7.44 + index * 0.01;
+  const south = 46.94;
+  const size = 0.005;
+  const ring = [
+    [west, south],
+    [west + size, south],
+    [west + size, south + size],
+    [west, south + size],
+    [west, south],
+  ];
+  return JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }] });
+}
+
+/** One run, in this process: `jobs` jobs one after another through a fresh bridge. */
+async function runInProcess(threadEnvironments: number, jobs: number): Promise<WarmRun> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mfb-warm-jobs-'));
+  const bridge = await startLocalBridge({
+    simulator: { processingSeconds: 1, seed: 7 },
+    dropFolder: false,
+    reconcileIntervalMs: 0,
+    log: () => undefined,
+    maxLiveThreadEnvironments: threadEnvironments,
+  });
+  try {
+    let firstJobCpuMs = 0;
+    let before = process.cpuUsage();
+    let started = Date.now();
+    for (let index = 0; index < jobs; index++) {
+      const file = path.join(dir, `warm-${index}.geojson`);
+      await writeFile(file, square(index));
+      const job = await bridge.putInbox(file, `warm-${index}.geojson`);
+      await bridge.waitForJobs({ timeoutMs: 300_000 });
+      const status = (await bridge.ledger.get(job.jobId))?.status;
+      if (status !== 'SUCCEEDED') throw new Error(`warm-jobs: job ${index} ended ${status}`);
+      if (index === 0) {
+        const used = process.cpuUsage(before);
+        firstJobCpuMs = (used.user + used.system) / 1000;
+        before = process.cpuUsage();
+        started = Date.now();
+      }
+    }
+    const used = process.cpuUsage(before);
+    const rest = Math.max(1, jobs - 1);
+    return {
+      threadEnvironments,
+      jobs,
+      firstJobCpuMs,
+      cpuMsPerJob: (used.user + used.system) / 1000 / rest,
+      wallMsPerJob: (Date.now() - started) / rest,
+      rssBytes: process.memoryUsage.rss(),
+    };
+  } finally {
+    await bridge.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** One run in a child process of its own. */
+function runInChild(threadEnvironments: number, jobs: number): Promise<WarmRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', String(threadEnvironments), String(jobs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as WarmRun);
+      else reject(new Error(`warm-jobs run (${threadEnvironments} thread environments) exited ${code}: ${out.slice(-500)}`));
+    });
+  });
+}
+
+/** The section of npm run bench: baseline and today's budget, side by side. Returns an exit code. */
+export async function benchWarmJobs(jobs: number): Promise<number> {
+  console.log(`\nWarm function environments: ${jobs} small GeoJSON jobs one after another through one bridge`);
+  const baseline = await runInChild(BASELINE_THREAD_ENVIRONMENTS, jobs);
+  const today = await runInChild(DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS, jobs);
+  const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(0);
+  for (const run of [baseline, today]) {
+    console.log(
+      `  ${String(run.threadEnvironments).padStart(2)} thread environments: first job ${(run.firstJobCpuMs / 1000).toFixed(2)} s CPU; ` +
+        `then ${(run.cpuMsPerJob / 1000).toFixed(2)} s CPU and ${(run.wallMsPerJob / 1000).toFixed(1)} s wall per job; RSS ${mib(run.rssBytes)} MiB`,
+    );
+  }
+  console.log(
+    `  CPU per job ${(today.cpuMsPerJob / baseline.cpuMsPerJob).toFixed(2)}x the baseline's, wall ${(today.wallMsPerJob / baseline.wallMsPerJob).toFixed(2)}x, ` +
+      `RSS ${(today.rssBytes / baseline.rssBytes).toFixed(2)}x`,
+  );
+  return 0;
+}
+
+if (process.argv[2] === '--child') {
+  const run = await runInProcess(Number(process.argv[3]), Number(process.argv[4]));
+  process.stdout.write(`${JSON.stringify(run)}\n`);
+  process.exit(0);
+} else if (process.argv[1] === SELF) {
+  process.exitCode = await benchWarmJobs(Number(process.argv[2] ?? 6));
+}
