@@ -43,8 +43,8 @@ Options:
                      of each is shown (default 3, 1 from 512 MiB up)
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
   --chaos-jobs <n>   jobs of the chaos run, killed -9 7 times, and of the same run without kills (default 24; 0 skips it)
-  --warm-jobs <n>    small jobs through one bridge, its light functions' thread environments bounded at 4
-                     (the old budget) and at today's default, side by side (default 6; 0 skips it)
+  --warm-jobs <n>    small jobs through one bridge, its function environments bounded as before (four of
+                     any kind) and as today (weighted units), side by side (default 6; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
   --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000,
                      which then runs 200 too and prints the throughput ratio)
@@ -159,7 +159,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   // Issue 11: the input checks' largest accepted inputs and worst hostile ones within their Lambdas' budgets.
   const inputChecks = await runHostileBench();
   if (inputChecks !== 0) return inputChecks;
-  // Warm function environments from job to job: the light functions' thread budget against the old one.
+  // Warm function environments from job to job: today's weighted budget against the old one.
   const warm = warmJobs === 0 ? 0 : await benchWarmJobs(warmJobs);
   if (warm !== 0) return warm;
   const faults = faultJobs === 0 ? 0 : await benchFaultSuite(faultJobs, seed);

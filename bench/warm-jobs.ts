@@ -1,8 +1,7 @@
 /**
  * Warm function environments: small GeoJSON jobs one after another through one
- * local bridge, with the light functions' thread environments bounded at 4
- * (the budget they shared with the decoding functions before) and at today's
- * default, each run in a process of its own so that its CPU time is its own.
+ * local bridge, with its environments bounded as before (four of any kind)
+ * and as today (sixteen units, a decoding process weighing four), each run in a process of its own so that its CPU time is its own.
  * Prints the bridge process's CPU time per job after the first (threads
  * included; the decoding functions' child processes, the local S3 and
  * DynamoDB Local not), and the ratio of today's to the baseline.
@@ -15,15 +14,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS } from '../local/assembly/functions.ts';
+import { DEFAULT_ENVIRONMENT_UNITS, PROCESS_ENVIRONMENT_UNITS } from '../local/assembly/functions.ts';
 import { startLocalBridge } from '../local/bridge.ts';
 
 const SELF = fileURLToPath(import.meta.url);
-/** The thread budget before the light functions had one of their own. */
-export const BASELINE_THREAD_ENVIRONMENTS = 4;
+/** The budget before environments had weights: four environments of any kind. */
+export const BASELINE_UNITS = { total: 4, perProcess: 1 };
+const TODAY_UNITS = { total: DEFAULT_ENVIRONMENT_UNITS, perProcess: PROCESS_ENVIRONMENT_UNITS };
+type Units = typeof BASELINE_UNITS;
 
 interface WarmRun {
-  threadEnvironments: number;
+  units: Units;
   jobs: number;
   firstJobCpuMs: number;
   /** CPU per job after the first, ms. */
@@ -48,14 +49,14 @@ function square(index: number): string {
 }
 
 /** One run, in this process: `jobs` jobs one after another through a fresh bridge. */
-async function runInProcess(threadEnvironments: number, jobs: number): Promise<WarmRun> {
+async function runInProcess(units: Units, jobs: number): Promise<WarmRun> {
   const dir = await mkdtemp(path.join(tmpdir(), 'mfb-warm-jobs-'));
   const bridge = await startLocalBridge({
     simulator: { processingSeconds: 1, seed: 7 },
     dropFolder: false,
     reconcileIntervalMs: 0,
     log: () => undefined,
-    maxLiveThreadEnvironments: threadEnvironments,
+    environmentUnits: units,
   });
   try {
     let firstJobCpuMs = 0;
@@ -78,7 +79,7 @@ async function runInProcess(threadEnvironments: number, jobs: number): Promise<W
     const used = process.cpuUsage(before);
     const rest = Math.max(1, jobs - 1);
     return {
-      threadEnvironments,
+      units,
       jobs,
       firstJobCpuMs,
       cpuMsPerJob: (used.user + used.system) / 1000 / rest,
@@ -92,16 +93,16 @@ async function runInProcess(threadEnvironments: number, jobs: number): Promise<W
 }
 
 /** One run in a child process of its own. */
-function runInChild(threadEnvironments: number, jobs: number): Promise<WarmRun> {
+function runInChild(units: Units, jobs: number): Promise<WarmRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', String(threadEnvironments), String(jobs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(units), String(jobs)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.once('error', reject);
     child.once('exit', (code) => {
       const line = out.trim().split('\n').at(-1) ?? '';
       if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as WarmRun);
-      else reject(new Error(`warm-jobs run (${threadEnvironments} thread environments) exited ${code}: ${out.slice(-500)}`));
+      else reject(new Error(`warm-jobs run (${JSON.stringify(units)}) exited ${code}: ${out.slice(-500)}`));
     });
   });
 }
@@ -109,12 +110,12 @@ function runInChild(threadEnvironments: number, jobs: number): Promise<WarmRun> 
 /** The section of npm run bench: baseline and today's budget, side by side. Returns an exit code. */
 export async function benchWarmJobs(jobs: number): Promise<number> {
   console.log(`\nWarm function environments: ${jobs} small GeoJSON jobs one after another through one bridge`);
-  const baseline = await runInChild(BASELINE_THREAD_ENVIRONMENTS, jobs);
-  const today = await runInChild(DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS, jobs);
+  const baseline = await runInChild(BASELINE_UNITS, jobs);
+  const today = await runInChild(TODAY_UNITS, jobs);
   const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(0);
   for (const run of [baseline, today]) {
     console.log(
-      `  ${String(run.threadEnvironments).padStart(2)} thread environments: first job ${(run.firstJobCpuMs / 1000).toFixed(2)} s CPU; ` +
+      `  ${String(run.units.total).padStart(2)} units, a process ${run.units.perProcess}: first job ${(run.firstJobCpuMs / 1000).toFixed(2)} s CPU; ` +
         `then ${(run.cpuMsPerJob / 1000).toFixed(2)} s CPU and ${(run.wallMsPerJob / 1000).toFixed(1)} s wall per job; RSS ${mib(run.rssBytes)} MiB`,
     );
   }
@@ -126,7 +127,7 @@ export async function benchWarmJobs(jobs: number): Promise<number> {
 }
 
 if (process.argv[2] === '--child') {
-  const run = await runInProcess(Number(process.argv[3]), Number(process.argv[4]));
+  const run = await runInProcess(JSON.parse(process.argv[3]!) as Units, Number(process.argv[4]));
   process.stdout.write(`${JSON.stringify(run)}\n`);
   process.exit(0);
 } else if (process.argv[1] === SELF) {

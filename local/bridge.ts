@@ -118,8 +118,8 @@ export interface LocalBridgeOptions {
   command?: string;
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
-  /** Thread environments of the light functions alive at once (default DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS; the bench compares). */
-  maxLiveThreadEnvironments?: number;
+  /** The functions' environments at once, in units, and a decoding process's weight (local/assembly/functions.ts; the bench compares). */
+  environmentUnits?: { total: number; perProcess: number };
   /** Pause before every Retry in ms (tests); default the definition's. */
   retryIntervalMs?: number;
   /** Reconciler period; 0 disables it. Default 30 s. */
@@ -552,7 +552,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
-        ...(options.maxLiveThreadEnvironments !== undefined ? { maxLiveThreadEnvironments: options.maxLiveThreadEnvironments } : {}),
+        ...(options.environmentUnits ? { environmentUnits: options.environmentUnits.total, processEnvironmentUnits: options.environmentUnits.perProcess } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
         ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
         onExecutionStopped: (execution) => {

@@ -47,63 +47,62 @@ export const DEFAULT_MAX_LARGE_ENVIRONMENTS = 2;
 const IDLE_MS = 60_000;
 
 /**
- * Invocations running at once across all functions of one bridge, and
- * child-process environments alive at once across the functions that decode
- * the input (each may hold a parsed input up to its MemorySize), as an
- * account's concurrency limit bounds them on AWS. A new process environment
- * first lets an idle one go; when every one is busy it waits for one to
- * finish (no invocation waits on another, so this cannot deadlock). The
- * hostile corpus through `local run` peaked at 2.3 GB without a bound,
- * 1.18 GB with 8, 1015 MiB with 6 and 1.2 GB in a CI run (its limit: 1 GiB)
- * when these ran as threads: 4. (As child processes, with Fail Job no longer
- * re-parsing rejected inputs: the bridge 294-411 MiB, the bridge and its
- * function processes together 654-838 MiB in three runs; with the decoding
- * processes bounded apart from the threads instead of together, 1.15-1.41 GB.)
+ * What the environments of one bridge may hold at once, in units: a child
+ * process of a function that decodes the input (it may hold a parsed input
+ * up to its MemorySize) weighs PROCESS_ENVIRONMENT_UNITS, a thread of the
+ * other functions (registering, admitting, polling, publishing: an isolate
+ * of about 8-15 MB) one. So the bridge keeps three decoding processes, or
+ * two and eight warm threads: a job's two decoding steps (Plan, Store
+ * Results) and its seven light ones stay warm
+ * from job to job, and a burst of decoding lets idle threads go first (a
+ * new environment first lets an idle one of any function go; when every one
+ * is busy it waits for one to finish: no invocation waits on another, so
+ * this cannot deadlock), as an account's concurrency limit bounds them on
+ * AWS. When every environment weighed one and four were allowed, each light
+ * step evicted another function's warm environment and started a cold one
+ * (a worker, its bundle, its SDK clients): about 1.9 s of CPU per small job
+ * against 0.33 s with every light function warm (`npm run bench --
+ * --warm-jobs 6`). The hostile corpus through `local run` (its bound: 1 GiB
+ * for the bridge and its processes): 654-938 MiB with four environments of
+ * any kind; 933 MiB and 1.15 GB with 16 units and processes of 4; 838 and
+ * 843 MiB with 24 and 8 (12 and 6 left no room for a job's light steps
+ * beside its two processes). (With the decoders as threads, before they were
+ * processes: 2.3 GB without a bound, 1.18 GB with 8 environments, 1.2 GB in
+ * a CI run with 6.)
  */
-export const DEFAULT_MAX_LIVE_ENVIRONMENTS = 4;
-
-/**
- * Thread environments kept alive across the other functions of one bridge
- * (registering, admitting, polling, publishing: none holds an input). Only
- * while one runs does it take one of the DEFAULT_MAX_LIVE_ENVIRONMENTS
- * places it shares with the decoding processes (busyBudget), so an idle one
- * costs only itself (about 8 MB). A job calls seven of them in turn; when they
- * shared the four places with the decoding processes, each call evicted
- * another function's warm environment and started a cold one (a worker, its
- * bundle, its SDK clients): about 1.9 s of CPU per small job, 0.33 s with
- * 16 places (`npm run bench -- --warm-jobs 6`, docs/benchmarks.md).
- */
-export const DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS = 16;
+export const DEFAULT_ENVIRONMENT_UNITS = 24;
+export const PROCESS_ENVIRONMENT_UNITS = 8;
 
 export class EnvironmentBudget {
   private live = 0;
   private readonly waiters: (() => void)[] = [];
   private readonly owners = new Set<{ evictIdle(): boolean }>();
 
-  constructor(readonly max = DEFAULT_MAX_LIVE_ENVIRONMENTS) {}
+  /** `max` units; an environment takes its weight in units for its lifetime. */
+  constructor(readonly max = DEFAULT_ENVIRONMENT_UNITS) {}
 
   register(owner: { evictIdle(): boolean }): void {
     this.owners.add(owner);
   }
 
-  async acquire(): Promise<void> {
+  async acquire(weight = 1): Promise<void> {
     for (;;) {
-      if (this.tryAcquire()) return;
-      // An idle environment of any function makes room: its exit releases a place and wakes a waiter.
+      if (this.tryAcquire(weight)) return;
+      // An idle environment of any function makes room: its exit releases its units and wakes a waiter.
       [...this.owners].some((owner) => owner.evictIdle());
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
 
-  /** A place only when one is free (prewarming never lets another environment go). */
-  tryAcquire(): boolean {
-    if (this.live >= this.max) return false;
-    this.live++;
+  /** Units only when they are free (prewarming never lets another environment go). */
+  tryAcquire(weight = 1): boolean {
+    if (this.live + weight > this.max) return false;
+    this.live += weight;
     return true;
   }
 
-  release(): void {
-    this.live = Math.max(0, this.live - 1);
+  release(weight = 1): void {
+    this.live = Math.max(0, this.live - weight);
     this.waiters.shift()?.();
   }
 
@@ -131,13 +130,8 @@ export interface LocalFunctionOptions {
   maxEnvironments?: number;
   /** Shared by the functions of one bridge (default: one of its own). */
   budget?: EnvironmentBudget;
-  /**
-   * A thread environment's place while it runs an invocation, shared with the
-   * decoding functions' process environments (whose places last their
-   * lifetime): what bounds the memory of the bridge and its processes.
-   * Default: none (only `budget`).
-   */
-  busyBudget?: EnvironmentBudget;
+  /** Units of the budget a process environment takes (default PROCESS_ENVIRONMENT_UNITS; a thread takes one). */
+  processUnits?: number;
   /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
@@ -201,15 +195,12 @@ export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
 export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 48 * 1024 * 1024;
 
 /**
- * Idle thread environments are kept warm only while this process's resident
- * memory is below this: each is an isolate of its own (its bundle, its SDK
- * clients, what its heap grew to), and a burst of inputs that uses every
- * function at once would otherwise keep them all. The hostile corpus through
- * `local run`: the bridge's peak 618-656 MiB with every idle thread kept,
- * 388 MiB when they were let go at once; six small jobs in a row leave the
- * bridge at about 350 MB with all of them warm.
+ * A thread environment's young generation, MB: V8's default semi-spaces
+ * (16 MB each on 64-bit) stay resident in every isolate once touched, and
+ * warm idle threads (up to DEFAULT_ENVIRONMENT_UNITS) would keep
+ * them all; the light functions allocate little per invocation.
  */
-export const KEEP_THREADS_WARM_BELOW_RSS_BYTES = 352 * 1024 * 1024;
+export const THREAD_YOUNG_GENERATION_MB = 4;
 
 type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string }; rss?: number };
 
@@ -298,7 +289,7 @@ class Environment {
     } else {
       this.worker = new Worker(RUNTIME, {
         env: options.environment,
-        resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
+        resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
         stdout: true,
         stderr: true,
         workerData: settings,
@@ -423,10 +414,13 @@ export class LocalFunction {
   private coldStarts_ = 0;
   private closed = false;
   private readonly budget: EnvironmentBudget;
+  /** Units of the budget each environment of this function takes. */
+  private readonly weight: number;
 
   constructor(private readonly options: LocalFunctionOptions) {
     this.spec = options.spec;
     this.budget = options.budget ?? new EnvironmentBudget();
+    this.weight = options.isolation === 'process' ? (options.processUnits ?? PROCESS_ENVIRONMENT_UNITS) : 1;
     this.budget.register(this);
     const machineLimit = options.spec.memoryMb >= LARGE_FUNCTION_MB ? DEFAULT_MAX_LARGE_ENVIRONMENTS : DEFAULT_MAX_ENVIRONMENTS;
     this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? machineLimit);
@@ -452,7 +446,7 @@ export class LocalFunction {
    * Resolves when it is ready (or failed: the invocation will say why).
    */
   async prewarm(): Promise<void> {
-    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire()) return;
+    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire(this.weight)) return;
     const environment = this.start();
     this.idle.push(environment);
     await environment.ready.catch(() => undefined);
@@ -476,7 +470,7 @@ export class LocalFunction {
       if (released) return;
       released = true;
       this.all.delete(environment);
-      this.budget.release();
+      this.budget.release(this.weight);
     });
     return environment;
   }
@@ -492,15 +486,7 @@ export class LocalFunction {
    */
   async invoke(event: unknown): Promise<unknown> {
     if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
-    const busy = this.options.busyBudget;
-    await busy?.acquire();
-    let environment: Environment;
-    try {
-      environment = await this.take();
-    } catch (error) {
-      busy?.release();
-      throw error;
-    }
+    const environment = await this.take();
     let healthy = true;
     const ended = this.options.onInvoke?.(event, this.spec.bridgeFunction);
     try {
@@ -514,9 +500,8 @@ export class LocalFunction {
       ended?.();
       // A thread environment stays warm while it and this process are small (a process environment: its own RSS, in give).
       const heap = healthy ? await environment.heapBytes().catch(() => undefined) : undefined;
-      const keep = heap === undefined || (heap <= RETIRE_THREAD_ABOVE_HEAP_BYTES && process.memoryUsage.rss() < KEEP_THREADS_WARM_BELOW_RSS_BYTES);
+      const keep = heap === undefined || heap <= RETIRE_THREAD_ABOVE_HEAP_BYTES;
       this.give(environment, healthy && keep);
-      busy?.release();
     }
   }
 
@@ -530,9 +515,9 @@ export class LocalFunction {
         continue;
       }
       if (this.all.size < this.max) {
-        await this.budget.acquire();
+        await this.budget.acquire(this.weight);
         if (this.closed) {
-          this.budget.release();
+          this.budget.release(this.weight);
           continue;
         }
         return this.start();

@@ -25,7 +25,7 @@ import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } fro
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
-import { DEFAULT_MAX_LIVE_ENVIRONMENTS, DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS, EnvironmentBudget, LocalFunction } from './functions.ts';
+import { DEFAULT_ENVIRONMENT_UNITS, EnvironmentBudget, LocalFunction, PROCESS_ENVIRONMENT_UNITS } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
@@ -72,10 +72,10 @@ export interface AssemblyRuntimeOptions {
   waitOverridesMs?: Record<string, number>;
   retryIntervalMs?: number;
   maxEnvironments?: number;
-  /** Places shared by the decoding functions' process environments (for their lifetime) and the other functions' running invocations (default DEFAULT_MAX_LIVE_ENVIRONMENTS). */
-  maxLiveEnvironments?: number;
-  /** Thread environments alive at once across the other functions (default DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS). */
-  maxLiveThreadEnvironments?: number;
+  /** Units the environments of all functions may hold at once (default DEFAULT_ENVIRONMENT_UNITS; a thread weighs one). */
+  environmentUnits?: number;
+  /** Units a decoding function's process environment weighs (default PROCESS_ENVIRONMENT_UNITS). */
+  processEnvironmentUnits?: number;
   onTask?: (trace: TaskTrace) => void;
   onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
@@ -185,11 +185,9 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     started.push(sfn, eventBridge, secretsManager);
 
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
-    // One budget bounds what holds memory: the decoding functions' child processes (each may hold a
-    // parsed input) for their lifetime, the light functions' threads while they run. Idle threads have
-    // a larger budget of their own, so that a job's light steps stay warm instead of evicting each other.
-    const processBudget = new EnvironmentBudget(options.maxLiveEnvironments ?? DEFAULT_MAX_LIVE_ENVIRONMENTS);
-    const threadBudget = new EnvironmentBudget(options.maxLiveThreadEnvironments ?? DEFAULT_MAX_LIVE_THREAD_ENVIRONMENTS);
+    // The functions share this process's memory: one budget for all of them, a decoding process weighing
+    // as much as four light threads, so that a job's light steps stay warm instead of evicting each other.
+    const budget = new EnvironmentBudget(options.environmentUnits ?? DEFAULT_ENVIRONMENT_UNITS);
     for (const spec of model.functions) {
       const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
       const credentials = credentialsFor(principal);
@@ -210,9 +208,9 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
-          ...(UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction)
-            ? { isolation: 'process', budget: processBudget }
-            : { isolation: 'thread', budget: threadBudget, busyBudget: processBudget }),
+          budget,
+          // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
+          isolation: UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? 'process' : 'thread',
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
           ...(options.maxEnvironments !== undefined ? { maxEnvironments: options.maxEnvironments } : {}),
         }),

@@ -40,9 +40,16 @@ export async function failJob(state: WorkflowState, ctx: StepContext): Promise<F
  * they build, so what still overflows is the file's doing. Nothing was spent:
  * the job ends REJECTED (INPUT_TOO_COMPLEX), as a check that refused it would.
  * After a processing was created (Store Results), it stays FAILED.
+ *
+ * On AWS a sandbox over its memory is not always reported as
+ * Runtime.OutOfMemory: the kernel's kill reaches Step Functions as
+ * Runtime.ExitError "Runtime exited with error: signal: killed" (e.g.
+ * awslabs/amazon-s3-find-and-forget#283, a 128 MB function given a large
+ * query result), so that one counts too; other exits (a segfault) do not.
  */
 export function overrunAsRejection(outcome: ReturnType<typeof jobErrorFromTaskError>, state: WorkflowState | undefined): ReturnType<typeof jobErrorFromTaskError> {
-  if (outcome.rejected || outcome.error.code !== 'RUNTIME_OUT_OF_MEMORY' || (state?.parts && state.parts.length > 0)) return outcome;
+  const overrun = outcome.error.code === 'RUNTIME_OUT_OF_MEMORY' || (outcome.error.code === 'RUNTIME_EXIT_ERROR' && /signal: (killed|SIGKILL)\b/.test(outcome.error.message));
+  if (outcome.rejected || !overrun || (state?.parts && state.parts.length > 0)) return outcome;
   return {
     rejected: true,
     error: {

@@ -152,6 +152,14 @@ describe('an out-of-memory step at Fail Job', () => {
     expect(outcome.error.message).toMatch(/more memory than the bridge allows one step .*1024 MB.*nothing was sent to Mapflow/);
   });
 
+  it('counts a sandbox killed by the kernel (Runtime.ExitError "signal: killed", as AWS reports some overruns) as the same overrun', () => {
+    // Act
+    const killed = overrunAsRejection(jobErrorFromTaskError(caught(new LambdaFunctionError('Runtime.ExitError', 'RequestId: 0f1e Error: Runtime exited with error: signal: killed'))), state());
+
+    // Assess
+    expect(killed).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
+  });
+
   it('stays FAILED once a processing ran (Store Results), and other errors keep their code', () => {
     // Act
     const afterProcessing = overrunAsRejection(jobErrorFromTaskError(caught(oom)), state([{ index: 0 } as never]));
