@@ -51,11 +51,11 @@ const IDLE_MS = 60_000;
  * process of a function that decodes the input (it may hold a parsed input
  * up to its MemorySize) weighs PROCESS_ENVIRONMENT_UNITS, a thread of the
  * other functions (registering, admitting, polling, publishing: an isolate
- * of about 8-15 MB) one. So the bridge keeps three decoding processes, or
- * two and eight warm threads: a job's two decoding steps (Plan, Store
- * Results) and its seven light ones stay warm
- * from job to job, and a burst of decoding lets idle threads go first (a
- * new environment first lets an idle one of any function go; when every one
+ * of about 8-15 MB) one. So the bridge keeps two decoding processes, or one
+ * and twelve warm threads: a job's seven light steps stay warm
+ * from job to job, and a decoding step lets an idle process go before
+ * any thread (a new environment first lets an idle one go, the heaviest
+ * first; when every one
  * is busy it waits for one to finish: no invocation waits on another, so
  * this cannot deadlock), as an account's concurrency limit bounds them on
  * AWS. When every environment weighed one and four were allowed, each light
@@ -65,31 +65,33 @@ const IDLE_MS = 60_000;
  * --warm-jobs 6`). The hostile corpus through `local run` (its bound: 1 GiB
  * for the bridge and its processes): 654-938 MiB with four environments of
  * any kind; 933 MiB and 1.15 GB with 16 units and processes of 4; 838 and
- * 843 MiB with 24 and 8 (12 and 6 left no room for a job's light steps
- * beside its two processes). (With the decoders as threads, before they were
+ * 843 MiB alone with 24 and 8 (three processes), 1.15 GB in a whole test
+ * run; 12 and 6 left no room for a job's light steps beside its two
+ * processes. (With the decoders as threads, before they were
  * processes: 2.3 GB without a bound, 1.18 GB with 8 environments, 1.2 GB in
  * a CI run with 6.)
  */
 export const DEFAULT_ENVIRONMENT_UNITS = 24;
-export const PROCESS_ENVIRONMENT_UNITS = 8;
+export const PROCESS_ENVIRONMENT_UNITS = 12;
 
 export class EnvironmentBudget {
   private live = 0;
   private readonly waiters: (() => void)[] = [];
-  private readonly owners = new Set<{ evictIdle(): boolean }>();
+  private readonly owners = new Set<{ evictIdle(): boolean; readonly weight: number }>();
 
   /** `max` units; an environment takes its weight in units for its lifetime. */
   constructor(readonly max = DEFAULT_ENVIRONMENT_UNITS) {}
 
-  register(owner: { evictIdle(): boolean }): void {
+  register(owner: { evictIdle(): boolean; readonly weight: number }): void {
     this.owners.add(owner);
   }
 
   async acquire(weight = 1): Promise<void> {
     for (;;) {
       if (this.tryAcquire(weight)) return;
-      // An idle environment of any function makes room: its exit releases its units and wakes a waiter.
-      [...this.owners].some((owner) => owner.evictIdle());
+      // An idle environment of any function makes room, the heaviest first (a decoding process before
+      // the light steps' threads): its exit releases its units and wakes a waiter.
+      [...this.owners].sort((a, b) => b.weight - a.weight).some((owner) => owner.evictIdle());
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -187,12 +189,13 @@ export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
 
 /**
  * The same for a thread environment, from its isolate's heap and external
- * memory after an invocation: a small job leaves a light function's isolate
- * at a few MB; one that held a large input keeps what it grew, in this
- * process, while it waits idle (the hostile corpus: the bridge's peak 656 MiB
- * with such threads kept warm, against 294-411 MiB before they were).
+ * memory after an invocation: a light function's isolate holds 22-24 MB
+ * after a small job; one that handled a large state keeps what it grew, in
+ * this process, while it waits idle (the hostile corpus through local run:
+ * the bridge's peak 595-639 MiB with threads kept up to 48 MB, 500-533 MiB
+ * up to 16 MB, which retired every thread after every step).
  */
-export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 48 * 1024 * 1024;
+export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 32 * 1024 * 1024;
 
 /**
  * A thread environment's young generation, MB: V8's default semi-spaces
@@ -415,7 +418,7 @@ export class LocalFunction {
   private closed = false;
   private readonly budget: EnvironmentBudget;
   /** Units of the budget each environment of this function takes. */
-  private readonly weight: number;
+  readonly weight: number;
 
   constructor(private readonly options: LocalFunctionOptions) {
     this.spec = options.spec;
