@@ -6,7 +6,7 @@
  * included; the decoding functions' child processes, the local S3 and
  * DynamoDB Local not), and the ratio of today's to the baseline.
  *
- *   npm run bench -- --warm-jobs 6          (part of npm run bench; 0 skips it)
+ *   npm run bench -- --warm-jobs 6          (off by default: see docs/benchmarks.md)
  *   npx tsx bench/warm-jobs.ts 6            (this section alone)
  */
 import { spawn } from 'node:child_process';
