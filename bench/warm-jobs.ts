@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_ENVIRONMENT_UNITS, PROCESS_ENVIRONMENT_UNITS } from '../local/assembly/functions.ts';
 import { startLocalBridge } from '../local/bridge.ts';
+import { squareAoiText } from './fault-suite.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 /** The budget before environments had weights: four environments of any kind. */
@@ -31,21 +32,6 @@ interface WarmRun {
   cpuMsPerJob: number;
   wallMsPerJob: number;
   rssBytes: number;
-}
-
-/** A square GeoJSON of about 0.2 km² in Bern, one per job (each its own content, its own job). */
-function square(index: number): string {
-  const west = 7.44 + index * 0.01;
-  const south = 46.94;
-  const size = 0.005;
-  const ring = [
-    [west, south],
-    [west + size, south],
-    [west + size, south + size],
-    [west, south + size],
-    [west, south],
-  ];
-  return JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }] });
 }
 
 /** One run, in this process: `jobs` jobs one after another through a fresh bridge. */
@@ -64,7 +50,7 @@ async function runInProcess(units: Units, jobs: number): Promise<WarmRun> {
     let started = Date.now();
     for (let index = 0; index < jobs; index++) {
       const file = path.join(dir, `warm-${index}.geojson`);
-      await writeFile(file, square(index));
+      await writeFile(file, squareAoiText(`warm-${index}`, 7.44 + index * 0.01, 46.94, 0.005));
       const job = await bridge.putInbox(file, `warm-${index}.geojson`);
       await bridge.waitForJobs({ timeoutMs: 300_000 });
       const status = (await bridge.ledger.get(job.jobId))?.status;
