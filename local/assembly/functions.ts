@@ -414,6 +414,8 @@ export class LocalFunction {
   private readonly max: number;
   private readonly log?: WriteStream;
   private invocations = 0;
+  /** Invocations waiting on the budget for a new environment of this function. */
+  private starting = 0;
   private coldStarts_ = 0;
   private closed = false;
   private readonly budget: EnvironmentBudget;
@@ -474,6 +476,9 @@ export class LocalFunction {
       released = true;
       this.all.delete(environment);
       this.budget.release(this.weight);
+      // An invocation of this function may be waiting for one of its own places (take): an
+      // environment let go for the budget or retired ends here, not in give.
+      this.queue.shift()?.();
     });
     return environment;
   }
@@ -517,8 +522,14 @@ export class LocalFunction {
         this.all.delete(warm);
         continue;
       }
-      if (this.all.size < this.max) {
-        await this.budget.acquire(this.weight);
+      // Places being acquired count too: two invocations waiting on the budget at once must not both start one past max.
+      if (this.all.size + this.starting < this.max) {
+        this.starting++;
+        try {
+          await this.budget.acquire(this.weight);
+        } finally {
+          this.starting--;
+        }
         if (this.closed) {
           this.budget.release(this.weight);
           continue;

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
-import { LocalFunction, memoryWatchOf, type MemoryWatch } from '../../../../local/assembly/functions.ts';
+import { EnvironmentBudget, LocalFunction, memoryWatchOf, type MemoryWatch } from '../../../../local/assembly/functions.ts';
 import type { AssemblyFunctionSpec } from '../../../../local/assembly/template.ts';
 import { LambdaFunctionError } from '../../../../local/engine/lambda.ts';
 import { testTmp } from '../../../support/temp.ts';
@@ -31,13 +31,19 @@ const HANDLER = `export const handler = async (event) => {
 };
 `;
 
-async function functionOf(memoryMb: number, isolation: 'thread' | 'process', memoryWatch?: MemoryWatch): Promise<LocalFunction> {
+async function functionOf(
+  memoryMb: number,
+  isolation: 'thread' | 'process',
+  memoryWatch?: MemoryWatch,
+  shared: { name?: string; budget?: EnvironmentBudget; maxEnvironments?: number } = {},
+): Promise<LocalFunction> {
   const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-env-'));
   await writeFile(path.join(assetDir, 'index.mjs'), HANDLER);
+  const name = shared.name ?? 'inspect-geotiff';
   const spec: AssemblyFunctionSpec = {
     logicalId: 'Decode',
-    bridgeFunction: 'inspect-geotiff',
-    functionName: 'mapflow-bridge-inspect-geotiff',
+    bridgeFunction: name,
+    functionName: `mapflow-bridge-${name}`,
     arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-inspect-geotiff',
     assetDir,
     moduleFile: 'index',
@@ -46,7 +52,14 @@ async function functionOf(memoryMb: number, isolation: 'thread' | 'process', mem
     memoryMb,
     environment: {},
   };
-  return new LocalFunction({ spec, environment: {}, isolation, ...(memoryWatch && { memoryWatch }) });
+  return new LocalFunction({
+    spec,
+    environment: {},
+    isolation,
+    ...(memoryWatch && { memoryWatch }),
+    ...(shared.budget && { budget: shared.budget }),
+    ...(shared.maxEnvironments !== undefined && { maxEnvironments: shared.maxEnvironments }),
+  });
 }
 
 let fn: LocalFunction | undefined;
@@ -133,6 +146,41 @@ describe('a process environment', () => {
     // Assess
     expect(second.pid).toBe(first.pid);
     expect(fn.environments).toBe(1);
+  });
+});
+
+describe('a budget shared by two functions', () => {
+  let other: LocalFunction | undefined;
+  afterEach(async () => other?.close());
+
+  it('wakes an invocation waiting for its function\'s only place when the budget lets that place\'s idle environment go', { timeout: 60_000 }, async () => {
+    // Prepare: one unit for both; the first function may have one environment, warm and idle after a first invocation
+    const budget = new EnvironmentBudget(1);
+    fn = await functionOf(128, 'thread', undefined, { name: 'register-job', budget, maxEnvironments: 1 });
+    other = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget, maxEnvironments: 1 });
+    await fn.invoke({ mb: 0 });
+
+    // Act: the other function takes the unit (letting the idle environment go) while the first is invoked again
+    const results = await Promise.all([other.invoke({ mb: 0 }), fn.invoke({ mb: 0 })]);
+
+    // Assess: both answered (before, the second invocation of the first waited forever), two cold starts for the first
+    expect(results).toHaveLength(2);
+    expect(fn.coldStarts).toBe(2);
+    expect(other.coldStarts).toBe(1);
+  });
+
+  it('never starts more environments than a function may have, however many invocations wait on the budget', { timeout: 60_000 }, async () => {
+    // Prepare: a budget held by the other function's environment, the first function allowed one
+    const budget = new EnvironmentBudget(1);
+    fn = await functionOf(128, 'thread', undefined, { name: 'register-job', budget, maxEnvironments: 1 });
+    other = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget, maxEnvironments: 1 });
+    await other.invoke({ mb: 0 });
+
+    // Act: three invocations at once, all waiting for the budget
+    await Promise.all([fn.invoke({ mb: 0 }), fn.invoke({ mb: 0 }), fn.invoke({ mb: 0 })]);
+
+    // Assess: one environment served all three, one after another
+    expect(fn.coldStarts).toBe(1);
   });
 });
 
