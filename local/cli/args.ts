@@ -56,6 +56,7 @@ export const OPTIONS = {
   'mapflow-url': { type: 'string', value: '<url>', help: 'use this Mapflow API (real, or a simulator) instead of the embedded simulator' },
   token: { type: 'string', value: '<token>', help: 'its token (required with --mapflow-url)' },
   email: { type: 'string', value: '<email>', help: 'its account e-mail (for Basic authentication)' },
+  'mapflow-wait': { type: 'string', value: '<seconds>', help: 'how long to keep asking a --mapflow-url that does not answer at start\n(default 30)' },
   routes: { type: 'string', value: '<file>', help: 'routes JSON (default: the built-in routes)' },
   'poll-policy': {
     type: 'string',
@@ -78,7 +79,7 @@ export const OPTIONS = {
 export const LEDGER_OPTIONS = pick(OPTIONS, 'table', 'stack', 'region', 'state-dir');
 
 /** What a local bridge runs with: start and local run. */
-export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'routes', 'poll-policy', 'dynamodb-endpoint');
+export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'poll-policy', 'dynamodb-endpoint');
 
 /** Some options of a table, in the order named. */
 export function pick<O extends CliOptions, K extends keyof O & string>(options: O, ...names: K[]): Pick<O, K> {
@@ -172,11 +173,15 @@ export interface BridgeChoice {
   routes?: string;
   dynamodbEndpoint?: string;
   pollPolicy?: Partial<PollPolicy>;
+  /** --mapflow-wait: how long the start-up check keeps asking a Mapflow that does not answer, ms (default: checkMapflow's). */
+  mapflowWaitMs?: number;
 }
 
 export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>): Promise<BridgeChoice> {
   const processingSeconds = values['processing-seconds'] === undefined ? undefined : positiveOption(values['processing-seconds'], '--processing-seconds');
   const mapflow = mapflowOption(values);
+  if (values['mapflow-wait'] !== undefined && !mapflow) throw new UsageError('--mapflow-wait goes with --mapflow-url.');
+  const mapflowWait = values['mapflow-wait'] === undefined ? undefined : positiveOption(values['mapflow-wait'], '--mapflow-wait');
   const routes = values.routes === undefined ? undefined : await routesOption(values.routes);
   const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
   const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
@@ -187,6 +192,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
     ...(routes !== undefined ? { routes } : {}),
     ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     ...(pollPolicy ? { pollPolicy } : {}),
+    ...(mapflowWait !== undefined ? { mapflowWaitMs: mapflowWait * 1000 } : {}),
   };
 }
 

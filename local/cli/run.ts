@@ -102,7 +102,7 @@ export async function runLocalCommand(args: string[]): Promise<number> {
       return 2;
     }
     const options = await runOptions(values, positionals);
-    if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow)).usable) return 1;
+    if (!preflight({ java: !options.dynamodbEndpoint }) || !(await checkMapflow(options.mapflow, { budgetMs: options.mapflowWaitMs })).usable) return 1;
     return runFiles(options);
   });
 }

@@ -98,7 +98,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
   return runCommand(START_COMMAND, args, async ({ values }) => {
     const options = await startOptions(values);
     if (!preflight({ java: !options.dynamodbEndpoint })) return 1;
-    const mapflow = await checkMapflow(options.mapflow);
+    const mapflow = await checkMapflow(options.mapflow, { budgetMs: options.mapflowWaitMs });
     if (!mapflow.usable) return 1;
     return serve(options, mapflow.degraded);
   });

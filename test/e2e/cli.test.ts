@@ -116,12 +116,13 @@ describe('mapflow-bridge local run', () => {
     const file = path.join(SAMPLES, 'bern-quarters.geojson');
     try {
       // Act
-      const unreachable = await localRun(['--json', '--mapflow-url', 'http://127.0.0.1:1/rest', '--token', 'x', file]);
+      // (--mapflow-wait: the check asks a Mapflow that does not answer for 30 s by default)
+      const unreachable = await localRun(['--json', '--mapflow-url', 'http://127.0.0.1:1/rest', '--token', 'x', '--mapflow-wait', '2', file]);
       const refused = await localRun(['--json', '--mapflow-url', sim.url, '--token', 'a-wrong-token', '--email', 'e@example.com', file]);
       // Assess: exit 1, nothing on stdout, the reason on stderr, no token echoed
       expect(unreachable.code).toBe(1);
       expect(unreachable.stdout).toBe('');
-      expect(unreachable.stderr).toMatch(/cannot use Mapflow at http:\/\/127\.0\.0\.1:1\/rest: it does not answer/);
+      expect(unreachable.stderr).toMatch(/cannot use Mapflow at http:\/\/127\.0\.0\.1:1\/rest: it does not answer \(\d+ attempts in 2 s/);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/it refused the token \(HTTP 401\)/);
       expect(refused.stderr).not.toContain('a-wrong-token');

@@ -93,11 +93,15 @@ describe('local command helpers', () => {
       () => runLocalCommand(['run', '--mapflow-url', 'http://127.0.0.1:1/rest', 'a.geojson']),
       () => runLocalCommand(['run', '--bogus']),
       () => runLocalCommand(['walk']),
+      () => runLocalCommand(['run', '--mapflow-wait', '5', 'a.geojson']),
+      () => runStartCommand(['--mapflow-url', 'http://127.0.0.1:1/rest', '--token', 't', '--mapflow-wait', '0']),
     ]);
     // Assess
-    expect(codes).toEqual([2, 2, 2, 2]);
+    expect(codes).toEqual([2, 2, 2, 2, 2, 2]);
     expect(errors.join('\n')).toMatch(/--processing-seconds must be a positive number/);
     expect(errors.join('\n')).toMatch(/--mapflow-url needs --token/);
+    expect(errors.join('\n')).toMatch(/--mapflow-wait goes with --mapflow-url/);
+    expect(errors.join('\n')).toMatch(/--mapflow-wait must be a positive number, not '0'/);
   });
 
   it('answers a bad flag with the project\'s own one-line message and exit 2, not Node\'s parser text', async () => {
