@@ -89,9 +89,12 @@ export class EnvironmentBudget {
   async acquire(weight = 1): Promise<void> {
     for (;;) {
       if (this.tryAcquire(weight)) return;
-      // An idle environment of any function makes room, the heaviest first (a decoding process before
-      // the light steps' threads): its exit releases its units and wakes a waiter.
-      [...this.owners].sort((a, b) => b.weight - a.weight).some((owner) => owner.evictIdle());
+      // Idle environments of any function make room, the heaviest first (a decoding process before
+      // the light steps' threads), as many as this weight needs: their exits release their units and wake waiters.
+      let short = this.live + weight - this.max;
+      for (const owner of [...this.owners].sort((x, y) => y.weight - x.weight)) {
+        while (short > 0 && owner.evictIdle()) short -= owner.weight;
+      }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -410,7 +413,8 @@ export class LocalFunction {
   readonly spec: AssemblyFunctionSpec;
   private readonly idle: Environment[] = [];
   private readonly all = new Set<Environment>();
-  private readonly queue: (() => void)[] = [];
+  /** Invocations waiting for a place of this function: handed a warm environment, or woken (undefined) to look again. */
+  private readonly queue: ((environment?: Environment) => void)[] = [];
   private readonly max: number;
   private readonly log?: WriteStream;
   private invocations = 0;
@@ -536,13 +540,19 @@ export class LocalFunction {
         }
         return this.start();
       }
-      await new Promise<void>((resolve) => this.queue.push(resolve));
+      const handed = await new Promise<Environment | undefined>((resolve) => this.queue.push(resolve));
+      if (handed) return handed;
     }
   }
 
   private give(environment: Environment, healthy: boolean): void {
     if (!healthy || !environment.alive || this.closed || (environment.residentBytes ?? 0) > RETIRE_ABOVE_RSS_BYTES) {
       this.stopEnvironment(environment);
+    } else if (this.queue.length > 0) {
+      // Straight to the next invocation of this function: never idle, so the budget cannot let it go
+      // (a burst of files would otherwise cold-start a new environment for nearly every invocation).
+      this.queue.shift()?.(environment);
+      return;
     } else {
       this.idle.push(environment);
       this.budget.idleNotice();

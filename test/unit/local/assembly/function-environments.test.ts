@@ -169,6 +169,23 @@ describe('a budget shared by two functions', () => {
     expect(other.coldStarts).toBe(1);
   });
 
+  it('hands a finished environment to the next invocation of its function, so another function waiting on the budget cannot let it go mid-burst', { timeout: 60_000 }, async () => {
+    // Prepare: one unit for both functions, one environment each at most
+    const budget = new EnvironmentBudget(1);
+    fn = await functionOf(128, 'thread', undefined, { name: 'register-job', budget, maxEnvironments: 1 });
+    other = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget, maxEnvironments: 1 });
+
+    // Act: a burst of four invocations of the first function, and one of the other waiting on the budget behind them
+    const burst = [fn.invoke({ mb: 0 }), fn.invoke({ mb: 0 }), fn.invoke({ mb: 0 })];
+    const waiting = other.invoke({ mb: 0 });
+    burst.push(fn.invoke({ mb: 0 }));
+    await Promise.all([...burst, waiting]);
+
+    // Assess: the burst ran on one environment (before: the waiting function let it go after each invocation, and the next one started cold)
+    expect(fn.coldStarts).toBe(1);
+    expect(other.coldStarts).toBe(1);
+  });
+
   it('never starts more environments than a function may have, however many invocations wait on the budget', { timeout: 60_000 }, async () => {
     // Prepare: a budget held by the other function's environment, the first function allowed one
     const budget = new EnvironmentBudget(1);
