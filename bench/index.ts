@@ -44,8 +44,7 @@ Options:
   --fault-jobs <n>   jobs in the fault suite (default 40; 0 skips it)
   --chaos-jobs <n>   jobs of the chaos run, killed -9 7 times, and of the same run without kills (default 24; 0 skips it)
   --warm-jobs <n>    small jobs through one bridge, its function environments bounded as before (four of
-                     any kind) and as today (weighted units), side by side (default 0: off; see
-                     docs/benchmarks.md, the baseline run did not finish on 2026-11-26)
+                     any kind) and as today (weighted units), side by side (default 4; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
   --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000,
                      which then runs 200 too and prints the throughput ratio)
@@ -101,7 +100,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         keep: { type: 'boolean', default: false },
         'fault-jobs': { type: 'string', default: '40' },
         'chaos-jobs': { type: 'string', default: '24' },
-        'warm-jobs': { type: 'string', default: '0' },
+        'warm-jobs': { type: 'string', default: '4' },
         seed: { type: 'string', default: '42' },
         // Issue 12's goals (bench/goals.ts).
         jobs: { type: 'string', default: '200' },

@@ -1,12 +1,13 @@
 /**
  * Warm function environments: small GeoJSON jobs one after another through one
  * local bridge, with its environments bounded as before (four of any kind)
- * and as today (sixteen units, a decoding process weighing four), each run in a process of its own so that its CPU time is its own.
+ * and as today (24 units, a decoding process weighing twelve, a thread one),
+ * each run in a process of its own so that its CPU time is its own.
  * Prints the bridge process's CPU time per job after the first (threads
  * included; the decoding functions' child processes, the local S3 and
  * DynamoDB Local not), and the ratio of today's to the baseline.
  *
- *   npm run bench -- --warm-jobs 6          (off by default: see docs/benchmarks.md)
+ *   npm run bench -- --warm-jobs 6          (default 4; 0 skips it)
  *   npx tsx bench/warm-jobs.ts 6            (this section alone)
  */
 import { spawn } from 'node:child_process';

@@ -430,6 +430,10 @@ export class LocalFunction {
     this.spec = options.spec;
     this.budget = options.budget ?? new EnvironmentBudget();
     this.weight = options.isolation === 'process' ? (options.processUnits ?? PROCESS_ENVIRONMENT_UNITS) : 1;
+    // An environment heavier than the whole budget would wait for room forever.
+    if (!Number.isInteger(this.weight) || this.weight < 1 || this.weight > this.budget.max) {
+      throw new RangeError(`${options.spec.functionName}: an environment weighs ${this.weight} units, but the budget holds ${this.budget.max}; give it at least ${this.weight}`);
+    }
     this.budget.register(this);
     const machineLimit = options.spec.memoryMb >= LARGE_FUNCTION_MB ? DEFAULT_MAX_LARGE_ENVIRONMENTS : DEFAULT_MAX_ENVIRONMENTS;
     this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? machineLimit);

@@ -186,7 +186,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
 
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
     // The functions share this process's memory: one budget for all of them, a decoding process weighing
-    // as much as four light threads, so that a job's light steps stay warm instead of evicting each other.
+    // as much as twelve light threads, so that a job's light steps stay warm instead of evicting each other.
     const budget = new EnvironmentBudget(options.environmentUnits ?? DEFAULT_ENVIRONMENT_UNITS);
     for (const spec of model.functions) {
       const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
@@ -207,8 +207,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.logDir ? { logDir: options.logDir } : {}),
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
-          // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
           budget,
+          ...(options.processEnvironmentUnits !== undefined ? { processUnits: options.processEnvironmentUnits } : {}),
           // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
           isolation: UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? 'process' : 'thread',
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),

@@ -186,6 +186,17 @@ describe('a budget shared by two functions', () => {
     expect(other.coldStarts).toBe(1);
   });
 
+  it('refuses at once an environment heavier than the whole budget, which would wait for room forever', async () => {
+    // Prepare: four units, a decoding process of the default weight (twelve)
+    const budget = new EnvironmentBudget(4);
+
+    // Act
+    const made = functionOf(128, 'process', undefined, { name: 'inspect-geotiff', budget });
+
+    // Assess
+    await expect(made).rejects.toThrow(/mapflow-bridge-inspect-geotiff: an environment weighs 12 units, but the budget holds 4/);
+  });
+
   it('never starts more environments than a function may have, however many invocations wait on the budget', { timeout: 60_000 }, async () => {
     // Prepare: a budget held by the other function's environment, the first function allowed one
     const budget = new EnvironmentBudget(1);
