@@ -551,12 +551,12 @@ export class LocalFunction {
 
   private give(environment: Environment, healthy: boolean): void {
     if (!healthy || !environment.alive || this.closed || (environment.residentBytes ?? 0) > RETIRE_ABOVE_RSS_BYTES) {
+      // Its exit frees the place and wakes a waiting invocation (start).
       this.stopEnvironment(environment);
     } else if (this.queue.length > 0) {
       // Straight to the next invocation of this function: never idle, so the budget cannot let it go
       // (a burst of files would otherwise cold-start a new environment for nearly every invocation).
       this.queue.shift()?.(environment);
-      return;
     } else {
       this.idle.push(environment);
       this.budget.idleNotice();
@@ -571,7 +571,6 @@ export class LocalFunction {
         }, IDLE_MS).unref();
       }
     }
-    this.queue.shift()?.();
   }
 
   async close(): Promise<void> {
