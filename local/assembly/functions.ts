@@ -54,8 +54,10 @@ const IDLE_MS = 60_000;
  * process of a function that decodes the input (it may hold a parsed input
  * up to its MemorySize) weighs PROCESS_ENVIRONMENT_UNITS, a thread of the
  * other functions (registering, admitting, polling, publishing: an isolate
- * of about 8-15 MB) one. So the bridge keeps two decoding processes, or one
- * and twelve warm threads: a job's seven light steps stay warm
+ * of about 8-15 MB) one; a decoding process waiting warm keeps only
+ * PROCESS_IDLE_ENVIRONMENT_UNITS. So two decoding steps run at once at most,
+ * and beside one, its job's other decoding step stays warm with the light
+ * steps' threads: a job's steps stay warm
  * from job to job, and a decoding step lets an idle process go before
  * any thread (a new environment first lets an idle one go, the heaviest
  * first; when every one
@@ -77,29 +79,55 @@ const IDLE_MS = 60_000;
 export const DEFAULT_ENVIRONMENT_UNITS = 24;
 export const PROCESS_ENVIRONMENT_UNITS = 12;
 
+/**
+ * What a decoding function's process weighs while it waits idle, warm: at
+ * most RETIRE_ABOVE_RSS_BYTES resident (a fresh one holds 60-90 MB, a few
+ * threads' worth), not the input it may grow to while it decodes. It takes
+ * its full weight again before its next invocation (waiting for room as a
+ * new environment would). When an idle process weighed its full 12, a
+ * GeoJSON job's two decoding steps filled the budget, every light step let
+ * one go, and the next job started it cold again: in the e2e and reliability
+ * suites, 111 process cold starts beyond one per function and bridge.
+ */
+export const PROCESS_IDLE_ENVIRONMENT_UNITS = 4;
+
+/** An owner of environments in a budget (a LocalFunction). */
+interface BudgetOwner {
+  /** Lets one idle environment go; the units it held (0: none was idle). */
+  evictIdle(): number;
+  /** Units an idle environment of this owner holds (the heaviest are let go first). */
+  readonly idleWeight: number;
+}
+
 export class EnvironmentBudget {
   private live = 0;
   private readonly waiters: (() => void)[] = [];
-  private readonly owners = new Set<{ evictIdle(): boolean; readonly weight: number }>();
+  private readonly owners = new Set<BudgetOwner>();
 
   /** `max` units; an environment takes its weight in units for its lifetime. */
   constructor(readonly max = DEFAULT_ENVIRONMENT_UNITS) {}
 
-  register(owner: { evictIdle(): boolean; readonly weight: number }): void {
+  register(owner: BudgetOwner): void {
     this.owners.add(owner);
   }
 
-  async acquire(weight = 1): Promise<void> {
+  /** `weight` units, once free; idle environments (of owners other than `keep`) are let go to make room. */
+  async acquire(weight = 1, keep?: BudgetOwner): Promise<void> {
     for (;;) {
       if (this.tryAcquire(weight)) return;
       // Idle environments of any function make room, the heaviest first (a decoding process before
       // the light steps' threads), as many as this weight needs: their exits release their units and wake waiters.
       let short = this.live + weight - this.max;
-      for (const owner of [...this.owners].sort((x, y) => y.weight - x.weight)) {
-        while (short > 0 && owner.evictIdle()) short -= owner.weight;
+      for (const owner of [...this.owners].filter((o) => o !== keep).sort((x, y) => y.idleWeight - x.idleWeight)) {
+        for (let freed = 1; short > 0 && freed > 0; short -= freed) freed = owner.evictIdle();
       }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+  }
+
+  /** Units held now, by environments invoked or waiting warm (tests). */
+  get used(): number {
+    return this.live;
   }
 
   /** Units only when they are free (prewarming never lets another environment go). */
@@ -138,8 +166,10 @@ export interface LocalFunctionOptions {
   maxEnvironments?: number;
   /** Shared by the functions of one bridge (default: one of its own). */
   budget?: EnvironmentBudget;
-  /** Units of the budget a process environment takes (default PROCESS_ENVIRONMENT_UNITS; a thread takes one). */
+  /** Units of the budget a process environment takes while invoked (default PROCESS_ENVIRONMENT_UNITS; a thread takes one). */
   processUnits?: number;
+  /** Units it keeps while it waits warm (default PROCESS_IDLE_ENVIRONMENT_UNITS, at most processUnits). */
+  processIdleUnits?: number;
   /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
@@ -195,13 +225,17 @@ export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
 
 /**
  * The same for a thread environment, from its isolate's heap and external
- * memory after an invocation: a light function's isolate holds 22-24 MB
- * after a small job; one that handled a large state keeps what it grew, in
- * this process, while it waits idle (the hostile corpus through local run:
- * the bridge's peak 595-639 MiB with threads kept up to 48 MB, 500-533 MiB
- * up to 16 MB, which retired every thread after every step).
+ * memory after an invocation: one that handled a large state keeps what it
+ * grew, in this process, while it waits idle. A light function's isolate
+ * holds 27-43 MB after a small job (V8's total heap size, reserved pages
+ * included, with today's bundles): at 32 MB, Create Processing, Finish Job
+ * and Dispatch were retired after nearly every invocation, and each small
+ * job after the first cost 1.6-2.4 s of CPU instead of 0.38 s
+ * (`npx tsx bench/warm-jobs.ts 4`). (The hostile corpus through local run,
+ * with up to 8 environments per function: the bridge's peak 595-639 MiB
+ * with threads kept up to 48 MB, 500-533 MiB up to 16 MB.)
  */
-export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 32 * 1024 * 1024;
+export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 64 * 1024 * 1024;
 
 /**
  * A thread environment's young generation, MB: V8's default semi-spaces
@@ -254,6 +288,8 @@ class Environment {
   private readonly watch: MemoryWatch;
   /** The end of what the process wrote to stderr (V8's fatal errors name the heap). */
   private stderrTail = '';
+  /** Units of the budget this environment holds now: its function's weight while invoked, its idle weight while it waits warm. */
+  units = 0;
 
   constructor(private readonly options: LocalFunctionOptions, log?: WriteStream) {
     const output = options.output;
@@ -423,11 +459,15 @@ export class LocalFunction {
   private invocations = 0;
   /** Invocations waiting on the budget for a new environment of this function. */
   private starting = 0;
+  /** Invocations waiting on the budget to take an idle environment of this function back to its full weight. */
+  private upgrading = 0;
   private coldStarts_ = 0;
   private closed = false;
   private readonly budget: EnvironmentBudget;
-  /** Units of the budget each environment of this function takes. */
+  /** Units of the budget an environment of this function takes while it is invoked. */
   readonly weight: number;
+  /** Units it keeps while it waits warm (a thread: its weight, one; a process: PROCESS_IDLE_ENVIRONMENT_UNITS). */
+  readonly idleWeight: number;
 
   constructor(private readonly options: LocalFunctionOptions) {
     this.spec = options.spec;
@@ -437,6 +477,7 @@ export class LocalFunction {
     if (!Number.isInteger(this.weight) || this.weight < 1 || this.weight > this.budget.max) {
       throw new RangeError(`${options.spec.functionName}: an environment weighs ${this.weight} units, but the budget holds ${this.budget.max}; give it at least ${this.weight}`);
     }
+    this.idleWeight = options.isolation === 'process' ? Math.min(this.weight, options.processIdleUnits ?? PROCESS_IDLE_ENVIRONMENT_UNITS) : this.weight;
     this.budget.register(this);
     this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? DEFAULT_MAX_ENVIRONMENTS);
     if (options.logDir) {
@@ -461,31 +502,34 @@ export class LocalFunction {
    * Resolves when it is ready (or failed: the invocation will say why).
    */
   async prewarm(): Promise<void> {
-    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire(this.weight)) return;
-    const environment = this.start();
+    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire(this.idleWeight)) return;
+    const environment = this.start(this.idleWeight);
     this.idle.push(environment);
     await environment.ready.catch(() => undefined);
   }
 
-  /** Lets one idle environment go (the budget needs room); false when none is idle. */
-  evictIdle(): boolean {
+  /** Lets one idle environment go (the budget needs room); the units it held, 0 when none is idle. */
+  evictIdle(): number {
+    // Not one that an invocation of this function waits to take back (take: its units are coming).
+    if (this.idle.length <= this.upgrading) return 0;
     const environment = this.idle.shift();
-    if (!environment) return false;
+    if (!environment) return 0;
     this.stopEnvironment(environment);
-    return true;
+    return environment.units;
   }
 
-  /** A new environment, counted in the budget until it stops. */
-  private start(): Environment {
+  /** A new environment holding `units` of the budget (already acquired) until it stops. */
+  private start(units: number): Environment {
     this.coldStarts_++;
     const environment = new Environment(this.options, this.log);
+    environment.units = units;
     this.all.add(environment);
     let released = false;
     void environment.exited.then(() => {
       if (released) return;
       released = true;
       this.all.delete(environment);
-      this.budget.release(this.weight);
+      this.budget.release(environment.units);
       // An invocation of this function may be waiting for one of its own places (take): an
       // environment let go for the budget or retired ends here, not in give.
       this.queue.shift()?.();
@@ -526,10 +570,28 @@ export class LocalFunction {
   private async take(): Promise<Environment> {
     for (;;) {
       if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
-      const warm = this.idle.pop();
+      const warm = this.idle.at(-1);
       if (warm) {
-        if (warm.alive) return warm;
-        this.all.delete(warm);
+        if (!warm.alive) {
+          this.idle.pop();
+          this.all.delete(warm);
+          continue;
+        }
+        // A warm process takes its full weight back before it decodes again: at once when the
+        // units are free, else it waits for them as a new environment would (others' idle
+        // environments may be let go, not this function's own: this invocation wants one).
+        const extra = this.weight - this.idleWeight;
+        if (extra === 0 || this.budget.tryAcquire(extra)) return this.takeIdle(warm);
+        this.upgrading++;
+        try {
+          await this.budget.acquire(extra, this);
+        } finally {
+          this.upgrading--;
+        }
+        const still = this.idle.at(-1);
+        if (still?.alive && !this.closed) return this.takeIdle(still);
+        // Let go or taken meanwhile: look again from the start.
+        this.budget.release(extra);
         continue;
       }
       // Places being acquired count too: two invocations waiting on the budget at once must not both start one past max.
@@ -544,11 +606,18 @@ export class LocalFunction {
           this.budget.release(this.weight);
           continue;
         }
-        return this.start();
+        return this.start(this.weight);
       }
       const handed = await new Promise<Environment | undefined>((resolve) => this.queue.push(resolve));
       if (handed) return handed;
     }
+  }
+
+  /** An idle environment, now holding its full weight (the caller acquired what it lacked). */
+  private takeIdle(environment: Environment): Environment {
+    this.idle.splice(this.idle.indexOf(environment), 1);
+    environment.units = this.weight;
+    return environment;
   }
 
   private give(environment: Environment, healthy: boolean): void {
@@ -560,7 +629,11 @@ export class LocalFunction {
       // (a burst of files would otherwise cold-start a new environment for nearly every invocation).
       this.queue.shift()?.(environment);
     } else {
+      // Waiting warm, a process keeps only its idle weight: the rest of its units go back now.
+      const spare = environment.units - this.idleWeight;
+      environment.units = this.idleWeight;
       this.idle.push(environment);
+      if (spare > 0) this.budget.release(spare);
       this.budget.idleNotice();
       // Extra environments are let go after a quiet minute; one stays warm.
       if (this.idle.length > 1) {

@@ -212,6 +212,63 @@ describe('a budget shared by two functions', () => {
   });
 });
 
+describe('warm decoding processes in a shared budget', () => {
+  const others: LocalFunction[] = [];
+  afterEach(async () => {
+    await Promise.all(others.splice(0).map((other) => other.close()));
+  });
+
+  it('keep only their idle weight while they wait, so the light steps do not let them go', { timeout: 120_000 }, async () => {
+    // Prepare: the default budget (24 units, a process 12 while it decodes); a job's two decoding steps and a light one
+    const budget = new EnvironmentBudget();
+    fn = await functionOf(256, 'process', undefined, { name: 'plan-processing', budget });
+    const store = await functionOf(256, 'process', undefined, { name: 'store-results', budget });
+    const light = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget });
+    others.push(store, light);
+
+    // Act: two jobs, each its decoding steps then its light step
+    for (let job = 0; job < 2; job++) {
+      await fn.invoke({ mb: 0 });
+      await store.invoke({ mb: 0 });
+      await light.invoke({ mb: 0 });
+    }
+
+    // Assess: one cold start each (before: two idle processes weighed 24, the light step let one go, the next job started it cold)
+    expect([fn.coldStarts, store.coldStarts, light.coldStarts]).toEqual([1, 1, 1]);
+    expect(budget.used).toBe(4 + 4 + 1);
+  });
+
+  it('take their full weight back before they decode: three warm at once, never more than the budget, all answer', { timeout: 120_000 }, async () => {
+    // Prepare: three decoding functions warm in 24 units, whose highest use is recorded at every grant
+    class RecordingBudget extends EnvironmentBudget {
+      peak = 0;
+      override tryAcquire(weight = 1): boolean {
+        const granted = super.tryAcquire(weight);
+        if (granted) this.peak = Math.max(this.peak, this.used);
+        return granted;
+      }
+    }
+    const budget = new RecordingBudget();
+    fn = await functionOf(256, 'process', undefined, { name: 'inspect-geotiff', budget });
+    const plan = await functionOf(256, 'process', undefined, { name: 'plan-processing', budget });
+    const upload = await functionOf(256, 'process', undefined, { name: 'upload-image', budget });
+    others.push(plan, upload);
+    for (const decoder of [fn, plan, upload]) await decoder.invoke({ mb: 0 });
+    expect(budget.used).toBe(12);
+
+    budget.peak = 0;
+    // Act: all three at once (12 + 12 + 12 would be 36 units)
+    const answers = await Promise.all([fn, plan, upload].map((decoder) => decoder.invoke({ mb: 0 })));
+
+    // Assess: all answered; a warm process took its full weight back to decode (4 + 8 beside two idle: 20), never past
+    // the budget (a third waited, or let an idle one go), and each waits warm again at its idle weight
+    expect(answers).toHaveLength(3);
+    expect(budget.peak).toBeGreaterThanOrEqual(20);
+    expect(budget.peak).toBeLessThanOrEqual(24);
+    expect(budget.used).toBe(4 * (fn.environments + plan.environments + upload.environments));
+  });
+});
+
 describe('an out-of-memory step at Fail Job', () => {
   // The error as the local engine hands it to the top-level Catch (Error = errorType, Cause = the invocation's error).
   const caught = (error: LambdaFunctionError) => ({ Error: error.errorType, Cause: error.message });
