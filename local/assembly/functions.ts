@@ -104,21 +104,21 @@ export class EnvironmentBudget {
   private readonly waiters: (() => void)[] = [];
   private readonly owners = new Set<BudgetOwner>();
 
-  /** `max` units; an environment takes its weight in units for its lifetime. */
+  /** `max` units; an environment holds its function's weight while invoked, its idle weight while it waits warm. */
   constructor(readonly max = DEFAULT_ENVIRONMENT_UNITS) {}
 
   register(owner: BudgetOwner): void {
     this.owners.add(owner);
   }
 
-  /** `weight` units, once free; idle environments (of owners other than `keep`) are let go to make room. */
-  async acquire(weight = 1, keep?: BudgetOwner): Promise<void> {
+  /** `weight` units, once free; idle environments are let go to make room. */
+  async acquire(weight = 1): Promise<void> {
     for (;;) {
       if (this.tryAcquire(weight)) return;
       // Idle environments of any function make room, the heaviest first (a decoding process before
       // the light steps' threads), as many as this weight needs: their exits release their units and wake waiters.
       let short = this.live + weight - this.max;
-      for (const owner of [...this.owners].filter((o) => o !== keep).sort((x, y) => y.idleWeight - x.idleWeight)) {
+      for (const owner of [...this.owners].sort((x, y) => y.idleWeight - x.idleWeight)) {
         for (let freed = 1; short > 0 && freed > 0; short -= freed) freed = owner.evictIdle();
       }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
@@ -578,13 +578,13 @@ export class LocalFunction {
           continue;
         }
         // A warm process takes its full weight back before it decodes again: at once when the
-        // units are free, else it waits for them as a new environment would (others' idle
-        // environments may be let go, not this function's own: this invocation wants one).
+        // units are free, else it waits for them as a new environment would (idle environments
+        // may be let go meanwhile, but not the ones this function's waiters will take: evictIdle).
         const extra = this.weight - this.idleWeight;
         if (extra === 0 || this.budget.tryAcquire(extra)) return this.takeIdle(warm);
         this.upgrading++;
         try {
-          await this.budget.acquire(extra, this);
+          await this.budget.acquire(extra);
         } finally {
           this.upgrading--;
         }

@@ -186,7 +186,8 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
 
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
     // The functions share this process's memory: one budget for all of them, a decoding process weighing
-    // as much as twelve light threads, so that a job's light steps stay warm instead of evicting each other.
+    // as much as twelve light threads while it decodes and four while it waits warm, so that a job's steps
+    // stay warm instead of evicting each other (functions.ts).
     const budget = new EnvironmentBudget(options.environmentUnits ?? DEFAULT_ENVIRONMENT_UNITS);
     for (const spec of model.functions) {
       const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
