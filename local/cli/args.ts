@@ -72,6 +72,11 @@ export const OPTIONS = {
     value: '<url>',
     help: 'keep the ledger in this DynamoDB (a DynamoDB Local you run, e.g. in\nDocker) instead of starting DynamoDB Local; Java is then not needed',
   },
+  'ledger-table': {
+    type: 'string',
+    value: '<name>',
+    help: "the ledger's table in --dynamodb-endpoint, created when missing, so\nthat several bridges can share one DynamoDB (default mapflow-bridge-ledger)",
+  },
   verbose: { type: 'boolean', help: "show the functions' logs" },
 } as const satisfies CliOptions;
 
@@ -79,7 +84,7 @@ export const OPTIONS = {
 export const LEDGER_OPTIONS = pick(OPTIONS, 'table', 'stack', 'region', 'state-dir');
 
 /** What a local bridge runs with: start and local run. */
-export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'poll-policy', 'dynamodb-endpoint');
+export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'poll-policy', 'dynamodb-endpoint', 'ledger-table');
 
 /** Some options of a table, in the order named. */
 export function pick<O extends CliOptions, K extends keyof O & string>(options: O, ...names: K[]): Pick<O, K> {
@@ -172,6 +177,8 @@ export interface BridgeChoice {
   /** The routes file's JSON, checked. */
   routes?: string;
   dynamodbEndpoint?: string;
+  /** --ledger-table: the ledger's table in that DynamoDB (default: the bridge's). */
+  ledgerTable?: string;
   pollPolicy?: Partial<PollPolicy>;
   /** --mapflow-wait: how long the start-up check keeps asking a Mapflow that does not answer, ms (default: checkMapflow's). */
   mapflowWaitMs?: number;
@@ -184,6 +191,9 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
   const mapflowWait = values['mapflow-wait'] === undefined ? undefined : positiveOption(values['mapflow-wait'], '--mapflow-wait');
   const routes = values.routes === undefined ? undefined : await routesOption(values.routes);
   const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
+  // Only in a DynamoDB of the user's own: a ledger in the state folder is read back under its one name (jobs, costs).
+  if (values['ledger-table'] !== undefined && !dynamodbEndpoint) throw new UsageError('--ledger-table goes with --dynamodb-endpoint.');
+  const ledgerTable = ledgerTableOption(values['ledger-table']);
   const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
   return {
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
@@ -191,6 +201,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
     ...(mapflow ? { mapflow } : {}),
     ...(routes !== undefined ? { routes } : {}),
     ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
+    ...(ledgerTable ? { ledgerTable } : {}),
     ...(pollPolicy ? { pollPolicy } : {}),
     ...(mapflowWait !== undefined ? { mapflowWaitMs: mapflowWait * 1000 } : {}),
   };
@@ -288,6 +299,15 @@ export function dynamodbEndpointOption(text: string | undefined): string | undef
   } catch (error) {
     throw new UsageError(`--dynamodb-endpoint: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** --ledger-table: a name DynamoDB accepts (3-255 of A-Z a-z 0-9 _ . -), or a UsageError. */
+export function ledgerTableOption(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(text)) {
+    throw new UsageError(`--ledger-table: '${text.slice(0, 60)}' is not a DynamoDB table name (3 to 255 letters, digits, '_', '.' or '-').`);
+  }
+  return text;
 }
 
 /**

@@ -164,6 +164,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       simulator: { processingSeconds: options.processingSeconds ?? 5 },
       ...(options.routes !== undefined ? { routes: options.routes } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
+      ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
       ...(options.assembly ? { assembly: { dir: options.assembly } } : {}),

@@ -143,6 +143,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
+      ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       // --s3-port: that port or nothing; by default the usual port, or a free one when it is taken.
       s3Port: options.s3Port ?? DEFAULT_S3_PORT,

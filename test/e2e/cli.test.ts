@@ -12,7 +12,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
 import { startSimulator } from '../../local/simulator/index.ts';
 import { lockStateDir } from '../../local/state-lock.ts';
-import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 import { ROOT, SAMPLES, SAMPLE_DATA, tempFile } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -28,6 +28,19 @@ async function localRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     if (typeof failed.code !== 'number') throw error;
     return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+/** A job's status in a ledger table of a DynamoDB, or undefined when it has no row there. */
+async function ledgerStatus(endpoint: string, table: string, jobId: string): Promise<string | undefined> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  try {
+    return (await client.send(new GetItemCommand({ TableName: table, Key: { jobId: { S: jobId } } }))).Item?.status?.S;
+  } catch (error) {
+    if ((error as Error).name === 'ResourceNotFoundException') return undefined; // no such table: no row either
+    throw error;
+  } finally {
+    client.destroy();
   }
 }
 
@@ -60,8 +73,11 @@ describe('mapflow-bridge local run', () => {
     // Prepare
     const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
     const text = await tempFile('readme.txt', 'not an input');
+    // The ledger in a table of its own in the run's DynamoDB Local (--ledger-table), not in a JVM of its own
+    const endpoint = await sharedDynamoDbEndpoint();
+    const table = uniqueTableName('cli-rejected');
     // Act
-    const result = await localRun(['--json', '--out', out, path.join(SAMPLE_DATA, 'aoi/caltrain-stations.geojson'), text]);
+    const result = await localRun(['--json', '--dynamodb-endpoint', endpoint, '--ledger-table', table, '--out', out, path.join(SAMPLE_DATA, 'aoi/caltrain-stations.geojson'), text]);
     // Assess
     expect(result.code, result.stderr.slice(-3000)).toBe(1);
     const { jobs } = JSON.parse(result.stdout) as { jobs: { file: string; status: string; error: { code: string; message: string } | null; jobId: string | null }[] };
@@ -71,6 +87,9 @@ describe('mapflow-bridge local run', () => {
     ]);
     expect(jobs[0]?.jobId).toBeTruthy();
     expect(jobs[1]?.error?.message).toContain('.geojson');
+    // --ledger-table: the rows are in that table (created when missing), not in the default one
+    expect(await ledgerStatus(endpoint, table, jobs[0]!.jobId!)).toBe('REJECTED');
+    expect(await ledgerStatus(endpoint, 'mapflow-bridge-ledger', jobs[0]!.jobId!)).toBeUndefined();
   });
 
   it('exits 2 on a usage error (a file that does not exist) before starting anything', async () => {
@@ -93,13 +112,7 @@ describe('mapflow-bridge local run', () => {
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     const [job] = (JSON.parse(result.stdout) as { jobs: { jobId: string; status: string }[] }).jobs;
     expect(job?.status).toBe('SUCCEEDED');
-    const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-    try {
-      const row = await client.send(new GetItemCommand({ TableName: 'mapflow-bridge-ledger', Key: { jobId: { S: job!.jobId } } }));
-      expect(row.Item?.status?.S).toBe('SUCCEEDED');
-    } finally {
-      client.destroy();
-    }
+    expect(await ledgerStatus(endpoint, 'mapflow-bridge-ledger', job!.jobId)).toBe('SUCCEEDED');
   });
 
   it('exits 2 on a --dynamodb-endpoint that is not an http(s) URL', async () => {

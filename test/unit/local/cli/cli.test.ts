@@ -95,13 +95,17 @@ describe('local command helpers', () => {
       () => runLocalCommand(['walk']),
       () => runLocalCommand(['run', '--mapflow-wait', '5', 'a.geojson']),
       () => runStartCommand(['--mapflow-url', 'http://127.0.0.1:1/rest', '--token', 't', '--mapflow-wait', '0']),
+      () => runLocalCommand(['run', '--ledger-table', 'mine', 'a.geojson']),
+      () => runStartCommand(['--dynamodb-endpoint', 'http://127.0.0.1:1', '--ledger-table', 'a/b']),
     ]);
     // Assess
-    expect(codes).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(codes).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
     expect(errors.join('\n')).toMatch(/--processing-seconds must be a positive number/);
     expect(errors.join('\n')).toMatch(/--mapflow-url needs --token/);
     expect(errors.join('\n')).toMatch(/--mapflow-wait goes with --mapflow-url/);
     expect(errors.join('\n')).toMatch(/--mapflow-wait must be a positive number, not '0'/);
+    expect(errors.join('\n')).toMatch(/--ledger-table goes with --dynamodb-endpoint/);
+    expect(errors.join('\n')).toMatch(/--ledger-table: 'a\/b' is not a DynamoDB table name/);
   });
 
   it('answers a bad flag with the project\'s own one-line message and exit 2, not Node\'s parser text', async () => {
