@@ -27,6 +27,7 @@ import { localAssemblySettings, type LocalBridge } from '../../local/bridge.ts';
 import type { RunJobSummary } from '../../local/cli/run.ts';
 import { testTmp } from '../support/temp.ts';
 import { readText, ROOT, SAMPLES_AOI, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin', 'mapflow-bridge.mjs');
@@ -42,7 +43,7 @@ describe('local run on the cloud assembly', () => {
     // Act
     const { stdout } = await run(
       process.execPath,
-      ['--import', `${RECORDER}?file=${encodeURIComponent(modules)}`, CLI, 'local', 'run', '--json', '--out', path.join(work, 'out'), path.join(SAMPLES_AOI, 'bern-quarters.geojson')],
+      ['--import', `${RECORDER}?file=${encodeURIComponent(modules)}`, CLI, 'local', 'run', '--json', ...(await sharedLedgerArgs('assembly')), '--out', path.join(work, 'out'), path.join(SAMPLES_AOI, 'bern-quarters.geojson')],
       { cwd: work, maxBuffer: 16 * 1024 * 1024, timeout: 600_000 },
     );
 

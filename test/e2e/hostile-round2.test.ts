@@ -16,6 +16,7 @@ import { writeRound2Corpus } from '../../bench/fixtures/hostile-round2.ts';
 import { ROOT, squareAoi } from './helpers.ts';
 import { runLocalMeasured } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
+import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 const GiB = 1024 ** 3;
@@ -39,7 +40,7 @@ describe('the second-round hostile corpus through local run', () => {
 
     // Act
     // The functions that decode the input run in child processes: their memory counts too.
-    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured([CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', '--out', path.join(work, 'out'), ...files], {
+    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured([CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '1000', ...(await sharedLedgerArgs('hostile2')), '--out', path.join(work, 'out'), ...files], {
       cwd: work,
       base,
       timeoutMs: 1_150_000,

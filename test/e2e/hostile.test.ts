@@ -18,6 +18,7 @@ import { writeHostileCorpus, type HostileEntry } from '../../bench/fixtures/host
 import { ROOT } from './helpers.ts';
 import { runLocalMeasured } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
+import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
 const GiB = 1024 ** 3;
@@ -38,7 +39,7 @@ describe('the hostile corpus through local run', () => {
     await loadLocalAssembly(localAssemblySettings({}));
     // Act
     const files = entries.map((e) => path.join(corpus, e.file));
-    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured([CLI, 'local', 'run', '--json', '--timeout', '1000', '--out', out, ...files], {
+    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured([CLI, 'local', 'run', '--json', '--timeout', '1000', ...(await sharedLedgerArgs('hostile')), '--out', out, ...files], {
       cwd: work,
       base,
       env: { ...process.env, TMPDIR: temp },

@@ -12,6 +12,7 @@ import type { LocalBridge } from '../../local/bridge.ts';
 import { MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, STEPS_IN_FLIGHT_FILE, writeResumeCounts } from '../../local/crash-resumes.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
 import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 describe('planResumes', () => {
@@ -71,10 +72,13 @@ describe('a local bridge after unclean stops', () => {
   it('ends a job in flight through three unclean stops FAILED with PROCESS_CRASHED, and finishes a new one', { timeout: 240_000 }, async () => {
     // Prepare: a job in flight (Mapflow takes long), the bridge stopped with it unfinished
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-crashes-'));
+    // The ledger outlives the bridge in the run's DynamoDB Local, as it would in DynamoDB; its own JVM would add nothing here.
+    const ledger = { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('crashes') };
     let inProgress!: (event: LocalEvent) => void;
     const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
     bridge = await startTestBridge({
       stateDir,
+      ...ledger,
       simulator: { processingSeconds: 600 },
       onEvent: (event) => {
         if (event.detail.status === 'IN_PROGRESS') inProgress(event);
@@ -93,7 +97,7 @@ describe('a local bridge after unclean stops', () => {
     writeFileSync(path.join(stateDir, STEPS_IN_FLIGHT_FILE), JSON.stringify([detail.jobId]));
 
     // Act: the next start
-    bridge = await startTestBridge({ stateDir, simulator: { processingSeconds: 1 } });
+    bridge = await startTestBridge({ stateDir, ...ledger, simulator: { processingSeconds: 1 } });
     const stuck = await bridge.ledger.get(detail.jobId);
     const other = await bridge.putInbox(aoi, 'other.geojson');
     const otherRow = await bridge.waitForJob(other.jobId);

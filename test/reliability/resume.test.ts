@@ -15,6 +15,7 @@ import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../
 import { readEvents } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -26,9 +27,12 @@ describe('a bridge restarted mid-job resumes it without a second processing', { 
   let simulatorDir: string;
   let stateDir: string;
   let bridge: LocalBridge | undefined;
+  // The ledger outlives each bridge in the run's DynamoDB Local, as it would in DynamoDB.
+  let ledger: Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>;
 
   const options = (): LocalBridgeOptions => ({
     stateDir,
+    ...ledger,
     mapflow: { url: simulator.url, token: TOKEN, email: EMAIL },
     ...RELIABILITY_BRIDGE_OPTIONS,
   });
@@ -36,6 +40,7 @@ describe('a bridge restarted mid-job resumes it without a second processing', { 
   beforeAll(async () => {
     simulatorDir = await mkdtemp(path.join(testTmp(), 'mfb-resume-sim-'));
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-resume-state-'));
+    ledger = { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('resume') };
     simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 6, seed: 5, dataDir: simulatorDir });
   });
   afterAll(async () => {

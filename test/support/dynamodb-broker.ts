@@ -41,11 +41,23 @@ function startDynamoDbProcess(): Promise<{ endpoint: string; stop: () => void }>
   });
 }
 
+/**
+ * The one DynamoDB Local of vitest's process: each project runs this global
+ * setup with a module of its own, and both projects' tests share the JVM
+ * (tables are unique per test); the last teardown stops it.
+ */
+interface SharedProcess {
+  starting?: ReturnType<typeof startDynamoDbProcess>;
+  users: number;
+}
+const SHARED_KEY = Symbol.for('mapflow-bridge.test.shared-dynamodb');
+const shared: SharedProcess = ((globalThis as Record<symbol, SharedProcess | undefined>)[SHARED_KEY] ??= { users: 0 });
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  let starting: ReturnType<typeof startDynamoDbProcess> | undefined;
+  shared.users++;
   const server = createServer((request, response) => {
-    starting ??= startDynamoDbProcess();
-    starting.then(
+    shared.starting ??= startDynamoDbProcess();
+    shared.starting.then(
       (dynamodb) => response.end(dynamodb.endpoint),
       (error: unknown) => {
         response.statusCode = 500;
@@ -59,6 +71,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+    if (--shared.users > 0) return;
+    const { starting } = shared;
+    shared.starting = undefined;
     await starting?.then((dynamodb) => dynamodb.stop(), () => undefined);
   };
 }

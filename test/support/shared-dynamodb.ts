@@ -28,3 +28,12 @@ export function sharedDynamoDbEndpoint(): Promise<string> {
 export function uniqueTableName(prefix = 'ledger'): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
+
+/**
+ * `local run` arguments that keep a CLI bridge's ledger in a fresh table of
+ * the run's DynamoDB Local instead of starting a JVM of its own (about 5 s of
+ * CPU each): for tests about something else than the ledger's own start.
+ */
+export async function sharedLedgerArgs(prefix = 'ledger'): Promise<string[]> {
+  return ['--dynamodb-endpoint', await sharedDynamoDbEndpoint(), '--ledger-table', uniqueTableName(prefix)];
+}

@@ -6,6 +6,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCom
 import { GSI_BY_SLOT_QUEUE, ledgerTableSchema } from '../../../../functions/ledger/schema.ts';
 import { LOCAL_CREDENTIALS } from '../../../../functions/runtime/aws.ts';
 import { ensureLedgerTable, startDynamoDbLocal } from '../../../../local/dynamodb/index.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from '../../../support/shared-dynamodb.ts';
 import { testTmp } from '../../../support/temp.ts';
 
 describe('startDynamoDbLocal', () => {
@@ -19,26 +20,17 @@ describe('startDynamoDbLocal', () => {
     });
   });
 
-  it('keeps the JVM\'s temporary files (its unpacked SQLite library) in a folder it removes when it stops', async () => {
-    // Prepare
-    const javaTmpDir = join(await mkdtemp(join(testTmp(), 'ddb-java-')), 'tmp');
-    const dynamodb = await startDynamoDbLocal({ inMemory: true, javaTmpDir });
-    // Act: a table makes DynamoDB Local open its SQLite database
-    await ensureLedgerTable(dynamodb.endpoint, 'ledger');
-    const whileRunning = await readdir(javaTmpDir);
-    await dynamodb.close();
-    // Assess
-    expect(whileRunning.some((name) => name.includes('sqlite'))).toBe(true);
-    expect(existsSync(javaTmpDir)).toBe(false);
-  }, 120_000);
-
-  it('persists tables in dbPath across restarts', async () => {
+  it('persists tables in dbPath across restarts, and keeps the JVM\'s temporary files in a folder it removes when it stops', async () => {
     // Prepare
     const dbPath = await mkdtemp(join(testTmp(), 'ddb-'));
-    const first = await startDynamoDbLocal({ dbPath });
+    const javaTmpDir = join(await mkdtemp(join(testTmp(), 'ddb-java-')), 'tmp');
+    const first = await startDynamoDbLocal({ dbPath, javaTmpDir });
+    // a table makes DynamoDB Local open its SQLite database, unpacking its library into the temporary folder
     const created = await ensureLedgerTable(first.endpoint, 'kept');
     const createdAgain = await ensureLedgerTable(first.endpoint, 'kept');
+    const whileRunning = await readdir(javaTmpDir);
     await first.close();
+    const tmpAfterStop = existsSync(javaTmpDir);
     // Act
     const second = await startDynamoDbLocal({ dbPath });
     const client2 = new DynamoDBClient({ endpoint: second.endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'other', secretAccessKey: 'other' } });
@@ -49,13 +41,16 @@ describe('startDynamoDbLocal', () => {
     expect(second.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect([created, createdAgain]).toEqual([true, false]);
     expect(TableNames).toEqual(['kept']);
+    expect(whileRunning.some((name) => name.includes('sqlite'))).toBe(true);
+    expect(tmpAfterStop).toBe(false);
   }, 120_000); // DynamoDB Local starts slowly (5-20 s) with a database file
 
   it('adds the GSIs a kept ledger table lacks (a database persisted by an older version, before bySlotQueue)', async () => {
-    // Prepare: a table with the old schema, without the admission queue's index
-    const dynamodb = await startDynamoDbLocal({ inMemory: true });
-    const client = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-    const current = ledgerTableSchema('old');
+    // Prepare: a table with the old schema, without the admission queue's index (in the run's DynamoDB Local)
+    const endpoint = await sharedDynamoDbEndpoint();
+    const table = uniqueTableName('old');
+    const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const current = ledgerTableSchema(table);
     await client.send(
       new CreateTableCommand({
         ...current,
@@ -64,10 +59,9 @@ describe('startDynamoDbLocal', () => {
       }),
     );
     // Act
-    const created = await ensureLedgerTable(dynamodb.endpoint, 'old');
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: 'old' }));
+    const created = await ensureLedgerTable(endpoint, table);
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
     client.destroy();
-    await dynamodb.close();
     // Assess
     expect(created).toBe(false);
     expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(current.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort());

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testTmp } from '../../../support/temp.ts';
+import { sharedLedgerArgs } from '../../../support/shared-dynamodb.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
@@ -55,7 +56,7 @@ describe('local run against a simulator started with --real-shapes (credit-bille
     let code = 0;
     try {
       ({ stdout, stderr: runErr } = await run(process.execPath, [
-        CLI, 'local', 'run', '--json', '--out', path.join(dir, 'out'), '--routes', routes,
+        CLI, 'local', 'run', '--json', ...(await sharedLedgerArgs('live-run')), '--out', path.join(dir, 'out'), '--routes', routes,
         '--mapflow-url', url, '--token', TOKEN, '--email', EMAIL,
         // A simulator given by URL is polled at the production pace (15 s first) unless told otherwise.
         '--poll-policy', '{"initialSeconds":1,"maxSeconds":3,"nearEndSeconds":1,"maxJobSeconds":3600}',
