@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
 import { MapflowClient, type Processing } from '../functions/mapflow/index.ts';
-import { startLocalBridge, type LocalBridge } from '../local/bridge.ts';
+import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../local/bridge.ts';
 import type { ExecutionRecord } from '../local/engine/engine.ts';
 import { readEvents, type LocalEvent } from '../local/events/file.ts';
 import { startSimulator, type RunningSimulator } from '../local/simulator/index.ts';
@@ -65,6 +65,8 @@ export interface FaultSuiteOptions {
    * the end). It must never finish a live job: any EXECUTION_LOST then is a defect.
    */
   reconcileIntervalMs?: number;
+  /** A DynamoDB of the caller's for the ledger, and its table; default a DynamoDB Local of the suite's own. */
+  ledger?: Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>;
 }
 
 export type FinalStateCount = Record<string, number>;
@@ -218,6 +220,7 @@ export async function runFaultSuite(options: FaultSuiteOptions): Promise<FaultSu
       retryIntervalMs: 100,
       waitOverridesMs: { 'Wait For Slot': 300, 'Wait For Processing': 500 },
       ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
+      ...options.ledger,
       log: (line) => log(line),
       onExecutionStopped: (execution) => executions.push({ ...execution }),
     });

@@ -171,6 +171,15 @@ export function policyDocumentsOf(template: Template, roleLogicalId: string): { 
  * starting a JVM; one with a state folder starts its own, on disk, as
  * `npm start` does (restarts read it back).
  */
+/**
+ * The run's shared DynamoDB Local and a fresh table, for a bridge on a state
+ * folder whose test is about something else than the ledger's own JVM and
+ * file (the other commands find them in its endpoints.json).
+ */
+export async function sharedLedgerIn(): Promise<Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>> {
+  return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName() };
+}
+
 export async function sharedLedger(options: LocalBridgeOptions): Promise<Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>> {
   if (options.stateDir !== undefined || options.dynamodbEndpoint !== undefined) return {};
   return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: options.ledgerTable ?? uniqueTableName() };

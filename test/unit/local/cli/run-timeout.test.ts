@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../../../../functions/core/model.ts';
 import { runLocalCommand, summarise, type RunJobSummary } from '../../../../local/cli/run.ts';
 import { testTmp } from '../../../support/temp.ts';
+import { sharedLedgerArgs } from '../../../support/shared-dynamodb.ts';
 
 const square = (x: number) =>
   JSON.stringify({
@@ -49,7 +50,7 @@ describe('local run --timeout', () => {
     let code: number;
     try {
       // Act
-      code = await runLocalCommand(['run', '--json', '--timeout', '8', '--processing-seconds', '60', '--out', path.join(dir, 'out'), ...files]);
+      code = await runLocalCommand(['run', '--json', '--timeout', '8', '--processing-seconds', '60', ...(await sharedLedgerArgs('run-timeout')), '--out', path.join(dir, 'out'), ...files]);
     } finally {
       process.stdout.write = write;
     }
