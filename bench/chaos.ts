@@ -78,7 +78,8 @@ export interface ChaosOptions {
   failOnceEvery?: number;
   /** A DynamoDB to keep the ledger in (tests: the run's shared one); default one started here, in memory. */
   dynamodbEndpoint?: string;
-  /** Table name there (default the bridge's). */
+  /** The ledger's table there (`start --ledger-table`); default the bridge's. Only with dynamodbEndpoint. */
+  ledgerTable?: string;
   log?: (line: string) => void;
   /** Bound on the whole run. Default 5 minutes. */
   timeoutMs?: number;
@@ -185,7 +186,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     const args = [
       CLI, 'start', '--state-dir', stateDir, '--out', outDir,
       '--mapflow-url', simulator.url, '--token', token, '--email', email,
-      '--dynamodb-endpoint', dynamodbEndpoint, '--s3-port', '0',
+      '--dynamodb-endpoint', dynamodbEndpoint, ...(options.ledgerTable ? ['--ledger-table', options.ledgerTable] : []), '--s3-port', '0',
       '--poll-policy', '{"initialSeconds":1,"maxSeconds":3,"maxJobSeconds":3600,"nearEndSeconds":1}',
       '--drop-stable-seconds', '0.2', '--no-samples', '--no-console',
     ];
@@ -290,7 +291,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       if (/Waiting for files/.test(line) && !audit) {
         void (async () => {
           endpoints = JSON.parse(await readFile(path.join(stateDir, 'endpoints.json'), 'utf8')) as { s3: string };
-          audit = await auditRun(endpoints.s3, dynamodbEndpoint, inputs, outDir, eventsFile, stateDir);
+          audit = await auditRun(endpoints.s3, dynamodbEndpoint, options.ledgerTable ?? LOCAL_LEDGER_TABLE, inputs, outDir, eventsFile, stateDir);
         })().catch((error: unknown) => (auditError = error)).finally(stop);
       }
       return false;
@@ -333,7 +334,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
 }
 
 /** The ledger, the bucket, the output folder and the events of a finished run. */
-async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: string[], outDir: string, eventsFile: string, stateDir: string) {
+async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, ledgerTable: string, inputs: string[], outDir: string, eventsFile: string, stateDir: string) {
   // The bridge's S3 answers only the credentials it issued; the DynamoDB Local started here has no gate.
   const credentials = await readCredentialsFile(stateDir);
   if (!credentials) throw new Error(`no credentials.json in ${stateDir}: the bridge never started`);
@@ -341,7 +342,7 @@ async function auditRun(s3Endpoint: string, dynamodbEndpoint: string, inputs: st
   const s3 = localS3Client(s3Endpoint, credentials);
   try {
     const rows: LedgerRow[] = [];
-    for await (const row of scanJobs(doc, LOCAL_LEDGER_TABLE)) rows.push(row);
+    for await (const row of scanJobs(doc, ledgerTable)) rows.push(row);
     const byKey = new Map<string, LedgerRow[]>();
     for (const row of rows) byKey.set(row.input.key, [...(byKey.get(row.input.key) ?? []), row]);
     const events = await readEvents(eventsFile);
