@@ -8,14 +8,16 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
-import { LIVE_SHAPES, SAMPLES, startTestBridge } from './helpers.ts';
+import { LIVE_SHAPES, SAMPLES, sharedLedgerIn, startTestBridge } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 // Both simulator modes: the reference shapes, and the live service's (paged lists, v2 paths, null/UNPROCESSED first).
+// The first keeps its ledger on disk in a DynamoDB Local of its own, as `npm start` does; the second, about the
+// shapes, keeps it in a table of the run's shared one (a JVM start less).
 describe.each([
-  { mode: 'reference shapes', shapes: {} },
-  { mode: 'live shapes', shapes: LIVE_SHAPES },
-])('local bridge across a restart ($mode)', ({ shapes }) => {
+  { mode: 'reference shapes', shapes: {}, ownLedger: true },
+  { mode: 'live shapes', shapes: LIVE_SHAPES, ownLedger: false },
+])('local bridge across a restart ($mode)', ({ shapes, ownLedger }) => {
   let stateDir: string;
   let bridge: LocalBridge | undefined;
 
@@ -27,10 +29,12 @@ describe.each([
   it('uploads from the drop folder, and resumes an unfinished job after a restart', { timeout: 180_000 }, async () => {
     // Prepare
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-restart-'));
+    const ledger = ownLedger ? {} : await sharedLedgerIn();
     let inProgress!: (event: LocalEvent) => void;
     const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
     bridge = await startTestBridge({
       stateDir,
+      ...ledger,
       dropFolder: true,
       // The copy is whole at once; the stability window itself is tested in test/unit/local/s3/drop-folder.test.ts.
       // The job is unfinished in the ledger when the bridge stops, whether or not Mapflow finishes meanwhile.
@@ -47,7 +51,7 @@ describe.each([
     await bridge.close();
     bridge = undefined;
     // Act 2: start again on the same state
-    bridge = await startTestBridge({ stateDir, dropFolder: true, simulator: { ...shapes, processingSeconds: 4 } });
+    bridge = await startTestBridge({ stateDir, ...ledger, dropFolder: true, simulator: { ...shapes, processingSeconds: 4 } });
     const after = await bridge.waitForJob(detail.jobId);
     // Assess
     expect(detail.input.key).toBe('inbox/bern.geojson');
