@@ -19,7 +19,7 @@ import { writeMapflowAccess } from '../../local/cli/state-dir.ts';
 import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { testTmp } from '../support/temp.ts';
-import { sharedLedgerIn } from './helpers.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 
 const GOOD_TOKEN = 'doctor-good-token-0123456789';
 const BAD_TOKEN = 'doctor-bad-token-9876543210';
@@ -51,7 +51,7 @@ async function doctor(args: string[], awsClients?: DoctorAwsClients): Promise<{ 
 
 describe('doctor --local', () => {
   beforeAll(async () => {
-    bridge = await startLocalBridge({ stateDir, ...(await sharedLedgerIn()), mapflow: { url: simulator.url, token: GOOD_TOKEN }, log: () => undefined, reconcileIntervalMs: 0 });
+    bridge = await startLocalBridge({ stateDir, ...(await sharedLedgerOptions('doctor')), mapflow: { url: simulator.url, token: GOOD_TOKEN }, log: () => undefined, reconcileIntervalMs: 0 });
     // What `mapflow-bridge start` writes for the other commands.
     await writeFile(
       path.join(stateDir, 'endpoints.json'),

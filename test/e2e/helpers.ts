@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { vi } from 'vitest';
 import { localAssemblySettings, startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -169,18 +169,11 @@ export function policyDocumentsOf(template: Template, roleLogicalId: string): { 
  * A bridge on throw-away state keeps its ledger in a table of its own in the
  * run's shared DynamoDB Local (test/support/shared-dynamodb.ts) instead of
  * starting a JVM; one with a state folder starts its own, on disk, as
- * `npm start` does (restarts read it back).
+ * `npm start` does (restarts read it back), unless its test spreads
+ * sharedLedgerOptions() into the options.
  */
-/**
- * The run's shared DynamoDB Local and a fresh table, for a bridge on a state
- * folder whose test is about something else than the ledger's own JVM and
- * file (the other commands find them in its endpoints.json).
- */
-export async function sharedLedgerIn(): Promise<Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>> {
-  return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName() };
-}
-
 export async function sharedLedger(options: LocalBridgeOptions): Promise<Pick<LocalBridgeOptions, 'dynamodbEndpoint' | 'ledgerTable'>> {
   if (options.stateDir !== undefined || options.dynamodbEndpoint !== undefined) return {};
-  return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: options.ledgerTable ?? uniqueTableName() };
+  const shared = await sharedLedgerOptions();
+  return { ...shared, ledgerTable: options.ledgerTable ?? shared.ledgerTable };
 }

@@ -19,7 +19,8 @@ import { runCostsCommand } from '../../local/cli/costs.ts';
 import { startControlServer, type ControlServer } from '../../local/cli/control.ts';
 import { runJobsCommand } from '../../local/cli/jobs.ts';
 import { ENDPOINTS_FILE } from '../../local/cli/start.ts';
-import { runCli, sharedLedgerIn, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { runCli, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 let stateDir: string;
@@ -49,7 +50,7 @@ beforeAll(async () => {
   stateDir = await mkdtemp(path.join(testTmp(), 'mfb-operators-'));
   bridge = await startTestBridge({
     stateDir,
-    ...(await sharedLedgerIn()),
+    ...(await sharedLedgerOptions('operators')),
     simulator: { processingSeconds: 6, seed: 7 },
     onEvent: (event) => {
       events.push(event);

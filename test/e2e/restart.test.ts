@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LocalBridge } from '../../local/bridge.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
-import { LIVE_SHAPES, SAMPLES, sharedLedgerIn, startTestBridge } from './helpers.ts';
+import { LIVE_SHAPES, SAMPLES, startTestBridge } from './helpers.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 // Both simulator modes: the reference shapes, and the live service's (paged lists, v2 paths, null/UNPROCESSED first).
@@ -29,7 +30,7 @@ describe.each([
   it('uploads from the drop folder, and resumes an unfinished job after a restart', { timeout: 180_000 }, async () => {
     // Prepare
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-restart-'));
-    const ledger = ownLedger ? {} : await sharedLedgerIn();
+    const ledger = ownLedger ? {} : await sharedLedgerOptions('restart');
     let inProgress!: (event: LocalEvent) => void;
     const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
     bridge = await startTestBridge({

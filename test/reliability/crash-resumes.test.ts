@@ -12,7 +12,7 @@ import type { LocalBridge } from '../../local/bridge.ts';
 import { MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, STEPS_IN_FLIGHT_FILE, writeResumeCounts } from '../../local/crash-resumes.ts';
 import type { LocalEvent } from '../../local/events/file.ts';
 import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 describe('planResumes', () => {
@@ -73,7 +73,7 @@ describe('a local bridge after unclean stops', () => {
     // Prepare: a job in flight (Mapflow takes long), the bridge stopped with it unfinished
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-crashes-'));
     // The ledger outlives the bridge in the run's DynamoDB Local, as it would in DynamoDB; its own JVM would add nothing here.
-    const ledger = { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('crashes') };
+    const ledger = await sharedLedgerOptions('crashes');
     let inProgress!: (event: LocalEvent) => void;
     const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
     bridge = await startTestBridge({

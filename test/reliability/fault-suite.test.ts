@@ -8,12 +8,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runFaultSuite } from '../../bench/fault-suite.ts';
-import { sharedLedger } from '../e2e/helpers.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 
 describe('fault suite (12 jobs, 20 % faults, lost create responses)', () => {
   it('ends every job final with its event and result/report, no duplicate, nothing lost, no slot left', async () => {
     // Act: a higher drop rate than the bench's 10 % so that 12 jobs surely lose some create responses
-    const figures = await runFaultSuite({ jobs: 12, faultRate: 0.2, dropAfterCommit: 0.25, seed: 11, maxConcurrentProcessings: 3, ledger: await sharedLedger({}) });
+    const figures = await runFaultSuite({ jobs: 12, faultRate: 0.2, dropAfterCommit: 0.25, seed: 11, maxConcurrentProcessings: 3, ledger: await sharedLedgerOptions('faults') });
     // Assess: the faults really happened
     expect(figures.faultsInjected).toBeGreaterThan(10);
     expect(figures.responsesDropped).toBeGreaterThan(0);

@@ -17,7 +17,7 @@ import { startSimulator, type RunningSimulator } from '../../local/simulator/ind
 import { tempFile } from '../e2e/helpers.ts';
 import { processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 import { testTmp } from '../support/temp.ts';
-import { sharedLedger } from '../e2e/helpers.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 
 const TOKEN = 'restart-lost-token-91ac';
 const EMAIL = 'restart@mapflow-bridge.invalid';
@@ -60,7 +60,7 @@ describe('a restart whose answer is lost', { timeout: 180_000 }, () => {
     bridge = await startLocalBridge({
       mapflow: { url: `http://127.0.0.1:${port}/rest`, token: TOKEN, email: EMAIL },
       ...RELIABILITY_BRIDGE_OPTIONS,
-      ...(await sharedLedger({})),
+      ...(await sharedLedgerOptions('restart-lost')),
     });
   });
   afterAll(async () => {

@@ -15,7 +15,7 @@ import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../
 import { readEvents } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -40,7 +40,7 @@ describe('a bridge restarted mid-job resumes it without a second processing', { 
   beforeAll(async () => {
     simulatorDir = await mkdtemp(path.join(testTmp(), 'mfb-resume-sim-'));
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-resume-state-'));
-    ledger = { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('resume') };
+    ledger = await sharedLedgerOptions('resume');
     simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 6, seed: 5, dataDir: simulatorDir });
   });
   afterAll(async () => {

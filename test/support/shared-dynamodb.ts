@@ -30,10 +30,18 @@ export function uniqueTableName(prefix = 'ledger'): string {
 }
 
 /**
- * `local run` arguments that keep a CLI bridge's ledger in a fresh table of
- * the run's DynamoDB Local instead of starting a JVM of its own (about 5 s of
- * CPU each): for tests about something else than the ledger's own start.
+ * A bridge's ledger in a fresh table of the run's DynamoDB Local instead of a
+ * JVM of its own (about 5 s of CPU each): for tests about something else than
+ * the ledger's own start. Spread into the bridge's options; on a state folder
+ * the other commands find both in its endpoints.json, and the table outlives
+ * each restart as DynamoDB outlives a Lambda.
  */
+export async function sharedLedgerOptions(prefix = 'ledger'): Promise<{ dynamodbEndpoint: string; ledgerTable: string }> {
+  return { dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName(prefix) };
+}
+
+/** The same as `local run` / `start` arguments (--dynamodb-endpoint, --ledger-table). */
 export async function sharedLedgerArgs(prefix = 'ledger'): Promise<string[]> {
-  return ['--dynamodb-endpoint', await sharedDynamoDbEndpoint(), '--ledger-table', uniqueTableName(prefix)];
+  const { dynamodbEndpoint, ledgerTable } = await sharedLedgerOptions(prefix);
+  return ['--dynamodb-endpoint', dynamodbEndpoint, '--ledger-table', ledgerTable];
 }
