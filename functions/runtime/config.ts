@@ -34,6 +34,11 @@ export interface BridgeConfig {
   local: { s3Endpoint?: string; dynamodbEndpoint?: string; eventsFile?: string; sfnEndpoint?: string };
 }
 
+/** What DynamoDB accepts as a table name: 3-255 of A-Z a-z 0-9 _ . - (LEDGER_TABLE here, --ledger-table locally). */
+export function isDynamoDbTableName(name: string): boolean {
+  return /^[A-Za-z0-9_.-]{3,255}$/.test(name);
+}
+
 export const DEFAULTS = {
   eventBusName: 'default',
   eventSource: 'mapflow.bridge',
@@ -85,7 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
 
   const ledgerTable = read('LEDGER_TABLE');
   if (ledgerTable === undefined) problems.push('LEDGER_TABLE is required: the name of the DynamoDB ledger table.');
-  else if (!/^[A-Za-z0-9_.-]{3,255}$/.test(ledgerTable)) {
+  else if (!isDynamoDbTableName(ledgerTable)) {
     problems.push(`LEDGER_TABLE "${ledgerTable}" is not a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -).`);
   }
 

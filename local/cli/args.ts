@@ -14,7 +14,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { validDynamoDbEndpoint } from '../dynamodb/endpoint.ts';
 import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
 import { parseRoutes } from '../../functions/routing/index.ts';
-import { pollPolicyProblems } from '../../functions/runtime/config.ts';
+import { isDynamoDbTableName, pollPolicyProblems } from '../../functions/runtime/config.ts';
 import { localPollPolicy } from '../poll-policy.ts';
 import type { MapflowTarget } from '../bridge.ts';
 import { DEFAULT_OUTPUT_DIR } from './outputs.ts';
@@ -301,10 +301,10 @@ export function dynamodbEndpointOption(text: string | undefined): string | undef
   }
 }
 
-/** --ledger-table: a name DynamoDB accepts (3-255 of A-Z a-z 0-9 _ . -), or a UsageError. */
+/** --ledger-table: a name DynamoDB accepts (isDynamoDbTableName), or a UsageError. */
 export function ledgerTableOption(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
-  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(text)) {
+  if (!isDynamoDbTableName(text)) {
     throw new UsageError(`--ledger-table: '${text.slice(0, 60)}' is not a DynamoDB table name (3 to 255 letters, digits, '_', '.' or '-').`);
   }
   return text;
