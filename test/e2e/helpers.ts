@@ -11,6 +11,7 @@ import { vi } from 'vitest';
 import { localAssemblySettings, startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
+import { TEST_ROUTES } from '../support/routes.ts';
 import { testTmp } from '../support/temp.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -19,15 +20,6 @@ export const SAMPLE_DATA = path.join(ROOT, 'samples');
 export const SAMPLES_AOI = path.join(SAMPLE_DATA, 'aoi');
 export const SAMPLES_RASTERS = path.join(SAMPLE_DATA, 'rasters');
 export const SAMPLES = path.join(ROOT, 'local/samples');
-
-/** Routes used by the suites: upload-only at the root, Buildings under buildings/, Aerial under aerial/. */
-export const TEST_ROUTES = JSON.stringify({
-  routes: [
-    { name: 'default', prefix: '' },
-    { name: 'buildings', prefix: 'buildings/', model: '🏠 Buildings', processImages: true },
-    { name: 'aerial', prefix: 'aerial/', model: '🏠⭐️ Buildings (Aerial)', processImages: true },
-  ],
-});
 
 /**
  * The live service as the simulator plays it (--real-shapes: docs/simulator.md), with short waits:

@@ -16,17 +16,8 @@ import type { ExecutionRecord, LocalEngine } from '../../local/engine/engine.ts'
 import { readEvents, type LocalEvent } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
 import { sharedLedger } from '../e2e/helpers.ts';
+import { RELIABILITY_ROUTES } from '../support/routes.ts';
 import { testTmp } from '../support/temp.ts';
-
-/** Routes of the suites: upload-only root, Buildings on images under buildings/, a named project under project/, a second mosaic under second/. */
-export const RELIABILITY_ROUTES = JSON.stringify({
-  routes: [
-    { name: 'default', prefix: '' },
-    { name: 'buildings', prefix: 'buildings/', model: '🏠 Buildings', processImages: true },
-    { name: 'project', prefix: 'project/', project: { name: 'reliability' } },
-    { name: 'second', prefix: 'second/', mosaicName: 'reliability-second' },
-  ],
-});
 
 /** The local bridge as the reliability suites run it: short waits, no drop folder, no timed reconciler, quiet. */
 export const RELIABILITY_BRIDGE_OPTIONS = {

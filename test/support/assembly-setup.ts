@@ -9,8 +9,7 @@
  */
 import { loadLocalAssembly } from '../../local/assembly/cache.ts';
 import { localAssemblySettings } from '../../local/bridge.ts';
-import { TEST_ROUTES } from '../e2e/helpers.ts';
-import { RELIABILITY_ROUTES } from '../reliability/support.ts';
+import { RELIABILITY_ROUTES, TEST_ROUTES } from './routes.ts';
 
 export default async function setup(): Promise<void> {
   const shared = [
