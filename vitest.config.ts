@@ -44,11 +44,13 @@ export default defineConfig({
     // must hold on a loaded 2-core machine where a local bridge job takes minutes.
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // End-to-end suites start DynamoDB Local (a JVM) and the simulator, then
-    // mostly wait on simulated processings: two files at a time. Three were
-    // not faster on clean clones of this 2-core machine, idle otherwise: 596 s
-    // and 1,187 s of CPU, against 549-602 s and 904-1,032 s with two.
-    maxWorkers: 2,
+    // Three files at a time on this 2-core machine: a file that runs bridges
+    // waits on them part of the time (its CPU is 0.5-0.8 of its duration), and
+    // a third file fills that. Side by side on c347874, otherwise idle: 697.6 s
+    // of vitest with two (1,020 s of CPU), 655.7 s with three (986 s), 670.6 s
+    // with four (1,019 s). With many JVMs per run (before 872cf10) a third only
+    // added contention (docs/development.md).
+    maxWorkers: 3,
     reporters: ['default', './test/support/summary-reporter.ts'],
     // The longest files first, so that no long file starts last and runs alone at the end.
     sequence: { sequencer: LongestFirstSequencer },
