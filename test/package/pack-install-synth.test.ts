@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeFunctionsOf, handlerNameOfBundle } from '../support/assembly.ts';
-import { sharedDynamoDbEndpoint } from '../support/shared-dynamodb.ts';
+import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -160,7 +160,7 @@ describe('the npm package in a fresh CDK app', () => {
     const names = await Promise.all(functions.map((fn) => handlerNameOfBundle(fn.assetDir)));
     const { stdout } = await run(
       NODE,
-      ['--import', recorder, cli, 'local', 'run', '--assembly', 'cdk.out', '--dynamodb-endpoint', await sharedDynamoDbEndpoint(), '--json', '--out', path.join(work, 'out'), aoi],
+      ['--import', recorder, cli, 'local', 'run', '--assembly', 'cdk.out', ...(await sharedLedgerArgs('package')), '--json', '--out', path.join(work, 'out'), aoi],
       { cwd: apps.esm, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 },
     ).catch((error: { stdout?: string; stderr?: string }) => {
       throw new Error(`local run of the app's assembly failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);

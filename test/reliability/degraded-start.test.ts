@@ -12,7 +12,7 @@ import type { LocalBridge } from '../../local/bridge.ts';
 import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3 } from '../../local/s3/server.ts';
 import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'mapflow-bridge-local';
@@ -35,7 +35,7 @@ describe('degraded start', () => {
     const mapflowAnswers = new Promise<void>((resolve) => (answer = resolve));
 
     // Act 1: the bridge starts (its sweep has queued the dispatch by the time it returns)
-    bridge = await startTestBridge({ stateDir, dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('degraded'), dispatchAfter: mapflowAnswers });
+    bridge = await startTestBridge({ stateDir, ...(await sharedLedgerOptions('degraded')), dispatchAfter: mapflowAnswers });
     const whileHeld = { running: bridge.engine.running().length, row: await bridge.ledger.get(jobId) };
     // Act 2: Mapflow answers
     answer();

@@ -21,7 +21,7 @@ import type { LocalBridge } from '../../local/bridge.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { publishFinalEventsOwed } from '../../local/final-events.ts';
 import { squareAoi, startTestBridge, tempFile } from '../e2e/helpers.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 import { Driver, dropInput, tagsOf, taskErrorOf, useBenches, type Bench } from '../support/workflow-harness.ts';
 
@@ -132,7 +132,7 @@ describe('a kill between the final ledger write and the final event', { timeout:
     // Prepare: a bridge whose final events never get out: the bridge stops there, as a kill -9 stops it
     const stateDir = await mkdtemp(path.join(testTmp(), 'mfb-final-kill-'));
     dirs.push(stateDir);
-    const shared = { stateDir, dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('final') };
+    const shared = { stateDir, ...(await sharedLedgerOptions('final')) };
     let killed!: () => void;
     const atFinalEvent = new Promise<void>((resolve) => (killed = resolve));
     bridge = await startTestBridge({

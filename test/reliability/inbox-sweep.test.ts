@@ -18,7 +18,7 @@ import { localS3Client } from '../../local/s3/client.ts';
 import { startLocalS3 } from '../../local/s3/server.ts';
 import { readEvents } from '../../local/events/file.ts';
 import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 const BUCKET = 'mapflow-bridge-local';
@@ -45,7 +45,7 @@ describe('inbox sweep', () => {
     // Prepare: one job done by a first bridge; then three inputs land in its inbox with nobody to notify
     const stateDir = await mkdtemp(path.join(testTmp(), 'mfb-sweep-'));
     dirs.push(stateDir);
-    const shared = { stateDir, dynamodbEndpoint: await sharedDynamoDbEndpoint(), ledgerTable: uniqueTableName('sweep') };
+    const shared = { stateDir, ...(await sharedLedgerOptions('sweep')) };
     bridge = await startTestBridge(shared);
     const done = await bridge.putInbox(await aoiFile(stateDir, 'done', 7.40), 'done.geojson');
     expect((await bridge.waitForJob(done.jobId))?.status).toBe('SUCCEEDED');
@@ -85,8 +85,7 @@ describe('inbox sweep', () => {
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', s3rver.credentials.secretAccessKey);
     try {
       const { ensureLedgerTable } = await import('../../local/dynamodb/index.ts');
-      const endpoint = await sharedDynamoDbEndpoint();
-      const table = uniqueTableName('sweep');
+      const { dynamodbEndpoint: endpoint, ledgerTable: table } = await sharedLedgerOptions('sweep');
       await ensureLedgerTable(endpoint, table);
       const ctx = bridgeContext({
         LEDGER_TABLE: table,

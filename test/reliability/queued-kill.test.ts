@@ -12,7 +12,7 @@ import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../
 import { readEvents } from '../../local/events/file.ts';
 import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
+import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 
@@ -33,8 +33,7 @@ describe('jobs queued for a slot when the bridge stops', { timeout: 240_000 }, (
     simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 4, seed: 3, dataDir: simulatorDir });
     options = {
       stateDir,
-      dynamodbEndpoint: await sharedDynamoDbEndpoint(),
-      ledgerTable: uniqueTableName('queued-kill'),
+      ...(await sharedLedgerOptions('queued-kill')),
       mapflow: { url: simulator.url, token: TOKEN, email: EMAIL },
       ...RELIABILITY_BRIDGE_OPTIONS,
       maxConcurrentProcessings: 1,
