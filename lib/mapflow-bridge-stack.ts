@@ -54,7 +54,7 @@ export class MapflowBridgeStack extends Stack {
     new CfnOutput(this, 'EventBusName', { value: b.eventBus.eventBusName });
     new CfnOutput(this, 'StateMachineArn', { value: b.stateMachine.stateMachineArn });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: b.deadLetterQueue.queueUrl });
-    // Read by `mapflow-bridge doctor --stack <name>` (local/cli/doctor.ts).
+    // Read by `mapflow-bridge doctor --stack <name>` (packages/cli/src/doctor.ts).
     new CfnOutput(this, 'TriggerQueueUrl', { value: b.queue.queueUrl });
     new CfnOutput(this, 'TriggerRuleName', { value: b.triggerRule.ruleName });
     new CfnOutput(this, 'MapflowBaseUrl', { value: b.settings.mapflowBaseUrl });

@@ -22,7 +22,7 @@ export { DISSOLVE_BATCH, DISSOLVE_BUDGET_MS } from './dissolve.ts';
 /*
  * Counts bounded before any geometry work, so the time and memory of the
  * validation and the dissolve are bounded by construction (figures in
- * docs/inputs.md and README, measured by bench/hostile.ts).
+ * docs/inputs.md and README, measured by packages/bench/hostile.ts).
  */
 /** Most polygons (Polygons and MultiPolygon parts) in one file. */
 export const MAX_POLYGONS = 2_500;
@@ -200,7 +200,7 @@ let aoiParser: AoiParser | undefined;
 /**
  * Where parseAoiOffThread runs parseAoi: in this thread by default (a Lambda
  * runs one step at a time); local mode passes a worker-thread runner
- * (local/engine/workers.ts) so one heavy file does not stall the other jobs
+ * (packages/local/src/engine/workers.ts) so one heavy file does not stall the other jobs
  * or the progress display. `undefined` restores the default.
  */
 export function useAoiParser(parser: AoiParser | undefined): void {

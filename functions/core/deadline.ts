@@ -17,7 +17,7 @@
  * is not the file's fault.
  *
  * The deadline is plain data (it crosses to a worker thread in the local
- * engine's CPU workers, local/engine/workers.ts).
+ * engine's CPU workers, packages/local/src/engine/workers.ts).
  */
 import { InputRejected } from './errors.ts';
 

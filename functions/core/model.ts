@@ -193,7 +193,7 @@ export interface LedgerRow {
    * event is out: a final row that still has it lost its event (the process
    * died, or the publish failed, between the two), which the step run again
    * (Retry, Fail Job) or, locally, the next start publishes (ledger.ts
-   * `finalEventPublished`, local/final-events.ts).
+   * `finalEventPublished`, packages/local/src/final-events.ts).
    */
   finalEventPending?: boolean;
   /** Constant `JOB` on job rows so the `byStatus` GSI can be queried by time. */

@@ -104,7 +104,7 @@ let inspector: Inspector | undefined;
 /**
  * Where inspectGeoTiff runs: in this thread by default (a Lambda runs one
  * step at a time); local mode passes a worker-thread runner
- * (local/engine/workers.ts) so one heavy image does not stall the other jobs.
+ * (packages/local/src/engine/workers.ts) so one heavy image does not stall the other jobs.
  * `undefined` restores the default.
  */
 export function useGeoTiffInspector(run: Inspector | undefined): void {

@@ -87,7 +87,7 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
     const { changed, row: final } = await ctx.ledger.transition(f.jobId, f.status, patch, f.error ? `${f.error.code}: ${f.error.message}`.slice(0, 500) : undefined);
     // The final write marks the row finalEventPending: its event and tags are owed until the mark goes, last.
     // A death in between leaves the mark, and whoever finds it (this step run again above, the local
-    // bridge's next start: local/final-events.ts) does what is left. A death after the publish and before
+    // bridge's next start: packages/local/src/final-events.ts) does what is left. A death after the publish and before
     // the mark goes publishes the event twice (at least once, as EventBridge delivers); the local start
     // looks in events.jsonl first.
     if (changed) {

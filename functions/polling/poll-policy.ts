@@ -124,7 +124,7 @@ export function estimateRemainingSeconds(progress: PollProgress): number | undef
  * pace, if that is faster: a burst under way) for at most BURST_SHARE of the
  * whole run, the rest at up to REST_FACTOR times the long-run pace. Mapflow's
  * percent moves unevenly (stalls, bursts); with these bounds the p95 detection
- * delay of bench/polling.ts stays under nearEndSeconds at every seed tried, and
+ * delay of packages/bench/polling.ts stays under nearEndSeconds at every seed tried, and
  * a processing faster still is seen late, not lost.
  */
 export const BURST_FACTOR = 3.5;

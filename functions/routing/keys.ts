@@ -59,7 +59,7 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
  * Why a key cannot be a job's key, or undefined: a '.' or '..' segment, an
  * empty segment ('//' or a leading '/'; a trailing '/' is a folder marker and
  * allowed here), or a control character. The local S3 applies the same rule
- * (local/s3/s3rver-process.cjs).
+ * (packages/local/src/s3/s3rver-process.cjs).
  */
 export function keyProblem(key: string): string | undefined {
   const control = CONTROL_CHARACTER.exec(key);

@@ -13,7 +13,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { isLocal, type BridgeConfig } from './config.ts';
 
-/** The stand-in when the environment has no keys (the local endpoints refuse it: local/auth/gate.ts). */
+/** The stand-in when the environment has no keys (the local endpoints refuse it: packages/local/src/auth/gate.ts). */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
 /**

@@ -36,7 +36,7 @@ export const PREBUILT_HANDLERS_DIR = fileURLToPath(new URL('../../assets/handler
 
 /**
  * Context key: a folder of prebuilt bundles `<dir>/<name>/index.mjs` to use
- * instead of bundling (the local bridge's assembly cache, lib/private/local-assembly.ts).
+ * instead of bundling (the local bridge's assembly cache, packages/local/src/assembly/local-assembly.ts).
  */
 export const HANDLER_BUNDLES_CONTEXT = 'mapflow-bridge:handler-bundles';
 

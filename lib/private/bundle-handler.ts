@@ -8,7 +8,7 @@
  *
  *   node lib/private/bundle-handler.ts <entry.ts> <output dir> [--external-aws-sdk] [--source-maps]
  *
- * The output is `<output dir>/index.mjs`, the file bench/bundles.ts measures.
+ * The output is `<output dir>/index.mjs`, the file packages/bench/bundles.ts measures.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';

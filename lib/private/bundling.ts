@@ -2,11 +2,11 @@
  * How every Lambda handler is bundled, in one place: the construct's
  * bundling from source (lib/private/bridge-function.ts, through lib/private/bundle-handler.ts),
  * the package's prebuilt handlers (scripts/build-handlers.ts) and the bundle
- * benchmark (bench/bundles.ts) all take their esbuild options from here, so
+ * benchmark (packages/bench/bundles.ts) all take their esbuild options from here, so
  * the bench measures what ships.
  * No aws-cdk-lib import: the bench and the build script load this file alone.
  *
- * The choices, measured with `npx tsx bench/bundles.ts` (docs/architecture.md,
+ * The choices, measured with `npx tsx packages/bench/bundles.ts` (docs/architecture.md,
  * "Lean handlers"):
  * - ESM for Node.js 24, minified, `module` before `main` (the SDK's and
  *   Powertools' ES builds tree-shake; their CommonJS builds do not);

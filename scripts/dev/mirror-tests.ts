@@ -46,16 +46,16 @@ export const TABLE: Readonly<Record<string, string>> = {
   'test/aoi/not-json.test.ts': 'test/unit/functions/aoi/not-json.test.ts',
   'test/aoi/parse-aoi.test.ts': 'test/unit/functions/aoi/parse-aoi.test.ts',
   // local/auth; the two that start a bridge are end-to-end
-  'test/auth/actions.test.ts': 'test/unit/local/auth/actions.test.ts',
-  'test/auth/credentials.test.ts': 'test/unit/local/auth/credentials.test.ts',
-  'test/auth/evaluate.test.ts': 'test/unit/local/auth/evaluate.test.ts',
-  'test/auth/gate-endpoints.test.ts': 'test/unit/local/auth/gate-endpoints.test.ts',
-  'test/auth/sigv4.test.ts': 'test/unit/local/auth/sigv4.test.ts',
+  'test/auth/actions.test.ts': 'packages/local/test/auth/actions.test.ts',
+  'test/auth/credentials.test.ts': 'packages/local/test/auth/credentials.test.ts',
+  'test/auth/evaluate.test.ts': 'packages/local/test/auth/evaluate.test.ts',
+  'test/auth/gate-endpoints.test.ts': 'packages/local/test/auth/gate-endpoints.test.ts',
+  'test/auth/sigv4.test.ts': 'packages/local/test/auth/sigv4.test.ts',
   'test/auth/bridge-gate.test.ts': 'test/e2e/auth-bridge-gate.test.ts',
   'test/auth/role-enforced.test.ts': 'test/e2e/auth-role-enforced.test.ts',
   // lib/: a module's own functions are unit tests; test/cdk stays the suite of the synthesized stack
   'test/cdk/history-budget.test.ts': 'test/unit/lib/history-budget.test.ts',
-  'test/cdk/local-definition.test.ts': 'test/unit/lib/local-definition.test.ts',
+  'test/cdk/local-definition.test.ts': 'packages/local/test/assembly/local-definition.test.ts',
   'test/cdk/validation.test.ts': 'test/unit/lib/validation.test.ts',
   'test/dispatch/permissions.test.ts': 'test/cdk/dispatch-permissions.test.ts',
   'test/events/registry.test.ts': 'test/cdk/event-registry.test.ts',
@@ -100,20 +100,20 @@ export const TABLE: Readonly<Record<string, string>> = {
   'test/ledger/ledger.test.ts': 'test/unit/functions/ledger/ledger.test.ts',
   'test/ledger/slots.test.ts': 'test/unit/functions/ledger/slots.test.ts',
   // local/: unit tests by room; a bridge started and watched is end-to-end, a bridge made to fail is reliability
-  'test/local/assembly-services.test.ts': 'test/unit/local/assembly/services.test.ts',
-  'test/local/cli.test.ts': 'test/unit/local/cli/cli.test.ts',
-  'test/local/jobs-list.test.ts': 'test/unit/local/cli/jobs-list.test.ts',
-  'test/local/live.test.ts': 'test/unit/local/cli/live.test.ts',
-  'test/local/preflight-mapflow.test.ts': 'test/unit/local/cli/preflight-mapflow.test.ts',
-  'test/perf/local-run-timeout.test.ts': 'test/unit/local/cli/run-timeout.test.ts',
-  'test/local/engine.test.ts': 'test/unit/local/engine/engine.test.ts',
-  'test/local/events.test.ts': 'test/unit/local/events/file.test.ts',
-  'test/local/drop-folder.test.ts': 'test/unit/local/s3/drop-folder.test.ts',
-  'test/local/s3-atomic.test.ts': 'test/unit/local/s3/s3-atomic.test.ts',
-  'test/local/s3-guard.test.ts': 'test/unit/local/s3/s3-guard.test.ts',
-  'test/local/s3.test.ts': 'test/unit/local/s3/s3.test.ts',
-  'test/local/poll-policy.test.ts': 'test/unit/local/poll-policy.test.ts',
-  'test/local/state-lock.test.ts': 'test/unit/local/state-lock.test.ts',
+  'test/local/assembly-services.test.ts': 'packages/local/test/assembly/services.test.ts',
+  'test/local/cli.test.ts': 'packages/cli/test/cli.test.ts',
+  'test/local/jobs-list.test.ts': 'packages/cli/test/jobs-list.test.ts',
+  'test/local/live.test.ts': 'packages/cli/test/live.test.ts',
+  'test/local/preflight-mapflow.test.ts': 'packages/cli/test/preflight-mapflow.test.ts',
+  'test/perf/local-run-timeout.test.ts': 'packages/cli/test/run-timeout.test.ts',
+  'test/local/engine.test.ts': 'packages/local/test/engine/engine.test.ts',
+  'test/local/events.test.ts': 'packages/local/test/events/file.test.ts',
+  'test/local/drop-folder.test.ts': 'packages/local/test/s3/drop-folder.test.ts',
+  'test/local/s3-atomic.test.ts': 'packages/local/test/s3/s3-atomic.test.ts',
+  'test/local/s3-guard.test.ts': 'packages/local/test/s3/s3-guard.test.ts',
+  'test/local/s3.test.ts': 'packages/local/test/s3/s3.test.ts',
+  'test/local/poll-policy.test.ts': 'packages/local/test/poll-policy.test.ts',
+  'test/local/state-lock.test.ts': 'packages/local/test/state-lock.test.ts',
   'test/local/quiet-metrics.test.ts': 'test/unit/functions/runtime/quiet-metrics.test.ts',
   'test/local/crash-resumes.test.ts': 'test/reliability/crash-resumes.test.ts',
   'test/local/degraded-start.test.ts': 'test/reliability/degraded-start.test.ts',
@@ -149,35 +149,35 @@ export const TABLE: Readonly<Record<string, string>> = {
   'test/storage/describe.test.ts': 'test/unit/functions/storage/describe.test.ts',
   'test/storage/s3.test.ts': 'test/unit/functions/storage/s3.test.ts',
   // local/simulator with its helpers; its Lambda adapter too
-  'test/simulator/helpers.ts': 'test/unit/local/simulator/helpers.ts',
-  'test/simulator/account.test.ts': 'test/unit/local/simulator/account.test.ts',
-  'test/simulator/catalog.test.ts': 'test/unit/local/simulator/catalog.test.ts',
-  'test/simulator/cli.test.ts': 'test/unit/local/simulator/cli.test.ts',
-  'test/simulator/faults.test.ts': 'test/unit/local/simulator/faults.test.ts',
-  'test/simulator/live-account-run.test.ts': 'test/unit/local/simulator/live-account-run.test.ts',
-  'test/simulator/live-fidelity.test.ts': 'test/unit/local/simulator/live-fidelity.test.ts',
-  'test/simulator/live-shapes.test.ts': 'test/unit/local/simulator/live-shapes.test.ts',
-  'test/simulator/persistence.test.ts': 'test/unit/local/simulator/persistence.test.ts',
-  'test/simulator/processings.test.ts': 'test/unit/local/simulator/processings.test.ts',
-  'test/simulator/rasters.test.ts': 'test/unit/local/simulator/rasters.test.ts',
-  'test/simulator/shapes.test.ts': 'test/unit/local/simulator/shapes.test.ts',
-  'test/simulator/uneven-progress.test.ts': 'test/unit/local/simulator/uneven-progress.test.ts',
-  'test/simulator/upload-stream.test.ts': 'test/unit/local/simulator/upload-stream.test.ts',
-  'test/integ/simulator-lambda.test.ts': 'test/unit/local/simulator/lambda.test.ts',
+  'test/simulator/helpers.ts': 'packages/simulator/test/helpers.ts',
+  'test/simulator/account.test.ts': 'packages/simulator/test/account.test.ts',
+  'test/simulator/catalog.test.ts': 'packages/simulator/test/catalog.test.ts',
+  'test/simulator/cli.test.ts': 'packages/simulator/test/cli.test.ts',
+  'test/simulator/faults.test.ts': 'packages/simulator/test/faults.test.ts',
+  'test/simulator/live-account-run.test.ts': 'packages/simulator/test/live-account-run.test.ts',
+  'test/simulator/live-fidelity.test.ts': 'packages/simulator/test/live-fidelity.test.ts',
+  'test/simulator/live-shapes.test.ts': 'packages/simulator/test/live-shapes.test.ts',
+  'test/simulator/persistence.test.ts': 'packages/simulator/test/persistence.test.ts',
+  'test/simulator/processings.test.ts': 'packages/simulator/test/processings.test.ts',
+  'test/simulator/rasters.test.ts': 'packages/simulator/test/rasters.test.ts',
+  'test/simulator/shapes.test.ts': 'packages/simulator/test/shapes.test.ts',
+  'test/simulator/uneven-progress.test.ts': 'packages/simulator/test/uneven-progress.test.ts',
+  'test/simulator/upload-stream.test.ts': 'packages/simulator/test/upload-stream.test.ts',
+  'test/integ/simulator-lambda.test.ts': 'packages/simulator/test/lambda.test.ts',
   // the simulator against a client written from the spec alone: a contract, beside client-vs-simulator
   'test/spec-client/spec-client.test.ts': 'test/contract/spec-client.test.ts',
   // bench/'s own logic (not a measurement)
-  'test/perf/bench-disk.test.ts': 'test/unit/bench/bench-disk.test.ts',
-  'test/perf/paired-ratio.test.ts': 'test/unit/bench/paired-ratio.test.ts',
+  'test/perf/bench-disk.test.ts': 'packages/local/test/bench/bench-disk.test.ts',
+  'test/perf/paired-ratio.test.ts': 'packages/local/test/bench/paired-ratio.test.ts',
   // audits of the source by reading it
   'test/perf/import-cycles.test.ts': 'test/architecture/import-cycles.test.ts',
   'test/local/test-timeouts.test.ts': 'test/architecture/test-timeouts.test.ts',
   'test/docs/self-contained.test.ts': 'test/architecture/self-contained.test.ts',
   // fixture generators bench/ and the tests share (bench/ imports nothing from test/); the one TIFF writer among them
-  'test/fixtures/hostile/tiff-writer.ts': 'bench/fixtures/tiff.ts',
-  'test/fixtures/hostile/make-hostile.ts': 'bench/fixtures/hostile.ts',
-  'test/fixtures/hostile/round2.ts': 'bench/fixtures/hostile-round2.ts',
-  'bench/synthetic-geotiff.ts': 'bench/fixtures/synthetic-geotiff.ts',
+  'test/fixtures/hostile/tiff-writer.ts': 'packages/bench/fixtures/tiff.ts',
+  'test/fixtures/hostile/make-hostile.ts': 'packages/bench/fixtures/hostile.ts',
+  'test/fixtures/hostile/round2.ts': 'packages/bench/fixtures/hostile-round2.ts',
+  'bench/synthetic-geotiff.ts': 'packages/bench/fixtures/synthetic-geotiff.ts',
 };
 
 /**
@@ -198,15 +198,15 @@ const FOLDER_RULES: Readonly<Record<string, string>> = {
   'test/routing/': 'test/unit/functions/routing/',
   'test/runtime/': 'test/unit/functions/runtime/',
   'test/storage/': 'test/unit/functions/storage/',
-  'test/simulator/': 'test/unit/local/simulator/',
+  'test/simulator/': 'packages/simulator/test/',
   'test/spec-client/': 'test/contract/',
 };
 
 /** Folder names in text (docs, scripts) that are gone, and what names their tests now. */
 const DIR_MENTIONS: Readonly<Record<string, string>> = {
   'test/mapflow/': 'test/unit/functions/mapflow/',
-  'test/simulator/': 'test/unit/local/simulator/',
-  'test/local/': 'test/unit/local/',
+  'test/simulator/': 'packages/simulator/test/',
+  'test/local/': 'packages/local/test/',
   'test/console': 'test/e2e/console.test.ts',
 };
 
@@ -229,7 +229,7 @@ function imports(file: string, source: string): string[] {
 /**
  * RULE, for a file under test/ the table does not know and no settled folder holds:
  *  1. a folder of FOLDER_RULES sends it to that folder;
- *  2. a test that starts a bridge (imports local/bridge.ts or test/e2e/helpers.ts) goes to test/e2e/;
+ *  2. a test that starts a bridge (imports packages/local/src/bridge.ts or test/e2e/helpers.ts) goes to test/e2e/;
  *  3. a test that synthesizes the stack (imports test/cdk/support.ts) goes to test/cdk/;
  *  4. else to test/unit/<the source folder it imports most>/ (ties: the first imported);
  *  5. a helper (not *.test.ts) goes where all the tests that import it go, else to test/support/.
@@ -246,7 +246,7 @@ function rule(file: string, files: string[], moves: Map<string, string>): string
   const folder = Object.keys(FOLDER_RULES).find((prefix) => file.startsWith(prefix));
   if (folder) return FOLDER_RULES[folder] + file.slice(folder.length);
   const targets = imports(file, read(file));
-  if (targets.some((t) => t === 'local/bridge.ts' || t === 'test/e2e/helpers.ts')) return `test/e2e/${base}`;
+  if (targets.some((t) => t === 'packages/local/src/bridge.ts' || t === 'test/e2e/helpers.ts')) return `test/e2e/${base}`;
   if (targets.includes('test/cdk/support.ts')) return `test/cdk/${base}`;
   const counts = new Map<string, number>();
   for (const t of targets) if (SOURCE_ROOTS.some((r) => t.startsWith(r))) counts.set(path.posix.dirname(t), (counts.get(path.posix.dirname(t)) ?? 0) + 1);

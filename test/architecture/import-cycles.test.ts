@@ -3,7 +3,7 @@
  * local/, bin/, bench/, scripts/), of any length, counting type imports and
  * dynamic imports with a literal specifier (`await import('./x.ts')`: a circle
  * hidden behind one still loads a module half-initialised; issue 27 found
- * local/cli/start.ts <-> local/console/command.ts that way, issue 12 three
+ * packages/cli/src/start.ts <-> packages/cli/src/console/command.ts that way, issue 12 three
  * static ones); and functions/ is layered: the ground (core) below the rooms,
  * the runtime, the steps and the handlers.
  */
@@ -128,9 +128,9 @@ describe('import structure', () => {
     const graph = await importGraph(CODE);
     // Act
     const circles = importCircles(graph).map((circle) => circle.map((file) => path.relative(ROOT, file)).join(' -> '));
-    // Assess: the graph holds the CLI's commands, which bin/cli.ts loads only dynamically
+    // Assess: the graph holds the CLI's commands, which packages/cli/src/main.ts loads only dynamically
     expect(graph.size).toBeGreaterThan(200);
-    expect([...(graph.get(path.join(ROOT, 'bin', 'cli.ts')) ?? [])].map((target) => path.relative(ROOT, target))).toContain('local/cli/start.ts');
+    expect([...(graph.get(path.join(ROOT, 'bin', 'cli.ts')) ?? [])].map((target) => path.relative(ROOT, target))).toContain('packages/cli/src/start.ts');
     expect(circles).toEqual([]);
   });
 

@@ -27,7 +27,7 @@ describe('a clone with nothing beside it', () => {
   it('reads the project files', () => {
     // Assess: the walk sees code, tests, docs and CI
     const relative = files.map((f) => path.relative(ROOT, f));
-    expect(relative).toEqual(expect.arrayContaining(['README.md', 'package.json', '.ci/run', 'bin/cli.ts', 'samples/README.md']));
+    expect(relative).toEqual(expect.arrayContaining(['README.md', 'package.json', '.ci/run', 'packages/cli/src/main.ts', 'samples/README.md']));
   });
 
   it('no file names a folder outside the repository', () => {

@@ -9,7 +9,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
+import { startSimulator, type RunningSimulator } from '../../packages/simulator/src/index.ts';
 import { preprocessingOf } from '../../functions/jobs/steps/upload-image.ts';
 import {
   MapflowAuthError,

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import booleanPointInPolygon from '@turf/boolean-point-in-polygon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../local/simulator/index.ts';
+import { startSimulator } from '../../packages/simulator/src/index.ts';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 

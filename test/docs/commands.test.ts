@@ -17,7 +17,7 @@ import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 const HELP_BATCH = path.join(ROOT, 'test/support/cli-help.ts');
 const SCRIPTS = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
 const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -94,7 +94,7 @@ function pathsOf(argv: string[]): string[] {
 
 /**
  * Every command's `--help`, asked in one Node process (test/support/cli-help.ts
- * runs the CLI's main for each, as bin/mapflow-bridge.mjs does): one process
+ * runs the CLI's main for each, as packages/cli/bin/mapflow-bridge.mjs does): one process
  * start and one module load for all of them, instead of one per command.
  */
 let helps: Promise<Record<string, { code: number; output: string }>> | undefined;

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTES, applyOverrides, parseRoutes, type Route } from '../../functions/routing/index.ts';
 import { resolveModel } from '../../functions/jobs/models.ts';
-import { MODELS, findDataProvider } from '../../local/simulator/catalogue.ts';
+import { MODELS, findDataProvider } from '../../packages/simulator/src/catalogue.ts';
 
 const root = new URL('../../', import.meta.url);
 const read = (file: string) => readFileSync(fileURLToPath(new URL(file, root)), 'utf8');

@@ -7,9 +7,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeSyntheticGeoTiff } from '../../bench/fixtures/synthetic-geotiff.ts';
+import { writeSyntheticGeoTiff } from '../../packages/bench/fixtures/synthetic-geotiff.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 

@@ -21,10 +21,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import type { CloudFormationTemplate } from '../../local/assembly/template.ts';
-import { localAssemblySettings, type LocalBridge } from '../../local/bridge.ts';
-import type { RunJobSummary } from '../../local/cli/run.ts';
+import { loadLocalAssembly } from '../../packages/local/src/assembly/cache.ts';
+import type { CloudFormationTemplate } from '../../packages/local/src/assembly/template.ts';
+import { localAssemblySettings, type LocalBridge } from '../../packages/local/src/bridge.ts';
+import type { RunJobSummary } from '../../packages/cli/src/run.ts';
 import { testTmp } from '../support/temp.ts';
 import { readText, ROOT, SAMPLES_AOI, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
@@ -62,7 +62,7 @@ describe('local run on the cloud assembly', () => {
     // Each function's worker: the runtime shim and one bundle of the assembly, nothing of functions/ or lib/.
     // (The four that decode the input, plan and store among them, run in child processes started without this
     // process's flags, so the recorder does not reach them: they run the same shim with the module path of the
-    // template's Code, local/assembly/functions.ts, and have no loader that could read TypeScript sources.)
+    // template's Code, packages/local/src/assembly/functions.ts, and have no loader that could read TypeScript sources.)
     const workers = [...byThread.entries()].filter(([thread]) => thread !== '0').map(([, urls]) => urls);
     const assemblyUrl = pathToFileURL(assembly.dir).href;
     const bundles = workers.map((urls) => urls.filter((url) => url.endsWith('.mjs') && url.startsWith(`${assemblyUrl}/asset.`)));

@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { startTestBridge } from './helpers.ts';
 import { rawRequest, signedRequest } from '../support/signed-request.ts';
 

@@ -1,13 +1,13 @@
 /**
  * IAM enforced on what deploys: the cloud assembly the local bridge runs,
  * with one statement removed from a function's role in the template. Each
- * function signs with a key pair of its role (local/bridge.ts credentialsFor)
+ * function signs with a key pair of its role (packages/local/src/bridge.ts credentialsFor)
  * and the endpoints judge every call against that role's policies, so the
  * job runs every step the roles allow and fails on the refused one, with
  * AWS's AccessDenied naming the action and the resource.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { bridgeFunctionOf, editedAssembly, policyDocumentsOf, squareAoi, startTestBridge, tempFile, type Template } from './helpers.ts';
 
 /** Removes every s3:PutObject statement from the policies of the role of the function `name`; returns the role's logical id. */

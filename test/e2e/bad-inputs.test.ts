@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
-import type { ExecutionRecord } from '../../local/engine/engine.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import type { ExecutionRecord } from '../../packages/local/src/engine/engine.ts';
 import { ROOT, startTestBridge } from './helpers.ts';
 
 const CORPUS = path.join(ROOT, 'test/fixtures/bad-inputs');

@@ -10,14 +10,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
-import { startSimulator } from '../../local/simulator/index.ts';
-import { lockStateDir } from '../../local/state-lock.ts';
+import { startSimulator } from '../../packages/simulator/src/index.ts';
+import { lockStateDir } from '../../packages/local/src/state-lock.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../support/shared-dynamodb.ts';
 import { ROOT, SAMPLES, SAMPLE_DATA, tempFile } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 
 async function localRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

@@ -12,12 +12,12 @@ import { request } from 'node:http';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
-import { startBridgeConsole } from '../../local/console/command.ts';
-import type { ConsoleServer } from '../../local/console/server.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import { startBridgeConsole } from '../../packages/cli/src/console/command.ts';
+import type { ConsoleServer } from '../../packages/cli/src/console/server.ts';
 import { ROOT, squareAoi, startTestBridge, tempFile } from './helpers.ts';
-import { localBackend } from '../../local/cli/control.ts';
-import { retryJob } from '../../local/cli/operations.ts';
+import { localBackend } from '../../packages/cli/src/control.ts';
+import { retryJob } from '../../packages/cli/src/operations.ts';
 
 // The page functions run in the browser; these names are only typed here (no DOM lib in this Node project).
 /* eslint-disable @typescript-eslint/no-explicit-any */

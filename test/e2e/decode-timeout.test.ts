@@ -14,10 +14,10 @@ import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tiff } from '../../bench/fixtures/tiff.ts';
-import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import type { CloudFormationTemplate } from '../../local/assembly/template.ts';
-import { localAssemblySettings, type LocalBridge } from '../../local/bridge.ts';
+import { tiff } from '../../packages/bench/fixtures/tiff.ts';
+import { loadLocalAssembly } from '../../packages/local/src/assembly/cache.ts';
+import type { CloudFormationTemplate } from '../../packages/local/src/assembly/template.ts';
+import { localAssemblySettings, type LocalBridge } from '../../packages/local/src/bridge.ts';
 import { testTmp } from '../support/temp.ts';
 import { readText, startTestBridge, tempFile } from './helpers.ts';
 

@@ -14,10 +14,10 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLL_POLICY } from '../../functions/polling/poll-policy.ts';
-import { runDoctorCommand, type DoctorAwsClients } from '../../local/cli/doctor.ts';
-import { writeMapflowAccess } from '../../local/cli/state-dir.ts';
-import { startLocalBridge, type LocalBridge } from '../../local/bridge.ts';
-import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
+import { runDoctorCommand, type DoctorAwsClients } from '../../packages/cli/src/doctor.ts';
+import { writeMapflowAccess } from '../../packages/cli/src/state-dir.ts';
+import { startLocalBridge, type LocalBridge } from '../../packages/local/src/bridge.ts';
+import { startSimulator, type RunningSimulator } from '../../packages/simulator/src/index.ts';
 import { testTmp } from '../support/temp.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 

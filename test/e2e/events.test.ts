@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { SAMPLES_AOI, SAMPLES_RASTERS, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { checkEventsFile } from '../support/validate-events.ts';
 

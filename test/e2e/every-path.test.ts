@@ -19,8 +19,8 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionInput, LedgerRow } from '../../functions/core/model.ts';
 import { jobIdFor, reportKey, DEFAULT_PREFIXES } from '../../functions/routing/index.ts';
-import type { LocalBridge } from '../../local/bridge.ts';
-import type { LocalEvent } from '../../local/events/file.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import type { LocalEvent } from '../../packages/local/src/events/file.ts';
 import { listKeys, readText, startTestBridge } from './helpers.ts';
 
 /** Resolves once `check` gives a value (polled; the test's own timeout bounds it). */

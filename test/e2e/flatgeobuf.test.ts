@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deserialize } from 'flatgeobuf/lib/mjs/geojson.js';
 import { parse } from '@loaders.gl/core';
 import { FlatGeobufLoader } from '@loaders.gl/flatgeobuf';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { listKeys, readText, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 describe('resultFormats flatgeobuf, end to end', () => {

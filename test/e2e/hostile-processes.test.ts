@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT, squareAoi } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 
 /** Resolves with the first line of `stream` that matches. */
 function lineMatching(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<RegExpMatchArray> {
@@ -88,7 +88,7 @@ describe('local processes', () => {
     const script = path.join(await mkdtemp(path.join(testTmp(), 'mfb-kill9-')), 'bridge.mts');
     await writeFile(
       script,
-      `import { startLocalBridge } from ${JSON.stringify(path.join(ROOT, 'local/bridge.ts'))};\n` +
+      `import { startLocalBridge } from ${JSON.stringify(path.join(ROOT, 'packages/local/src/bridge.ts'))};\n` +
         `const bridge = await startLocalBridge({ dropFolder: false, reconcileIntervalMs: 0, log: () => undefined });\n` +
         `console.log('READY ' + JSON.stringify(bridge.endpoints));\n` +
         `setInterval(() => undefined, 60_000);\n`,

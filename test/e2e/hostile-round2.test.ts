@@ -1,5 +1,5 @@
 /**
- * Issue 23: the second-round hostile corpus (bench/fixtures/hostile-round2.ts),
+ * Issue 23: the second-round hostile corpus (packages/bench/fixtures/hostile-round2.ts),
  * with two names S3 or the local S3 refuses and one good file, end to end
  * through `mapflow-bridge local run --json`, as a user runs it: the JSON is
  * printed whatever the files, every hostile file REJECTED with its code, the
@@ -9,16 +9,16 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { localAssemblySettings } from '../../local/bridge.ts';
-import type { RunJobSummary } from '../../local/cli/run.ts';
-import { writeRound2Corpus } from '../../bench/fixtures/hostile-round2.ts';
+import { loadLocalAssembly } from '../../packages/local/src/assembly/cache.ts';
+import { localAssemblySettings } from '../../packages/local/src/bridge.ts';
+import type { RunJobSummary } from '../../packages/cli/src/run.ts';
+import { writeRound2Corpus } from '../../packages/bench/fixtures/hostile-round2.ts';
 import { ROOT, squareAoi } from './helpers.ts';
 import { runLocalMeasured } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 const GiB = 1024 ** 3;
 
 describe('the second-round hostile corpus through local run', () => {

@@ -14,9 +14,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STATE_PAYLOAD_LIMIT_BYTES } from '../../local/engine/lambda.ts';
-import type { HostileEntry } from '../../bench/fixtures/hostile.ts';
-import { writeRound2Corpus } from '../../bench/fixtures/hostile-round2.ts';
+import { STATE_PAYLOAD_LIMIT_BYTES } from '../../packages/local/src/engine/lambda.ts';
+import type { HostileEntry } from '../../packages/bench/fixtures/hostile.ts';
+import { writeRound2Corpus } from '../../packages/bench/fixtures/hostile-round2.ts';
 import { sampleTreeRss } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 import { ROOT, SAMPLES, squareAoi } from './helpers.ts';
@@ -68,7 +68,7 @@ describe('a long-running bridge (npm start) given the second hostile corpus', ()
     const script = path.join(base, 'bridge.mts');
     await writeFile(
       script,
-      `import { startLocalBridge } from ${JSON.stringify(path.join(ROOT, 'local/bridge.ts'))};\n` +
+      `import { startLocalBridge } from ${JSON.stringify(path.join(ROOT, 'packages/local/src/bridge.ts'))};\n` +
         `const largest = {};\n` +
         `const bridge = await startLocalBridge({\n` +
         `  stateDir: ${JSON.stringify(stateDir)}, command: 'mapflow-bridge start', prewarm: true,\n` +

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_POLYGONS, parseAoiOffThread } from '../../functions/aoi/index.ts';
 import { inspectGeoTiff, type RangeSource } from '../../functions/geotiff/index.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
-import { installCpuWorkers, uninstallCpuWorkers, WORKER_TIME_LIMIT_MS } from '../../local/engine/workers.ts';
-import { squaresGrid } from '../../bench/fixtures/hostile.ts';
-import { interlockingCombs } from '../../bench/fixtures/hostile-round2.ts';
-import { deflateBomb, hostileTiff } from '../../bench/fixtures/tiff.ts';
+import { installCpuWorkers, uninstallCpuWorkers, WORKER_TIME_LIMIT_MS } from '../../packages/local/src/engine/workers.ts';
+import { squaresGrid } from '../../packages/bench/fixtures/hostile.ts';
+import { interlockingCombs } from '../../packages/bench/fixtures/hostile-round2.ts';
+import { deflateBomb, hostileTiff } from '../../packages/bench/fixtures/tiff.ts';
 
 /** Counts turns of the event loop while `work` runs: 0 means it blocked the thread throughout. */
 async function loopTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {

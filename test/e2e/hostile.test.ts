@@ -11,16 +11,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { localAssemblySettings } from '../../local/bridge.ts';
-import type { RunJobSummary } from '../../local/cli/run.ts';
-import { writeHostileCorpus, type HostileEntry } from '../../bench/fixtures/hostile.ts';
+import { loadLocalAssembly } from '../../packages/local/src/assembly/cache.ts';
+import { localAssemblySettings } from '../../packages/local/src/bridge.ts';
+import type { RunJobSummary } from '../../packages/cli/src/run.ts';
+import { writeHostileCorpus, type HostileEntry } from '../../packages/bench/fixtures/hostile.ts';
 import { ROOT } from './helpers.ts';
 import { runLocalMeasured } from '../support/rss.ts';
 import { testTmp } from '../support/temp.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 const GiB = 1024 ** 3;
 
 describe('the hostile corpus through local run', () => {

@@ -6,8 +6,8 @@
  * nothing is REJECTED NO_IMAGERY with what was searched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_EMAIL, type LocalBridge } from '../../local/bridge.ts';
-import { readEvents } from '../../local/events/file.ts';
+import { LOCAL_EMAIL, type LocalBridge } from '../../packages/local/src/bridge.ts';
+import { readEvents } from '../../packages/local/src/events/file.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { pickProduct, searchBody, parseImagerySearch } from '../../functions/jobs/imagery-search.ts';
 import { LIVE_SHAPES, listKeys, readText, squareAoi, startTestBridge, tempFile } from './helpers.ts';

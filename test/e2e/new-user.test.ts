@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import bbox from '@turf/bbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { listKeys, readText, ROOT, SAMPLE_DATA, startTestBridge, tempFile } from './helpers.ts';
 
 type Position = [number, number, ...number[]];
@@ -201,7 +201,7 @@ describe('a new user trying files the bridge has never seen', () => {
 
 describe('mapflow-bridge local run, first contact', () => {
   const run = promisify(execFile);
-  const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+  const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 
   it('stops with exit 2, naming the misspelt key, when the routes file has a typo', { timeout: 90_000 }, async () => {
     // Prepare

@@ -6,9 +6,9 @@
 import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
-import { levelOutputFolder } from '../../local/cli/output-level.ts';
-import { outputPath } from '../../local/cli/outputs.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import { levelOutputFolder } from '../../packages/cli/src/output-level.ts';
+import { outputPath } from '../../packages/cli/src/outputs.ts';
 import { listKeys, readText, squareAoi, startTestBridge } from './helpers.ts';
 import { testTmp } from '../support/temp.ts';
 

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { GetObjectTaggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import bbox from '@turf/bbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge, LocalBridgeOptions } from '../../local/bridge.ts';
-import { readEvents } from '../../local/events/file.ts';
+import type { LocalBridge, LocalBridgeOptions } from '../../packages/local/src/bridge.ts';
+import { readEvents } from '../../packages/local/src/events/file.ts';
 import { LIVE_SHAPES, listKeys, readText, SAMPLES, SAMPLE_DATA, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { checkEventsFile } from '../support/validate-events.ts';
 

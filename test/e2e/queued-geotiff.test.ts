@@ -7,8 +7,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../../functions/core/model.ts';
-import type { LocalBridge } from '../../local/bridge.ts';
-import type { LocalEvent } from '../../local/events/file.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import type { LocalEvent } from '../../packages/local/src/events/file.ts';
 import { SAMPLES_RASTERS, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 /** Resolves once `check` gives a value (polled; the test's own timeout bounds it). */

@@ -4,7 +4,7 @@
  * seeing nothing (exactly once: it is not processed twice).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import { squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 describe('dropping a finished job again', () => {

@@ -6,8 +6,8 @@
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
-import type { LocalEvent } from '../../local/events/file.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import type { LocalEvent } from '../../packages/local/src/events/file.ts';
 import { LIVE_SHAPES, SAMPLES, startTestBridge } from './helpers.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
@@ -37,7 +37,7 @@ describe.each([
       stateDir,
       ...ledger,
       dropFolder: true,
-      // The copy is whole at once; the stability window itself is tested in test/unit/local/s3/drop-folder.test.ts.
+      // The copy is whole at once; the stability window itself is tested in packages/local/test/s3/drop-folder.test.ts.
       // The job is unfinished in the ledger when the bridge stops, whether or not Mapflow finishes meanwhile.
       dropStableMs: 300,
       simulator: { ...shapes, processingSeconds: 4 },

@@ -17,8 +17,8 @@
  * ran, and the reconciler then finishes the job as FAILED (EXECUTION_LOST).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
-import type { LocalEvent } from '../../local/events/file.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import type { LocalEvent } from '../../packages/local/src/events/file.ts';
 import { bridgeFunctionOf, editedAssembly, policyDocumentsOf, squareAoi, startTestBridge, tempFile, type Template } from './helpers.ts';
 
 /**

@@ -6,8 +6,8 @@
  * shared budget of four, so that nearly every step was a cold start.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBridge } from '../../local/bridge.ts';
-import { UNTRUSTED_INPUT_STEPS } from '../../local/crash-resumes.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import { UNTRUSTED_INPUT_STEPS } from '../../packages/local/src/crash-resumes.ts';
 import { squareAoi, startTestBridge, tempFile } from './helpers.ts';
 
 describe('warm function environments', () => {

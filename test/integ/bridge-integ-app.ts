@@ -20,7 +20,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
 import { PROJECT_ROOT } from '../../lib/private/bridge-function.ts';
 import { MapflowBridge } from '../../lib/mapflow-bridge.ts';
-import { MapflowSimulator } from '../../lib/testing/mapflow-simulator.ts';
+import { MapflowSimulator } from '../../packages/simulator/cdk/mapflow-simulator.ts';
 
 export const INTEG_STACK_NAME = 'MapflowBridgeInteg';
 /** About 1 km² in central Amsterdam: one cheap simulated processing. */

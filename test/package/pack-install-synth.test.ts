@@ -108,7 +108,7 @@ describe('the npm package in a fresh CDK app', () => {
     const installed = path.join(apps.esm, 'node_modules', 'mapflow-bridge');
     const pkg = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8')) as { private?: boolean; exports: Record<string, unknown> };
     expect(pkg.private).toBeUndefined();
-    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/functions/events/types.d.ts', 'dist/functions/mapflow/index.js', 'schemas/events/JobSucceeded.json', 'bin/mapflow-bridge.mjs']) {
+    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/functions/events/types.d.ts', 'dist/functions/mapflow/index.js', 'schemas/events/JobSucceeded.json', 'packages/cli/bin/mapflow-bridge.mjs']) {
       expect(existsSync(path.join(installed, file)), file).toBe(true);
     }
     expect((await readdir(path.join(installed, 'dist/assets/handlers'))).sort()).toContain('dispatch');

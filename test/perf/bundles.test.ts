@@ -1,6 +1,6 @@
 /**
  * Lean Lambda bundles: each handler bundles only what it calls. Bundled with
- * esbuild as the CDK does (bench/bundles.ts), then checked:
+ * esbuild as the CDK does (packages/bench/bundles.ts), then checked:
  *   - the providers a handler imports (functions/runtime/with-*.ts) match what
  *     its role may do (lib/private/permissions.ts), so a lean handler never lacks a
  *     client at run time and never carries one it may not use;
@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_EXCEPTIONS, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../bench/bundles.ts';
+import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_EXCEPTIONS, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../packages/bench/bundles.ts';
 import { MAP_LRU_CACHE, NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, withMapLruCache, withoutEventStreams } from '../../lib/private/bundling.ts';
 import { createRequire } from 'node:module';
 import { testTmp } from '../support/temp.ts';

@@ -1,5 +1,5 @@
 /**
- * The capacity model's admission figures (bench/capacity.ts, docs/capacity.md)
+ * The capacity model's admission figures (packages/bench/capacity.ts, docs/capacity.md)
  * against what DynamoDB Local bills for them: one part's reserve, enqueue,
  * grant and release, in steady state with a short and with a long queue. The
  * queue's places are rows of their own, so the bill per part must not grow
@@ -9,7 +9,7 @@
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { ADMISSION_READ_UNITS_PER_PART, ADMISSION_WRITE_UNITS_PER_PART, admissionCost } from '../../bench/capacity.ts';
+import { ADMISSION_READ_UNITS_PER_PART, ADMISSION_WRITE_UNITS_PER_PART, admissionCost } from '../../packages/bench/capacity.ts';
 import { ConcurrencySlots, waiterOrder, type SlotWaiter } from '../../functions/ledger/slots.ts';
 import { interceptedDoc, useDynamoDbLocal } from '../support/dynamodb.ts';
 

@@ -9,16 +9,16 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { definitionKey, loadLocalDefinition } from '../../lib/private/local-definition-cache.ts';
-import { LOCAL_POLL_POLICY } from '../../local/bridge.ts';
+import { definitionKey, loadLocalDefinition } from '../../packages/local/src/assembly/local-definition-cache.ts';
+import { LOCAL_POLL_POLICY } from '../../packages/local/src/bridge.ts';
 import { testTmp } from '../support/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** bench/definition-probe.ts in a fresh process: the definition as `npm start` loads it. */
+/** packages/bench/definition-probe.ts in a fresh process: the definition as `npm start` loads it. */
 function probe(cacheDir: string): Promise<{ cache: string; cdkLoaded: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/definition-probe.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/bench/definition-probe.ts')], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'ignore'],
       env: { ...process.env, MAPFLOW_BRIDGE_CACHE_DIR: cacheDir, MAPFLOW_BRIDGE_DEFINITION_CACHE: '' },

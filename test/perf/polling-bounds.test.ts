@@ -1,11 +1,11 @@
 /**
- * Goal 5 of issue 12 on the polling suite (bench/polling.ts): what the
+ * Goal 5 of issue 12 on the polling suite (packages/bench/polling.ts): what the
  * policy meets, and the bounds that say why 2 and 10 minutes stay open. The
  * suite is seeded, so the figures repeat; the bounds are what the README and
  * docs/workflow.md quote.
  */
 import { describe, expect, it } from 'vitest';
-import { oracleFigures, pollingGoals, runPollingSuites } from '../../bench/polling.ts';
+import { oracleFigures, pollingGoals, runPollingSuites } from '../../packages/bench/polling.ts';
 
 describe('polling suite: goal 5', () => {
   it('meets >= 50 % fewer polls than fixed 30 s with p95 <= 15 s from 30 minutes to 6 hours, on every seed', () => {

@@ -7,7 +7,7 @@
  * No timing asserts: only the order of phases.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { startLocalBridge, type LocalBridge, type StartupPhase } from '../../local/bridge.ts';
+import { startLocalBridge, type LocalBridge, type StartupPhase } from '../../packages/local/src/bridge.ts';
 
 let bridge: LocalBridge | undefined;
 afterAll(async () => {

@@ -1,7 +1,7 @@
 /**
  * The Upload Image step streams the GeoTIFF from S3 into Mapflow as on AWS:
  * a 64 MiB object in the local S3 (s3rver, its own process) goes through the
- * real step into the simulator (its own process, bench/receiver.ts); the
+ * real step into the simulator (its own process, packages/bench/receiver.ts); the
  * receiver stores every byte (same SHA-256), and the step's process never
  * holds more than a few MiB of it (live buffer memory after a full GC,
  * sampled during the upload). No timing asserts.
@@ -16,13 +16,13 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syntheticGeoTiffSize, syntheticGeoTiffStream } from '../../bench/fixtures/synthetic-geotiff.ts';
+import { syntheticGeoTiffSize, syntheticGeoTiffStream } from '../../packages/bench/fixtures/synthetic-geotiff.ts';
 import type { StepContext } from '../../functions/jobs/context.ts';
 import { uploadImage } from '../../functions/jobs/steps/upload-image.ts';
 import type { WorkflowState } from '../../functions/jobs/workflow.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
-import { localS3Client } from '../../local/s3/client.ts';
-import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
+import { localS3Client } from '../../packages/local/src/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../packages/local/src/s3/server.ts';
 import { testTmp } from '../support/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -43,7 +43,7 @@ let receiverUrl = '';
 beforeAll(async () => {
   dir = await mkdtemp(path.join(testTmp(), 'upload-from-s3-'));
   s3rver = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [BUCKET] });
-  receiver = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/receiver.ts'), path.join(dir, 'sim'), TOKEN, EMAIL], {
+  receiver = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/bench/receiver.ts'), path.join(dir, 'sim'), TOKEN, EMAIL], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'ignore'],
   });

@@ -7,7 +7,7 @@
  * The seed and the schedule are printed: CHAOS_SEED=<n> runs the same again.
  */
 import { describe, expect, it } from 'vitest';
-import { runChaos } from '../../bench/chaos.ts';
+import { runChaos } from '../../packages/bench/chaos.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 
 const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 1_000_000));
@@ -22,7 +22,7 @@ describe('chaos: kill -9 at any instant', () => {
     };
 
     // Act: 12 inputs in 3 batches, 4 kills, the fewest that hold every kind the schedule must hit (start-up,
-    // between upload and dispatch, a restart, an end; bench/chaos.ts); `npm run bench` runs 24 inputs and 7 kills.
+    // between upload and dispatch, a restart, an end; packages/bench/chaos.ts); `npm run bench` runs 24 inputs and 7 kills.
     // The ledger in a table of its own in the run's DynamoDB Local (start --ledger-table), which outlives every kill.
     const figures = await runChaos({ jobs: 12, batches: 3, kills: 4, seed, log, timeoutMs: 450_000, ...(await sharedLedgerOptions('chaos')) });
 

@@ -8,7 +8,7 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { squareAoiText } from '../../bench/fault-suite.ts';
+import { squareAoiText } from '../../packages/bench/fault-suite.ts';
 import { dispatchObjectCreated } from '../../functions/handlers/dispatch.ts';
 import { jobIdFor } from '../../functions/routing/index.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';

@@ -4,10 +4,10 @@
  * simulator fails 20 % of all requests (500/502/503, 429, resets) and loses
  * the response of a share of the creates. Every job must end final with its
  * event and its result or report, with no duplicate in Mapflow and no slot
- * left. `npx tsx bench/fault-suite.ts` runs the large version.
+ * left. `npx tsx packages/bench/fault-suite.ts` runs the large version.
  */
 import { describe, expect, it } from 'vitest';
-import { runFaultSuite } from '../../bench/fault-suite.ts';
+import { runFaultSuite } from '../../packages/bench/fault-suite.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 
 describe('fault suite (12 jobs, 20 % faults, lost create responses)', () => {

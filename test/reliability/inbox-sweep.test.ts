@@ -13,10 +13,10 @@ import type { InputObject } from '../../functions/core/model.ts';
 import { sweepInbox } from '../../functions/jobs/inbox-sweep.ts';
 import { jobIdFor } from '../../functions/routing/index.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
-import type { LocalBridge } from '../../local/bridge.ts';
-import { localS3Client } from '../../local/s3/client.ts';
-import { startLocalS3 } from '../../local/s3/server.ts';
-import { readEvents } from '../../local/events/file.ts';
+import type { LocalBridge } from '../../packages/local/src/bridge.ts';
+import { localS3Client } from '../../packages/local/src/s3/client.ts';
+import { startLocalS3 } from '../../packages/local/src/s3/server.ts';
+import { readEvents } from '../../packages/local/src/events/file.ts';
 import { squareAoi, startTestBridge } from '../e2e/helpers.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
@@ -84,7 +84,7 @@ describe('inbox sweep', () => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', s3rver.credentials.accessKeyId);
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', s3rver.credentials.secretAccessKey);
     try {
-      const { ensureLedgerTable } = await import('../../local/dynamodb/index.ts');
+      const { ensureLedgerTable } = await import('../../packages/local/src/dynamodb/index.ts');
       const { dynamodbEndpoint: endpoint, ledgerTable: table } = await sharedLedgerOptions('sweep');
       await ensureLedgerTable(endpoint, table);
       const ctx = bridgeContext({

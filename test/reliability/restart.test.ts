@@ -5,7 +5,7 @@
  * input, is not restarted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { squareAoiText } from '../../bench/fault-suite.ts';
+import { squareAoiText } from '../../packages/bench/fault-suite.ts';
 import { tempFile } from '../e2e/helpers.ts';
 import { processingsOf, startReliabilityBridge, type ReliabilityBridge } from './support.ts';
 

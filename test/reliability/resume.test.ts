@@ -10,10 +10,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditMapflow, slotHolders, squareAoiText } from '../../bench/fault-suite.ts';
-import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../local/bridge.ts';
-import { readEvents } from '../../local/events/file.ts';
-import { startSimulator, type RunningSimulator } from '../../local/simulator/index.ts';
+import { auditMapflow, slotHolders, squareAoiText } from '../../packages/bench/fault-suite.ts';
+import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../../packages/local/src/bridge.ts';
+import { readEvents } from '../../packages/local/src/events/file.ts';
+import { startSimulator, type RunningSimulator } from '../../packages/simulator/src/index.ts';
 import { tempFile } from '../e2e/helpers.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { eventually, processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';

@@ -13,9 +13,9 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE_GEOTIFF, squareAoiText } from '../../bench/fault-suite.ts';
+import { SAMPLE_GEOTIFF, squareAoiText } from '../../packages/bench/fault-suite.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
-import { FaultInjector } from '../../local/simulator/faults.ts';
+import { FaultInjector } from '../../packages/simulator/src/faults.ts';
 import { tempFile } from '../e2e/helpers.ts';
 import { processingsOf, startReliabilityBridge, type ReliabilityBridge } from './support.ts';
 

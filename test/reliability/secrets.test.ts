@@ -13,7 +13,7 @@ import path from 'node:path';
 import { GetObjectCommand, GetObjectTaggingCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE_GEOTIFF, squareAoiText } from '../../bench/fault-suite.ts';
+import { SAMPLE_GEOTIFF, squareAoiText } from '../../packages/bench/fault-suite.ts';
 import { tempFile } from '../e2e/helpers.ts';
 import { startReliabilityBridge, type ReliabilityBridge } from './support.ts';
 

@@ -8,12 +8,12 @@
  */
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { squareAoiText } from '../../bench/fault-suite.ts';
+import { squareAoiText } from '../../packages/bench/fault-suite.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { bridgeContext } from '../../functions/runtime/context.ts';
 import { eventually, startReliabilityBridge, stopExecution, type ReliabilityBridge } from './support.ts';
 import { tempFile } from '../e2e/helpers.ts';
-import type { TaskTrace } from '../../local/engine/engine.ts';
+import type { TaskTrace } from '../../packages/local/src/engine/engine.ts';
 
 const drop = async (rel: ReliabilityBridge, name: string, body: string) =>
   rel.bridge.putInbox(await tempFile(`${name}.geojson`, body), `${name}.geojson`);

@@ -3,12 +3,12 @@
  * once per run before any test file starts, in this one process: the bundles
  * (once per state of functions/) and one synthesis per settings the suites
  * share (local run's defaults, the e2e bridge's, the reliability bridge's).
- * Test files then read them from the disk cache (local/assembly/cache.ts)
+ * Test files then read them from the disk cache (packages/local/src/assembly/cache.ts)
  * instead of each synthesizing on a loaded machine; settings only one file
  * uses are synthesized by that file, once.
  */
-import { loadLocalAssembly } from '../../local/assembly/cache.ts';
-import { localAssemblySettings } from '../../local/bridge.ts';
+import { loadLocalAssembly } from '../../packages/local/src/assembly/cache.ts';
+import { localAssemblySettings } from '../../packages/local/src/bridge.ts';
 import { RELIABILITY_ROUTES, TEST_ROUTES } from './routes.ts';
 
 export default async function setup(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * `mapflow-bridge <command> --help` for many commands in one process (the
  * README commands test): the CLI's own `main`, loaded through tsx as
- * bin/mapflow-bridge.mjs loads it, once, instead of one Node process per
+ * packages/cli/bin/mapflow-bridge.mjs loads it, once, instead of one Node process per
  * command (each costs about 2 s of CPU, mostly loading modules).
  *
  * Usage: node test/support/cli-help.ts '[["jobs","list"],["local","run"]]'
@@ -11,7 +11,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = (await import('../../bin/cli.ts')) as { main: (argv: string[]) => Promise<number> };
+const { main } = (await import('../../packages/cli/src/main.ts')) as { main: (argv: string[]) => Promise<number> };
 const commands = JSON.parse(process.argv[2] ?? '[]') as string[][];
 const answers: Record<string, { code: number; output: string }> = {};
 const stdoutWrite = process.stdout.write.bind(process.stdout);

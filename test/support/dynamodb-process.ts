@@ -5,7 +5,7 @@
  * went). A child process rather than an import in the broker: vitest's own
  * process loads a module graph through Vite, which took 7 s for this one.
  */
-import { startDynamoDbLocal } from '../../local/dynamodb/index.ts';
+import { startDynamoDbLocal } from '../../packages/local/src/dynamodb/index.ts';
 
 try {
   const dynamodb = await startDynamoDbLocal({ inMemory: true, startTimeoutMs: 180_000 });

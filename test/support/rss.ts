@@ -1,7 +1,7 @@
 /**
  * Resident memory of a bridge and of its function environments (issue 23):
  * the functions that decode untrusted bytes run in child processes
- * (local/assembly/functions.ts), so the bridge's own peak (VmHWM) no longer
+ * (packages/local/src/assembly/functions.ts), so the bridge's own peak (VmHWM) no longer
  * holds what they use. This samples, every `intervalMs`, the resident memory
  * of the bridge process plus that of each of its descendants running a
  * function environment (lambda-runtime.mjs), and keeps the largest sum. The

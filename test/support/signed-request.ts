@@ -5,7 +5,7 @@
  */
 import { request } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256 } from '../../local/auth/sigv4.ts';
+import { Sha256 } from '../../packages/local/src/auth/sigv4.ts';
 
 export interface RawAnswer {
   status: number;

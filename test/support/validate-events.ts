@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import AjvDraft04 from 'ajv-draft-04';
 import type { ValidateFunction } from 'ajv';
 import { EVENT_DETAIL_SCHEMAS, type JobEventDetailType } from '../../functions/events/types.ts';
-import { readEvents } from '../../local/events/file.ts';
+import { readEvents } from '../../packages/local/src/events/file.ts';
 
 const SCHEMAS_DIR = fileURLToPath(new URL('../../schemas/events/', import.meta.url));
 // RFC 3339 date-time, as EventBridge writes `time` and the bridge writes `at`.

@@ -36,10 +36,10 @@ import { ConcurrencySlots } from '../../functions/ledger/slots.ts';
 import { MapflowClient } from '../../functions/mapflow/index.ts';
 import { DEFAULT_PREFIXES, jobIdFor, normaliseEtag, type Route } from '../../functions/routing/index.ts';
 import { sharedDynamoDbEndpoint } from './shared-dynamodb.ts';
-import { startLocalS3, type LocalS3 } from '../../local/s3/server.ts';
-import { localS3Client } from '../../local/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../packages/local/src/s3/server.ts';
+import { localS3Client } from '../../packages/local/src/s3/client.ts';
 import { LOCAL_CREDENTIALS } from '../../functions/runtime/aws.ts';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../local/simulator/index.ts';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../packages/simulator/src/index.ts';
 import { testTmp } from './temp.ts';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 

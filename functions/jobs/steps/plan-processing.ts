@@ -69,7 +69,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
     const aoiAreaLimitSqM = await aoiAreaLimitOf(client, status, ctx);
     // Bytes, not text: a binary file dropped as .geojson is named from its first bytes.
     const bytes = await readObjectBytes(ctx.s3, input, MAX_GEOJSON_BYTES, geoJsonTooLarge);
-    // In a worker thread locally (local/engine/workers.ts): validating and dissolving a large file takes seconds.
+    // In a worker thread locally (packages/local/src/engine/workers.ts): validating and dissolving a large file takes seconds.
     const deadline = decodeDeadline(invocation);
     const aoi = await parseAoiOffThread(bytes, { maxBytes: MAX_GEOJSON_BYTES, ...(aoiAreaLimitSqM !== undefined && { aoiAreaLimitSqM }), ...(deadline && { deadline }) });
     // A catalog search (`imagery.search`) is taken out here and run once the AOI is validated (imagery-search.ts).

@@ -4,5 +4,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('./cli.ts');
+const { main } = await import('../src/main.ts');
 process.exitCode = await main(process.argv.slice(2));

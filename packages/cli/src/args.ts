@@ -11,12 +11,12 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { validDynamoDbEndpoint } from '../dynamodb/endpoint.ts';
-import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { parseRoutes } from '../../functions/routing/index.ts';
-import { isDynamoDbTableName, pollPolicyProblems } from '../../functions/runtime/config.ts';
-import { localPollPolicy } from '../poll-policy.ts';
-import type { MapflowTarget } from '../bridge.ts';
+import { validDynamoDbEndpoint } from '@mapflow-bridge/local/dynamodb/endpoint';
+import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
+import { parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
+import { isDynamoDbTableName, pollPolicyProblems } from 'mapflow-bridge/functions/runtime/config.ts';
+import { localPollPolicy } from '@mapflow-bridge/local/poll-policy';
+import type { MapflowTarget } from '@mapflow-bridge/local/bridge';
 import { DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { DEFAULT_STATE_DIR } from './state-dir.ts';
 

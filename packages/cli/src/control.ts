@@ -8,10 +8,10 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { eventDetailFromRow } from '../../functions/events/publisher.ts';
-import { bridgeContext } from '../../functions/runtime/context.ts';
-import { resultPrefix } from '../../functions/routing/index.ts';
-import type { LocalBridge } from '../bridge.ts';
+import { eventDetailFromRow } from 'mapflow-bridge/functions/events/publisher.ts';
+import { bridgeContext } from 'mapflow-bridge/functions/runtime/context.ts';
+import { resultPrefix } from 'mapflow-bridge/functions/routing/index.ts';
+import type { LocalBridge } from '@mapflow-bridge/local/bridge';
 import { cancelJob, OperationRefused, retryJob, type OperatorBackend } from './operations.ts';
 
 export const CONTROL_FILE = 'control.json';

@@ -7,10 +7,10 @@
  * rejected jobs cost 0. A column per end status (and one for jobs in flight),
  * so the counts add up to JOBS.
  */
-import { DEFAULT_GEOJSON_MODEL, parseRoutes, type Routes } from '../../functions/routing/index.ts';
-import type { LedgerRow } from '../../functions/core/model.ts';
-import { isFinalStatus } from '../../functions/core/model.ts';
-import { jobCost, round2 } from '../../functions/core/credits.ts';
+import { DEFAULT_GEOJSON_MODEL, parseRoutes, type Routes } from 'mapflow-bridge/functions/routing/index.ts';
+import type { LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { isFinalStatus } from 'mapflow-bridge/functions/core/model.ts';
+import { jobCost, round2 } from 'mapflow-bridge/functions/core/credits.ts';
 import { readFile } from 'node:fs/promises';
 import { parseSince, scanJobs } from './export.ts';
 import { table } from './format.ts';

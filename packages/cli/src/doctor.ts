@@ -22,12 +22,12 @@ import { DescribeRuleCommand, EventBridgeClient, ListTargetsByRuleCommand } from
 import { GetBucketNotificationConfigurationCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { MapflowAuthError, MapflowClient, type AuthScheme, type UserStatus } from '../../functions/mapflow/index.ts';
-import { resolveModel } from '../../functions/jobs/models.ts';
-import { DEFAULT_GEOJSON_MODEL, DEFAULT_GEOJSON_SOURCE, DEFAULT_ROUTES, parseRoutes, type Route } from '../../functions/routing/index.ts';
-import { parseSecret, type MapflowCredentials } from '../../functions/runtime/mapflow.ts';
-import { localS3Client } from '../s3/client.ts';
-import { readCredentialsFile } from '../auth/credentials.ts';
+import { MapflowAuthError, MapflowClient, type AuthScheme, type UserStatus } from 'mapflow-bridge/functions/mapflow/index.ts';
+import { resolveModel } from 'mapflow-bridge/functions/jobs/models.ts';
+import { DEFAULT_GEOJSON_MODEL, DEFAULT_GEOJSON_SOURCE, DEFAULT_ROUTES, parseRoutes, type Route } from 'mapflow-bridge/functions/routing/index.ts';
+import { parseSecret, type MapflowCredentials } from 'mapflow-bridge/functions/runtime/mapflow.ts';
+import { localS3Client } from '@mapflow-bridge/local/s3/client';
+import { readCredentialsFile } from '@mapflow-bridge/local/auth/credentials';
 import { readMapflowAccess } from './state-dir.ts';
 import { OPTIONS, runCommand, usageOf, UsageError, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 

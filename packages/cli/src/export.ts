@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { JobPart, LedgerRow } from '../../functions/core/model.ts';
+import type { JobPart, LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 
 export type ExportFormat = 'csv' | 'jsonl';
 

@@ -3,9 +3,9 @@
  * progress bar, a summary table. No colours or cursor tricks, so the output
  * reads the same in a terminal, a CI log or a file.
  */
-import type { JobError, LedgerRow } from '../../functions/core/model.ts';
-import { jobCost } from '../../functions/core/credits.ts';
-import { partsDone } from '../../functions/core/progress.ts';
+import type { JobError, LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { jobCost } from 'mapflow-bridge/functions/core/credits.ts';
+import { partsDone } from 'mapflow-bridge/functions/core/progress.ts';
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));

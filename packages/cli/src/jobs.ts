@@ -1,6 +1,6 @@
 /**
  * `mapflow-bridge jobs list|show|watch|export|retry|cancel`: reads the job
- * ledger, and acts on jobs (retry, cancel: local/cli/operations.ts).
+ * ledger, and acts on jobs (retry, cancel: packages/cli/src/operations.ts).
  *
  * Which ledger:
  * - `--table <name> [--region <r>]`: a deployed table, with the usual AWS credentials;
@@ -12,16 +12,16 @@ import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isFinalStatus, JOB_STATUSES, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
-import { jobCost, partCharge } from '../../functions/core/credits.ts';
-import { Ledger } from '../../functions/ledger/ledger.ts';
-import { LOCAL_LEDGER_TABLE } from '../bridge.ts';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../dynamodb/index.ts';
-import { issueCredentials, readCredentialsFile, type IssuedCredentials } from '../auth/credentials.ts';
+import { isFinalStatus, JOB_STATUSES, type JobStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { jobCost, partCharge } from 'mapflow-bridge/functions/core/credits.ts';
+import { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
+import { LOCAL_LEDGER_TABLE } from '@mapflow-bridge/local/bridge';
+import { startDynamoDbLocal, type DynamoDbLocal } from '@mapflow-bridge/local/dynamodb';
+import { issueCredentials, readCredentialsFile, type IssuedCredentials } from '@mapflow-bridge/local/auth/credentials';
 import { describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
-import { lockHolder } from '../state-lock.ts';
+import { lockHolder } from '@mapflow-bridge/local/state-lock';
 import { LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, UsageError, type CliOptions, type CommandLine, type LedgerChoice, type OptionValues } from './args.ts';
 import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';

@@ -5,8 +5,8 @@
  * the byStatus index (no rows read back), made only when the list is full.
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { JOB_STATUSES, type JobStatus } from '../../functions/core/model.ts';
-import { GSI_BY_STATUS } from '../../functions/ledger/ledger.ts';
+import { JOB_STATUSES, type JobStatus } from 'mapflow-bridge/functions/core/model.ts';
+import { GSI_BY_STATUS } from 'mapflow-bridge/functions/ledger/ledger.ts';
 
 /** How many jobs the ledger holds (in one status, or in all). */
 export async function countJobs(doc: DynamoDBDocumentClient, table: string, status?: JobStatus): Promise<number> {

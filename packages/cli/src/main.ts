@@ -12,7 +12,6 @@ Commands:
   costs                 credits spent, by day, route or model
   console               the jobs console in a browser (on 127.0.0.1)
   sim                   run the Mapflow simulator on 127.0.0.1
-  bench                 run the benchmarks (npm run bench)
   doctor                check a deployed stack (--stack <name>) or the local bridge (--local)
 
 Run 'mapflow-bridge <command> --help' for a command's options.`;
@@ -20,14 +19,13 @@ Run 'mapflow-bridge <command> --help' for a command's options.`;
 type Command = (args: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  sim: async () => (await import('../local/simulator/cli.ts')).runSimCommand,
-  start: async () => (await import('../local/cli/start.ts')).runStartCommand,
-  local: async () => (await import('../local/cli/run.ts')).runLocalCommand,
-  jobs: async () => (await import('../local/cli/jobs.ts')).runJobsCommand,
-  costs: async () => (await import('../local/cli/costs.ts')).runCostsCommand,
-  console: async () => (await import('../local/console/command.ts')).runConsoleCommand,
-  bench: async () => (await import('../bench/index.ts')).runBenchCommand,
-  doctor: async () => (await import('../local/cli/doctor.ts')).runDoctorCommand,
+  sim: async () => (await import('@mapflow-bridge/simulator/cli')).runSimCommand,
+  start: async () => (await import('./start.ts')).runStartCommand,
+  local: async () => (await import('./run.ts')).runLocalCommand,
+  jobs: async () => (await import('./jobs.ts')).runJobsCommand,
+  costs: async () => (await import('./costs.ts')).runCostsCommand,
+  console: async () => (await import('./console/command.ts')).runConsoleCommand,
+  doctor: async () => (await import('./doctor.ts')).runDoctorCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

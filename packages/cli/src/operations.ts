@@ -7,14 +7,14 @@
  */
 import { DescribeStacksCommand, CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { StartExecutionCommand, StopExecutionCommand, ExecutionDoesNotExist, ExecutionAlreadyExists } from '@aws-sdk/client-sfn';
-import { eventDetailFromRow } from '../../functions/events/publisher.ts';
-import { EVENT_DETAIL_TYPES, isFinalStatus, type EventDetailType, type ExecutionInput, type JobPart, type LedgerRow } from '../../functions/core/model.ts';
-import { partsCharge } from '../../functions/core/credits.ts';
-import { resultPrefix } from '../../functions/routing/index.ts';
-import type { Ledger } from '../../functions/ledger/ledger.ts';
-import type { MapflowClient } from '../../functions/mapflow/index.ts';
-import { createBridgeContext } from '../../functions/runtime/context.ts';
-import { loadConfig } from '../../functions/runtime/config.ts';
+import { eventDetailFromRow } from 'mapflow-bridge/functions/events/publisher.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type EventDetailType, type ExecutionInput, type JobPart, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { partsCharge } from 'mapflow-bridge/functions/core/credits.ts';
+import { resultPrefix } from 'mapflow-bridge/functions/routing/index.ts';
+import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
+import type { MapflowClient } from 'mapflow-bridge/functions/mapflow/index.ts';
+import { createBridgeContext } from 'mapflow-bridge/functions/runtime/context.ts';
+import { loadConfig } from 'mapflow-bridge/functions/runtime/config.ts';
 
 /** A job cannot be retried or cancelled (the reason says why and what to do). */
 export class OperationRefused extends Error {

@@ -8,8 +8,8 @@
  * a second run copies nothing.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { JobStatus, LedgerRow } from '../../functions/core/model.ts';
-import type { Ledger } from '../../functions/ledger/ledger.ts';
+import type { JobStatus, LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import { copyJobOutputs } from './outputs.ts';
 
 /** Statuses whose jobs have outputs to copy: results (SUCCEEDED) or a report. */

@@ -23,7 +23,7 @@ import { pipeline } from 'node:stream/promises';
 // The S3 commands are loaded when a job's outputs are copied, not with the command: `start` and
 // `local run` import this module before they spawn DynamoDB Local, whose start should not wait on the SDK.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { LedgerRow } from '../../functions/core/model.ts';
+import type { LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 
 /** Default output folder of `start` and `local run` (relative to the working directory). */
 export const DEFAULT_OUTPUT_DIR = 'mapflow-output';

@@ -2,8 +2,8 @@
  * Checks made before a local command starts anything, so a newcomer gets one
  * clear message instead of a stack trace half-way through the start.
  */
-import { MapflowClient, MapflowAuthError, MapflowError } from '../../functions/mapflow/index.ts';
-import type { MapflowTarget } from '../bridge.ts';
+import { MapflowClient, MapflowAuthError, MapflowError } from 'mapflow-bridge/functions/mapflow/index.ts';
+import type { MapflowTarget } from '@mapflow-bridge/local/bridge';
 import { checkJava } from './java.ts';
 
 export { checkJava, JAVA_MISSING_MESSAGE } from './java.ts';

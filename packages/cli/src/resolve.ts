@@ -4,8 +4,8 @@
  * `jobs list` shows them. Several matches, or none, is an error that lists
  * what was meant most likely ("did you mean").
  */
-import type { LedgerRow } from '../../functions/core/model.ts';
-import type { Ledger } from '../../functions/ledger/ledger.ts';
+import type { LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import { inputName } from './format.ts';
 
 /** Rows looked through for a prefix (the most recent first). */

@@ -10,9 +10,9 @@
 import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isFinalStatus, type InputKind, type LedgerRow } from '../../functions/core/model.ts';
-import { invalidKeyRejection, recordedKind } from '../../functions/routing/index.ts';
-import { LocalBridgeTimeout, startLocalBridge, type LocalBridge } from '../bridge.ts';
+import { isFinalStatus, type InputKind, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { invalidKeyRejection, recordedKind } from 'mapflow-bridge/functions/routing/index.ts';
+import { LocalBridgeTimeout, startLocalBridge, type LocalBridge } from '@mapflow-bridge/local/bridge';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR, OutputConflict } from './outputs.ts';
 import { clock, costOf, formatCost, formatError, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';

@@ -13,28 +13,28 @@
  * - the local S3 listens on the same port every time (DEFAULT_S3_PORT, or
  *   --s3-port), so saved AWS CLI commands keep working.
  */
-import { LOCAL_AWS } from '../auth/account.ts';
-import { CREDENTIALS_FILE } from '../auth/credentials.ts';
+import { LOCAL_AWS } from '@mapflow-bridge/local/auth/account';
+import { CREDENTIALS_FILE } from '@mapflow-bridge/local/auth/credentials';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isFinalStatus, type JobStatus, type LedgerRow } from '../../functions/core/model.ts';
+import { isFinalStatus, type JobStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, recordSimulatorAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
-import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '../bridge.ts';
-import type { LocalEvent } from '../events/file.ts';
-import { DEFAULT_STABLE_MS } from '../s3/drop-folder.ts';
-import { StateDirLockedError } from '../state-lock.ts';
+import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '@mapflow-bridge/local/bridge';
+import type { LocalEvent } from '@mapflow-bridge/local/events/file';
+import { DEFAULT_STABLE_MS } from '@mapflow-bridge/local/s3/drop-folder';
+import { StateDirLockedError } from '@mapflow-bridge/local/state-lock';
 import { BRIDGE_OPTIONS, bridgeChoice, integerOption, OPTIONS, positiveOption, runCommand, usageOf, type BridgeChoice, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs } from './outputs.ts';
 import { levelOutputFolder } from './output-level.ts';
 import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
-import { startOperatorServices } from '../console/command.ts';
+import { startOperatorServices } from './console/command.ts';
 
 const SAMPLES_MARKER = 'samples-dropped';
-const SAMPLES_DIR = fileURLToPath(new URL('../samples/', import.meta.url));
+const SAMPLES_DIR = fileURLToPath(new URL('../../../local/samples/', import.meta.url));
 /**
  * The local S3's port unless --s3-port says otherwise: s3rver's own default, so
  * an endpoint a user saved (aws --endpoint-url ...) works after a restart.
@@ -285,7 +285,7 @@ async function dropSamplesOnce(bridge: LocalBridge, stateDir: string, say: (mess
   const geotiff = await copyInto(path.join(SAMPLES_DIR, 'cogeo.tif'), path.join(bridge.dropDir, 'buildings'));
   await mkdir(stateDir, { recursive: true });
   await writeFile(marker, `Samples dropped on ${new Date().toISOString()}. Delete this file to drop them again.\n`);
-  say('First run: dropped the bundled samples (see local/samples/README.md):');
+  say('First run: dropped the bundled samples (see packages/local/samples/README.md):');
   say(`  ${path.relative(process.cwd(), geojson)}   three quarters of Bern -> Buildings over Mapbox imagery`);
   say(`  ${path.relative(process.cwd(), geotiff)}   an aerial GeoTIFF -> uploaded to a mosaic, then Buildings`);
   say('');

@@ -4,8 +4,8 @@
  * change, and a progress bar whenever a running job's percentage moves.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinalStatus, type LedgerRow } from '../../functions/core/model.ts';
-import type { Ledger } from '../../functions/ledger/ledger.ts';
+import { isFinalStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import { costOf, describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar } from './format.ts';
 
 export interface WatchOptions {

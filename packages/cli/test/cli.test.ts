@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { formatError, progressBar, table } from '../../../../local/cli/format.ts';
-import { javaMajorVersion } from '../../../../local/cli/java.ts';
-import { checkNode } from '../../../../local/cli/preflight.ts';
-import { formatJob, formatList } from '../../../../local/cli/jobs.ts';
-import { runLocalCommand, summarise } from '../../../../local/cli/run.ts';
-import { runStartCommand } from '../../../../local/cli/start.ts';
-import { runJobsCommand } from '../../../../local/cli/jobs.ts';
-import { describeParseError } from '../../../../local/cli/args.ts';
-import { runCostsCommand } from '../../../../local/cli/costs.ts';
-import { runDoctorCommand } from '../../../../local/cli/doctor.ts';
-import { runConsoleCommand } from '../../../../local/console/command.ts';
-import { ledgerRow } from '../../../support/ledger-row.ts';
+import { formatError, progressBar, table } from '../src/format.ts';
+import { javaMajorVersion } from '../src/java.ts';
+import { checkNode } from '../src/preflight.ts';
+import { formatJob, formatList } from '../src/jobs.ts';
+import { runLocalCommand, summarise } from '../src/run.ts';
+import { runStartCommand } from '../src/start.ts';
+import { runJobsCommand } from '../src/jobs.ts';
+import { describeParseError } from '../src/args.ts';
+import { runCostsCommand } from '../src/costs.ts';
+import { runDoctorCommand } from '../src/doctor.ts';
+import { runConsoleCommand } from '../src/console/command.ts';
+import { ledgerRow } from '../../../test/support/ledger-row.ts';
 
 /** A job of the 'buildings' route that Mapflow failed. */
 const row = ledgerRow({

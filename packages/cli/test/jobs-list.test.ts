@@ -2,16 +2,16 @@
  * `jobs list` says when it shows fewer jobs than the ledger holds, instead of
  * letting the newest 50 pass for all of them.
  */
-import { CredentialStore } from '../../../../local/auth/credentials.ts';
+import { CredentialStore } from '../../local/src/auth/credentials.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Ledger } from '../../../../functions/ledger/ledger.ts';
-import { runJobsCommand } from '../../../../local/cli/jobs.ts';
-import { moreJobsLine } from '../../../../local/cli/list-count.ts';
-import { ENDPOINTS_FILE } from '../../../../local/cli/start.ts';
-import { useDynamoDbLocal } from '../../../support/dynamodb.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { Ledger } from '../../../functions/ledger/ledger.ts';
+import { runJobsCommand } from '../src/jobs.ts';
+import { moreJobsLine } from '../src/list-count.ts';
+import { ENDPOINTS_FILE } from '../src/start.ts';
+import { useDynamoDbLocal } from '../../../test/support/dynamodb.ts';
+import { testTmp } from '../../../test/support/temp.ts';
 
 const dynamodb = useDynamoDbLocal();
 

@@ -7,10 +7,10 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../../../functions/core/model.ts';
-import { createLiveOutput } from '../../../../local/cli/live.ts';
-import { JobProgress } from '../../../../local/cli/start.ts';
-import type { LocalEvent } from '../../../../local/events/file.ts';
+import type { LedgerRow } from '../../../functions/core/model.ts';
+import { createLiveOutput } from '../src/live.ts';
+import { JobProgress } from '../src/start.ts';
+import type { LocalEvent } from '../../local/src/events/file.ts';
 
 /** A terminal: applies text and the CSI sequences log-update uses; `screen` is what shows. */
 class FakeTerminal extends Writable {

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkMapflow } from '../../../../local/cli/preflight.ts';
+import { checkMapflow } from '../src/preflight.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {

@@ -6,10 +6,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../../../functions/core/model.ts';
-import { runLocalCommand, summarise, type RunJobSummary } from '../../../../local/cli/run.ts';
-import { testTmp } from '../../../support/temp.ts';
-import { sharedLedgerArgs } from '../../../support/shared-dynamodb.ts';
+import type { LedgerRow } from '../../../functions/core/model.ts';
+import { runLocalCommand, summarise, type RunJobSummary } from '../src/run.ts';
+import { testTmp } from '../../../test/support/temp.ts';
+import { sharedLedgerArgs } from '../../../test/support/shared-dynamodb.ts';
 
 const square = (x: number) =>
   JSON.stringify({

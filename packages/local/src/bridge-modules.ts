@@ -1,7 +1,7 @@
 /**
  * The heavy part of the local bridge's module graph (the AWS SDK, the ledger,
  * the assembly runtime, the simulator, the engine), loaded by
- * startLocalBridge (local/bridge.ts) only after it has spawned DynamoDB
+ * startLocalBridge (packages/local/src/bridge.ts) only after it has spawned DynamoDB
  * Local's JVM and the s3rver process: loading these takes about a second of
  * this process's CPU, and the JVM's start (the slowest service) now runs
  * meanwhile instead of after it.
@@ -9,12 +9,12 @@
 export { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 export { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export { Upload } from '@aws-sdk/lib-storage';
-export { Ledger } from '../functions/ledger/ledger.ts';
+export { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 export { loadLocalAssembly } from './assembly/cache.ts';
-export { definitionCacheDir } from '../lib/private/local-definition-cache.ts';
+export { definitionCacheDir } from './assembly/local-definition-cache.ts';
 export { readAssembly } from './assembly/template.ts';
 export { startAssemblyRuntime } from './assembly/runtime.ts';
-export { startSimulator } from './simulator/index.ts';
+export { startSimulator } from '@mapflow-bridge/simulator';
 export { checkDefinition } from './engine/engine.ts';
 export { followEvents } from './events/file.ts';
 export { localS3Client } from './s3/client.ts';

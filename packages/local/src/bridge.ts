@@ -6,7 +6,7 @@
  *   Mapflow      -> the simulator (local/simulator), or a given Mapflow URL + token
  *   S3 + trigger -> s3rver; its object-created notifications go through the template's rule and queue to dispatch
  *   DynamoDB     -> DynamoDB Local (the ledger table is created when missing)
- *   Step Functions, EventBridge, Secrets Manager -> local endpoints (local/assembly/services.ts)
+ *   Step Functions, EventBridge, Secrets Manager -> local endpoints (packages/local/src/assembly/services.ts)
  *   reconciler   -> the reconcile function on the schedule's event
  *   IAM          -> the gate (local/auth): every endpoint answers only requests signed
  *                   with credentials the bridge issued (credentials.json in the state
@@ -24,22 +24,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from '../functions/core/model.ts';
-import type { Ledger } from '../functions/ledger/ledger.ts';
-import type { PollPolicy } from '../functions/polling/poll-policy.ts';
+import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
+import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
 import { localPollPolicy } from './poll-policy.ts';
-import { jobIdFor, parseRoutes } from '../functions/routing/index.ts';
+import { jobIdFor, parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
 // Only light modules above and here; the rest (the SDK, the engine, the handlers, the simulator)
 // comes from ./bridge-modules.ts once the JVM and s3rver are starting.
 import { ensureLedgerTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
 import { validDynamoDbEndpoint } from './dynamodb/endpoint.ts';
-import type { RunningSimulator, SimulatorOptions } from './simulator/index.ts';
+import type { RunningSimulator, SimulatorOptions } from '@mapflow-bridge/simulator';
 import type { ExecutionRecord, LocalEngine, StateOutputTrace, TaskTrace } from './engine/engine.ts';
 import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
-import { LOCAL_AWS } from '../lib/private/local-account.ts';
+import { LOCAL_AWS } from './local-account.ts';
 import type { AssemblyModel, LocalNames, Principal } from './assembly/template.ts';
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
 import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
@@ -118,7 +118,7 @@ export interface LocalBridgeOptions {
   command?: string;
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
-  /** The functions' environments at once, in units, and a decoding process's weight (local/assembly/functions.ts; the bench compares). */
+  /** The functions' environments at once, in units, and a decoding process's weight (packages/local/src/assembly/functions.ts; the bench compares). */
   environmentUnits?: { total: number; perProcess: number };
   /** Pause before every Retry in ms (tests); default the definition's. */
   retryIntervalMs?: number;
@@ -130,7 +130,7 @@ export interface LocalBridgeOptions {
   onEvent?: (event: LocalEvent) => void;
   /** Every execution that stops. */
   onExecutionStopped?: (execution: ExecutionRecord) => void;
-  /** Called when a Task invocation ends, timed (benchmarks: bench/admission.ts). */
+  /** Called when a Task invocation ends, timed (benchmarks: packages/bench/admission.ts). */
   onTask?: (trace: TaskTrace) => void;
   /** Told the size of every state's output as it exits (tests: outputs stay small whatever the input). */
   onStateOutput?: (output: StateOutputTrace) => void;
@@ -197,7 +197,7 @@ export interface StartupTimeline {
 }
 
 export interface LocalBridge {
-  /** How the start went, phase by phase (bench/startup.ts prints it). */
+  /** How the start went, phase by phase (packages/bench/startup.ts prints it). */
   readonly startup: StartupTimeline;
   readonly endpoints: { s3: string; dynamodb: string; mapflow: string };
   /** The user's full-access credentials for the endpoints (stored 0600 in <stateDir>/credentials.json with a stateDir). */
@@ -342,7 +342,7 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
   const bucket = options.bucket ?? LOCAL_BUCKET;
   const ledgerTable = options.ledgerTable ?? LOCAL_LEDGER_TABLE;
   const dropDir = path.join(stateDir, 'drop');
-  // What the template's bucket, ledger and state machine are called here (local/assembly/template.ts).
+  // What the template's bucket, ledger and state machine are called here (packages/local/src/assembly/template.ts).
   const localNames: LocalNames = { bucket, ledgerTable, stateMachineName: LOCAL_STATE_MACHINE_NAME };
   const eventsFile = path.join(stateDir, 'events.jsonl');
   // Issued once per state folder (0600), in memory for a temporary one.
@@ -462,7 +462,7 @@ type LoadedAssembly = { assembly: { model: AssemblyModel; cache: StartupTimeline
 
 /**
  * Meanwhile, in this process: the cloud assembly `cdk deploy` would upload, synthesized with this
- * bridge's settings, from the disk cache when its sources are unchanged (local/assembly/cache.ts);
+ * bridge's settings, from the disk cache when its sources are unchanged (packages/local/src/assembly/cache.ts);
  * a miss synthesizes (CPU-bound, in this process) and bundles the handlers once per change of the sources.
  * A failure is kept for servicesUp, which throws it once the services have settled.
  */
@@ -640,9 +640,9 @@ async function connectTrigger(start: BridgeStart, runtime: AssemblyRuntime) {
   trigger.notifications.splice(0).forEach((record) => trigger.onRecord(record));
     // The context of this process's own reads and repairs (the inbox sweep, ending a job that kept
     // crashing the bridge): on this process's environment above, never a function's.
-    const { bridgeContext } = await import('../functions/runtime/context.ts');
+    const { bridgeContext } = await import('mapflow-bridge/functions/runtime/context.ts');
     const context = bridgeContext(process.env);
-    // Inbox objects whose notification died with a killed bridge (local/inbox-sweep.ts).
+    // Inbox objects whose notification died with a killed bridge (packages/local/src/inbox-sweep.ts).
   await timed('inbox sweep', async () => (await import('./inbox-sweep.ts')).sweepInboxOnStart(context, bucket, (record) => trigger.onRecord(record), log));
   return context;
 }
@@ -683,14 +683,14 @@ function startReconciler(start: BridgeStart, runtime: AssemblyRuntime): () => Pr
 }
 
 /**
- * Jobs that ended just as the last run was killed, their final event not out yet (local/final-events.ts):
+ * Jobs that ended just as the last run was killed, their final event not out yet (packages/local/src/final-events.ts):
  * published now, on the same condition as the resume of unfinished jobs (this start owns what the last one left).
  */
 async function publishFinalEventsOwed(start: BridgeStart, { ledger }: BridgeFunctions): Promise<void> {
   const { options, log, timed, persistent, eventsFile } = start;
   if (!(options.resumeUnfinished ?? persistent)) return;
   const owed = await timed('final events owed', async () => {
-    const [{ publishFinalEventsOwed: publish }, { bridgeContext }] = await Promise.all([import('./final-events.ts'), import('../functions/runtime/context.ts')]);
+    const [{ publishFinalEventsOwed: publish }, { bridgeContext }] = await Promise.all([import('./final-events.ts'), import('mapflow-bridge/functions/runtime/context.ts')]);
     const context = bridgeContext(process.env);
     return publish(ledger, context.events, eventsFile, { s3: context.s3 });
   });
@@ -698,12 +698,12 @@ async function publishFinalEventsOwed(start: BridgeStart, { ledger }: BridgeFunc
 }
 
 /** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */
-async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop }: BridgeFunctions, context: ReturnType<typeof import('../functions/runtime/context.ts').bridgeContext>): Promise<void> {
+async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop }: BridgeFunctions, context: ReturnType<typeof import('mapflow-bridge/functions/runtime/context.ts').bridgeContext>): Promise<void> {
   const { options, log, timed, stops, persistent, stateDir } = start;
   if (!(options.resumeUnfinished ?? persistent)) return;
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
         resumeUnfinishedJobs(ledger, engine, stateDir, runningAtStop, async (row, uncleanStops) => {
-          const { finishJobAsFailed } = await import('../functions/handlers/reconcile.ts');
+          const { finishJobAsFailed } = await import('mapflow-bridge/functions/handlers/reconcile.ts');
           return finishJobAsFailed(context, row, undefined, new Date(), {
             code: PROCESS_CRASHED,
             message:
@@ -847,7 +847,7 @@ export async function startS3OnPort(
 /**
  * Restarts the execution of every job whose ledger row is not final, except
  * those in flight through MAX_UNCLEAN_RESUMES unclean stops in a row
- * (local/crash-resumes.ts), which `giveUp` ends.
+ * (packages/local/src/crash-resumes.ts), which `giveUp` ends.
  */
 async function resumeUnfinishedJobs(
   ledger: Ledger,

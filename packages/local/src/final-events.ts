@@ -9,12 +9,12 @@
  * before the mark was removed), the input tagged, and the mark removed.
  * Exactly one final event a job.
  */
-import { EVENT_DETAIL_TYPES, isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
-import type { EventPublisher } from '../functions/events/publisher.ts';
-import type { Ledger } from '../functions/ledger/ledger.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import type { EventPublisher } from 'mapflow-bridge/functions/events/publisher.ts';
+import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { finalEventDetail, TAG_JOB_ID, TAG_STATUS } from '../functions/jobs/finalize.ts';
-import { tagObject } from '../functions/storage/s3.ts';
+import { finalEventDetail, TAG_JOB_ID, TAG_STATUS } from 'mapflow-bridge/functions/jobs/finalize.ts';
+import { tagObject } from 'mapflow-bridge/functions/storage/s3.ts';
 import { readEvents } from './events/file.ts';
 
 export interface FinalEventsOwed {

@@ -5,8 +5,8 @@
  * uploaded/). Each goes through the dispatcher as the notification would have
  * (same job id, so a notification still in flight collapses into it).
  */
-import type { InputObject } from '../functions/core/model.ts';
-import { sweepInbox, type InboxSweepContext } from '../functions/jobs/inbox-sweep.ts';
+import type { InputObject } from 'mapflow-bridge/functions/core/model.ts';
+import { sweepInbox, type InboxSweepContext } from 'mapflow-bridge/functions/jobs/inbox-sweep.ts';
 import type { S3NotificationRecord } from './s3/server.ts';
 
 export async function sweepInboxOnStart(

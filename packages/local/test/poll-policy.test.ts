@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLL_POLICY } from '../../../functions/polling/poll-policy.ts';
-import { pollPolicyOption, UsageError } from '../../../local/cli/args.ts';
-import { runLocalCommand } from '../../../local/cli/run.ts';
-import { runStartCommand } from '../../../local/cli/start.ts';
-import { LOCAL_POLL_POLICY, localPollPolicy } from '../../../local/poll-policy.ts';
+import { pollPolicyOption, UsageError } from '../../cli/src/args.ts';
+import { runLocalCommand } from '../../cli/src/run.ts';
+import { runStartCommand } from '../../cli/src/start.ts';
+import { LOCAL_POLL_POLICY, localPollPolicy } from '../src/poll-policy.ts';
 
 const LIVE = { url: 'https://api.mapflow.ai/rest', token: 't' };
 

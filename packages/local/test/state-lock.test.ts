@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { startS3OnPort } from '../../../local/bridge.ts';
-import { runJobsCommand } from '../../../local/cli/jobs.ts';
-import { LocalS3StartError } from '../../../local/s3/server.ts';
-import { isProcessAlive, LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../../../local/state-lock.ts';
-import { testTmp } from '../../support/temp.ts';
+import { startS3OnPort } from '../src/bridge.ts';
+import { runJobsCommand } from '../../cli/src/jobs.ts';
+import { LocalS3StartError } from '../src/s3/server.ts';
+import { isProcessAlive, LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../src/state-lock.ts';
+import { testTmp } from '../../../test/support/temp.ts';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {

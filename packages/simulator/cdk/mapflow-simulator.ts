@@ -1,5 +1,5 @@
 /**
- * MapflowSimulator: the local Mapflow simulator (local/simulator) as a Lambda
+ * MapflowSimulator: the local Mapflow simulator (this package's src/) as a Lambda
  * function behind a function URL, for integration tests in a real account
  * that must not spend Mapflow credits. Point a MapflowBridge at it with
  * `mapflowBaseUrl: simulator.baseUrl` and `secret: simulator.secret`.
@@ -15,8 +15,13 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { PROJECT_ROOT } from '../private/bridge-function.ts';
-import { ESM_REQUIRE_BANNER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME } from '../private/defaults.ts';
+import { fileURLToPath } from 'node:url';
+import { CONSTRUCT_ROOT, ESM_REQUIRE_BANNER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME } from 'mapflow-bridge/internal';
+
+/** This package's folder: the simulator's Lambda adapter is src/lambda.ts there. */
+const SIMULATOR_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The folder that holds package-lock.json: the workspace root in this repository. */
+const PROJECT_ROOT = CONSTRUCT_ROOT;
 
 export interface MapflowSimulatorProps {
   /** Seconds a simulated processing takes. @default 20 */
@@ -47,7 +52,7 @@ export class MapflowSimulator extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.function = new nodejs.NodejsFunction(this, 'Function', {
-      entry: path.join(PROJECT_ROOT, 'local', 'simulator', 'lambda.ts'),
+      entry: path.join(SIMULATOR_ROOT, 'src', 'lambda.ts'),
       handler: 'handler',
       description: 'mapflow-bridge integration test: Mapflow simulator',
       runtime: LAMBDA_RUNTIME,

@@ -30,7 +30,7 @@ Options:
   --max-aois <n>                with --real-shapes: most polygons per processing  default 10
   --search-area-limit <m²>      with --real-shapes: searchAreaLimit of /user/status (0: none) default 1e9
   --suspended                   with --real-shapes: the account is suspended (creates: 403 FORBIDDEN)
-  --uneven-progress             percent rises unevenly (stalls, bursts), as bench/polling.ts models it
+  --uneven-progress             percent rises unevenly (stalls, bursts), as packages/bench/polling.ts models it
   --data-dir <dir>              keep state and uploads here across restarts     default: a temp dir
   -h, --help                    show this help`;
 

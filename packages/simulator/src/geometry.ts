@@ -2,7 +2,7 @@
  * AOI geometry: structural checks, splitting into per-AOI polygons, geodesic
  * areas, bounding boxes and containment. Areas are square metres throughout.
  */
-import { geodesicAreaSqM } from '../../functions/aoi/geodesic-area.ts';
+import { geodesicAreaSqM } from './geodesic-area.ts';
 import { bbox as turfBbox } from '@turf/bbox';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { kinks } from '@turf/kinks';

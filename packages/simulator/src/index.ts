@@ -26,7 +26,7 @@ export interface SimulatorOptions {
   seed?: number;
   latencyMs?: number;
   realShapes?: boolean;
-  /** Percent rises unevenly (stalls, bursts; local/simulator/progress.ts, seeded per processing) instead of evenly. Default false. */
+  /** Percent rises unevenly (stalls, bursts; packages/simulator/src/progress.ts, seeded per processing) instead of evenly. Default false. */
   unevenProgress?: boolean;
   dataDir?: string;
   /** Storage limit null: no limit (answered as `memoryLimit: null`). */

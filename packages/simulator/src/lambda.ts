@@ -1,6 +1,6 @@
 /**
  * The Mapflow simulator as a Lambda function behind a function URL (the
- * `MapflowSimulator` construct of lib/testing/mapflow-simulator.ts, used by the
+ * `MapflowSimulator` construct of packages/simulator/cdk/mapflow-simulator.ts, used by the
  * real-account integration test in test/integ/). Adapter only: the simulator
  * itself is unchanged. At cold start it listens on 127.0.0.1 inside the
  * function and every function URL request is forwarded to it.

@@ -7,7 +7,7 @@
  * (0.6-1.4); the work is normalised so it is all done at the end.
  *
  * The simulator uses it with `unevenProgress` (seeded per processing and
- * attempt); bench/polling.ts uses the same model for its simulated
+ * attempt); packages/bench/polling.ts uses the same model for its simulated
  * processings, so what the poll policy is measured on is what a local run
  * shows.
  */

@@ -3,7 +3,7 @@
  * projects, as a client written from the spec sees them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
+import type { RunningSimulator } from '../src/index.ts';
 import { BASIC, BEARER, call, EMAIL, start, TOKEN } from './helpers.ts';
 
 let sim: RunningSimulator;

@@ -3,7 +3,7 @@
  * filter of the search body, sort, limit and offset, both response shapes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
+import type { RunningSimulator } from '../src/index.ts';
 import { BERN, call, start, v2Body, finished } from './helpers.ts';
 
 let sim: RunningSimulator;

@@ -10,11 +10,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 function runCli(args: string[]): ChildProcess {
   // process.execPath is the pinned Node (tests run through npx vitest).
-  return spawn(process.execPath, ['bin/mapflow-bridge.mjs', 'sim', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['packages/cli/bin/mapflow-bridge.mjs', 'sim', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {

@@ -5,7 +5,7 @@
 import { openAsBlob } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../../../local/simulator/index.ts';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../src/index.ts';
 
 export const TOKEN = 'sim-test-token-7f3a';
 export const EMAIL = 'tester@example.com';
@@ -13,8 +13,8 @@ export const BEARER = `Bearer ${TOKEN}`;
 export const BASIC = `Basic ${Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64')}`;
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const RASTERS = join(here, '../../../../samples/rasters');
-export const AOIS = join(here, '../../../../samples/aoi');
+export const RASTERS = join(here, '../../../samples/rasters');
+export const AOIS = join(here, '../../../samples/aoi');
 
 /** A small square AOI in Bern, about 0.84 km². */
 export const BERN = {

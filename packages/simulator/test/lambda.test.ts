@@ -1,5 +1,5 @@
 /**
- * The simulator's Lambda adapter (local/simulator/lambda.ts) answers function
+ * The simulator's Lambda adapter (packages/simulator/src/lambda.ts) answers function
  * URL events: the token from its secret is required, answers come back with
  * their status, and binary bodies survive base64 both ways.
  */
@@ -9,13 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const TOKEN = 'integ-simulator-token-1234567890';
 const secrets = mockClient(SecretsManagerClient);
-let handler: typeof import('../../../../local/simulator/lambda.ts').handler;
+let handler: typeof import('../src/lambda.ts').handler;
 
 beforeAll(async () => {
   process.env.SIM_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sim-AbCdEf';
   process.env.SIM_PROCESSING_SECONDS = '1';
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ token: TOKEN, email: 'integ@mapflow-bridge.invalid' }) });
-  ({ handler } = await import('../../../../local/simulator/lambda.ts'));
+  ({ handler } = await import('../src/lambda.ts'));
 });
 afterAll(() => secrets.restore());
 

@@ -13,11 +13,11 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testTmp } from '../../../support/temp.ts';
-import { sharedLedgerArgs } from '../../../support/shared-dynamodb.ts';
+import { testTmp } from '../../../test/support/temp.ts';
+import { sharedLedgerArgs } from '../../../test/support/shared-dynamodb.ts';
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 const TOKEN = 'live-run-token-4c1d';
 const EMAIL = 'live@example.com';
 const run = promisify(execFile);

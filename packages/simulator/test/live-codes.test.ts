@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator, SimulatorOptions } from '../../../../local/simulator/index.ts';
+import type { RunningSimulator, SimulatorOptions } from '../src/index.ts';
 import { BERN, RASTERS, call, fileForm, start, type Answer } from './helpers.ts';
 
 const SOURCED: Record<string, string> = {

@@ -5,8 +5,8 @@
  * shape. Each case names its source.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
-import { parseSimArgs } from '../../../../local/simulator/cli.ts';
+import type { RunningSimulator } from '../src/index.ts';
+import { parseSimArgs } from '../src/cli.ts';
 import { BERN, call, start } from './helpers.ts';
 
 const BUILDINGS = '1a8b3f4e-2c1d-4e5f-9a0b-000000000001';

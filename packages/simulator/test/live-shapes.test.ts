@@ -7,10 +7,10 @@
 import { openAsBlob } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
-import { parseSimArgs } from '../../../../local/simulator/cli.ts';
-import { processingState } from '../../../../local/simulator/lifecycle.ts';
-import type { ProcessingRecord } from '../../../../local/simulator/store.ts';
+import type { RunningSimulator } from '../src/index.ts';
+import { parseSimArgs } from '../src/cli.ts';
+import { processingState } from '../src/lifecycle.ts';
+import type { ProcessingRecord } from '../src/store.ts';
 import { call, RASTERS, start, v2Body, waitFor } from './helpers.ts';
 
 describe('simulator in --real-shapes mode', () => {

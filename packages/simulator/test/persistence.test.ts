@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BEARER, call, fileForm, finished, RASTERS, start, v2Body } from './helpers.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { testTmp } from '../../../test/support/temp.ts';
 
 const dataDir = mkdtempSync(join(testTmp(), 'sim-persist-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
  */
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
+import type { RunningSimulator } from '../src/index.ts';
 import { BERN, call, finished, start, v2Body, waitFor } from './helpers.ts';
 
 let sim: RunningSimulator;

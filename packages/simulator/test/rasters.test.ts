@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
+import type { RunningSimulator } from '../src/index.ts';
 import { BEARER, call, COGEO_AOI, fileForm, finished, RASTERS, start, v2Body } from './helpers.ts';
 
 const COGEO = join(RASTERS, 'cogeo.tif');

@@ -3,7 +3,7 @@
  * and under realShapes the live service's full records and reviewStatus object.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
+import type { RunningSimulator } from '../src/index.ts';
 import { call, start, v2Body } from './helpers.ts';
 
 let spec: RunningSimulator;

@@ -1,13 +1,13 @@
 /**
- * Uneven progress (local/simulator/progress.ts): the model bench/polling.ts
+ * Uneven progress (packages/simulator/src/progress.ts): the model packages/bench/polling.ts
  * measures the poll policy on, and what the simulator serves with
  * `unevenProgress`: stalls and bursts, monotone, done exactly at the end, the
  * same profile for the same seed and processing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../../../local/simulator/index.ts';
-import { unevenProfile, workDone } from '../../../../local/simulator/progress.ts';
-import { seededRandom, seedFrom } from '../../../../local/simulator/random.ts';
+import type { RunningSimulator } from '../src/index.ts';
+import { unevenProfile, workDone } from '../src/progress.ts';
+import { seededRandom, seedFrom } from '../src/random.ts';
 import { call, finished, start, v2Body } from './helpers.ts';
 
 describe('progress profile', () => {

@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BEARER, call, start, waitFor } from './helpers.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { testTmp } from '../../../test/support/temp.ts';
 
 const dataDir = mkdtempSync(join(testTmp(), 'sim-stream-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1,14 +1,14 @@
 /**
- * `mapflow-bridge console`: the jobs console (local/console/server.ts) for the
+ * `mapflow-bridge console`: the jobs console (packages/cli/src/console/server.ts) for the
  * local ledger, or a deployed one with --table/--stack. `npm start` serves the
  * same console for the bridge it runs (see startBridgeConsole).
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import type { LocalBridge } from '../bridge.ts';
-import { openLedger, runningEndpoints } from '../cli/jobs.ts';
-import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR } from '../cli/state-dir.ts';
-import { integerOption, LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, type CliOptions, type CommandLine, type LedgerChoice } from '../cli/args.ts';
-import { localS3Client } from '../s3/client.ts';
+import type { LocalBridge } from '@mapflow-bridge/local/bridge';
+import { openLedger, runningEndpoints } from '../jobs.ts';
+import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR } from '../state-dir.ts';
+import { integerOption, LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, type CliOptions, type CommandLine, type LedgerChoice } from '../args.ts';
+import { localS3Client } from '@mapflow-bridge/local/s3/client';
 import { startConsoleServer, type ConsoleServer } from './server.ts';
 
 export const CONSOLE_COMMAND = {
@@ -76,7 +76,7 @@ async function serveConsole(port: number | undefined, ledger: LedgerChoice): Pro
 /**
  * Starts the console on `port`; when that port is taken and `fallback` is set,
  * on a free port instead, saying so in the words the local S3 uses
- * (local/bridge.ts startS3OnPort).
+ * (packages/local/src/bridge.ts startS3OnPort).
  */
 export async function startConsoleOnPort(
   start: (port: number) => Promise<ConsoleServer>,
@@ -105,7 +105,7 @@ export async function startOperatorServices(
   stateDir: string,
   options: { console: boolean; consolePort?: number; log(message: string): void },
 ): Promise<{ consoleUrl?: string; close(): Promise<void> }> {
-  const { startControlServer } = await import('../cli/control.ts');
+  const { startControlServer } = await import('../control.ts');
   const closers: (() => Promise<void>)[] = [];
   let consoleUrl: string | undefined;
   try {

@@ -1,6 +1,6 @@
 /**
  * The local bridge's cloud assembly, cached on disk like the definition
- * before it (lib/private/local-definition-cache.ts): synthesizing costs seconds
+ * before it (packages/local/src/assembly/local-definition-cache.ts): synthesizing costs seconds
  * (aws-cdk-lib alone), bundling the 18 handlers more. Two levels, in
  * `node_modules/.cache/mapflow-bridge/` (MAPFLOW_BRIDGE_CACHE_DIR moves it):
  *
@@ -21,12 +21,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Route } from '../../functions/routing/index.ts';
-import type { PollPolicy } from '../../functions/polling/poll-policy.ts';
-import { definitionCacheDir, hashSources } from '../../lib/private/local-definition-cache.ts';
+import { createRequire } from 'node:module';
+import type { Route } from 'mapflow-bridge/functions/routing/index.ts';
+import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
+import { definitionCacheDir, hashSources } from './local-definition-cache.ts';
 
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The construct package's folder: functions/, lib/, its build script or its prebuilt bundles. */
+const PROJECT_ROOT = path.dirname(createRequire(import.meta.url).resolve('mapflow-bridge/package.json'));
 const PREBUILT_DIRS = ['assets/handlers', 'dist/assets/handlers'];
 
 export interface LocalAssemblySettings {
@@ -68,7 +69,7 @@ export async function loadLocalAssembly(
   const cacheDir = definitionCacheDir(env);
   const off = env.MAPFLOW_BRIDGE_DEFINITION_CACHE === 'off';
   const dir = path.join(cacheDir, `assembly-${key}`);
-  // lib/private/local-assembly.ts's LOCAL_STACK_NAME (that module imports aws-cdk-lib: only on a miss).
+  // packages/local/src/assembly/local-assembly.ts's LOCAL_STACK_NAME (that module imports aws-cdk-lib: only on a miss).
   const templateFile = 'MapflowBridgeLocal.template.json';
   if (!off && existsSync(path.join(dir, '.complete'))) {
     // Marks it used: pruning keeps the most recently used.
@@ -82,7 +83,7 @@ export async function loadLocalAssembly(
   const temporary = await mkdtemp(path.join(cacheDir, 'assembly-tmp-'));
   try {
     // Only a miss pays for aws-cdk-lib.
-    const { synthLocalAssembly } = await import('../../lib/private/local-assembly.ts');
+    const { synthLocalAssembly } = await import('./local-assembly.ts');
     const file = synthLocalAssembly(settings, temporary, bundlesDir);
     if (file !== templateFile) throw new AssemblySynthError(`the local stack's template is ${file}, expected ${templateFile}`);
     await options.check?.(temporary, templateFile);

@@ -170,7 +170,7 @@ export interface LocalFunctionOptions {
   processUnits?: number;
   /** Units it keeps while it waits warm (default PROCESS_IDLE_ENVIRONMENT_UNITS, at most processUnits). */
   processIdleUnits?: number;
-  /** Told when an invocation starts; the function it returns when it ends (the steps in flight, local/crash-resumes.ts). */
+  /** Told when an invocation starts; the function it returns when it ends (the steps in flight, packages/local/src/crash-resumes.ts). */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
   isolation?: 'thread' | 'process';
@@ -231,7 +231,7 @@ export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
  * included, with today's bundles): at 32 MB, Create Processing, Finish Job
  * and Dispatch were retired after nearly every invocation, and each small
  * job after the first cost 1.6-2.4 s of CPU instead of 0.38 s
- * (`npx tsx bench/warm-jobs.ts 4`). (The hostile corpus through local run,
+ * (`npx tsx packages/bench/warm-jobs.ts 4`). (The hostile corpus through local run,
  * with up to 8 environments per function: the bridge's peak 595-639 MiB
  * with threads kept up to 48 MB, 500-533 MiB up to 16 MB.)
  */

@@ -12,10 +12,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
-import type { Route } from '../../functions/routing/index.ts';
-import { HANDLER_BUNDLES_CONTEXT } from './bridge-function.ts';
-import type { PollPolicy } from './defaults.ts';
-import { MapflowBridgeStack } from '../mapflow-bridge-stack.ts';
+import type { Route } from 'mapflow-bridge/functions/routing/index.ts';
+import { HANDLER_BUNDLES_CONTEXT, MapflowBridgeStack, type PollPolicy } from 'mapflow-bridge/internal';
 
 export const LOCAL_STACK_NAME = 'MapflowBridgeLocal';
 

@@ -17,10 +17,11 @@
 import { createHash, type Hash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import type { LocalDefinition, LocalDefinitionOptions } from './local-definition.ts';
 
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The construct package's folder, whose lib/ and functions/ make the definition. */
+const PROJECT_ROOT = path.dirname(createRequire(import.meta.url).resolve('mapflow-bridge/package.json'));
 /** Folders whose .ts files the synthesis may read (the construct imports from functions/ for validation). */
 const SOURCE_DIRS = ['lib', 'functions'];
 
@@ -77,7 +78,7 @@ export async function definitionKey(options: LocalDefinitionOptions): Promise<st
  * Feeds `hash` the version of each package of `tools` (node_modules), then
  * each file below the project folders `dirs` whose name `keep` takes (its
  * path from the project root, then its bytes), in name order. Shared with
- * local/assembly/cache.ts.
+ * packages/local/src/assembly/cache.ts.
  */
 export async function hashSources(hash: Hash, tools: string[], dirs: string[], keep: (name: string) => boolean): Promise<void> {
   for (const tool of tools) {

@@ -5,10 +5,9 @@
  * Lambda ARNs `arn:aws:lambda:us-east-1:000000000000:function:mapflow-bridge-<fn>`.
  */
 import { App, Stack, type CfnResource } from 'aws-cdk-lib';
-import { TASKS, type HandlerName } from '../../functions/core/catalog.ts';
-import type { PollPolicy } from './defaults.ts';
-import { LOCAL_AWS } from './local-account.ts';
-import { MapflowBridge } from '../mapflow-bridge.ts';
+import { TASKS, type HandlerName } from 'mapflow-bridge/functions/core/catalog.ts';
+import { LOCAL_AWS } from '../local-account.ts';
+import { MapflowBridge, type PollPolicy } from 'mapflow-bridge/internal';
 
 export const LOCAL_REGION = LOCAL_AWS.region;
 export const LOCAL_ACCOUNT = LOCAL_AWS.account;

@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import { LOCAL_AWS } from '../../lib/private/local-account.ts';
+import { LOCAL_AWS } from '../local-account.ts';
 import { UNTRUSTED_INPUT_STEPS } from '../crash-resumes.ts';
 import { LocalEngine, type ExecutionRecord, type StateOutputTrace, type TaskTrace } from '../engine/engine.ts';
 import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
@@ -65,7 +65,7 @@ export interface AssemblyRuntimeOptions {
    * Judge every Task's call (its Lambda invoke), and each DISTRIBUTED Map
    * state's StartExecution of its child executions, against the state
    * machine's role from the template before it is made, failing a refused one
-   * as Step Functions does (local IAM, local/auth/state-machine-role.ts).
+   * as Step Functions does (local IAM, packages/local/src/auth/state-machine-role.ts).
    * Default false.
    */
   enforceStateMachineRole?: boolean;

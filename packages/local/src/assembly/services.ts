@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
-import type { LocalEventRecord } from '../../functions/events/publisher.ts';
+import type { LocalEventRecord } from 'mapflow-bridge/functions/events/publisher.ts';
 import type { ExecutionRecord, LocalEngine } from '../engine/engine.ts';
 import { TaskTokenError, type LocalTaskTokens } from '../engine/task-tokens.ts';
 import { AwsServiceError, startAwsJsonEndpoint, type AuthorizeHook, type RunningEndpoint } from './aws-endpoint.ts';
@@ -121,7 +121,7 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
 }
 
 export interface EventBridgeServiceOptions {
-  /** The events file (JSON lines, as local/events/file.ts reads them). */
+  /** The events file (JSON lines, as packages/local/src/events/file.ts reads them). */
   eventsFile: string;
   /** The buses of the template, by name and ARN ('default' is always there). */
   buses: { name: string; arn: string }[];

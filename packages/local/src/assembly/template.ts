@@ -8,13 +8,13 @@
  *
  * Every `Ref`, `Fn::GetAtt`, `Fn::Sub`, `Fn::Join` (and `Fn::Select`/`Fn::Split`)
  * is resolved to the local resources in the fake account and region of
- * lib/private/local-account.ts: the ledger table and bucket by the names the local
+ * packages/local/src/local-account.ts: the ledger table and bucket by the names the local
  * bridge uses, queue URLs, secret and state machine ARNs. An intrinsic this
  * module cannot resolve is an error, never a silently wrong value.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LOCAL_AWS } from '../../lib/private/local-account.ts';
+import { LOCAL_AWS } from '../local-account.ts';
 
 export interface TemplateResource {
   Type: string;

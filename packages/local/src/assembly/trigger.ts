@@ -13,7 +13,7 @@
  * received maxReceiveCount times goes to the dead-letter queue instead.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { LOCAL_AWS } from '../../lib/private/local-account.ts';
+import { LOCAL_AWS } from '../local-account.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { LocalFunction } from './functions.ts';
 import type { ScheduleSpec, TriggerSpec } from './template.ts';

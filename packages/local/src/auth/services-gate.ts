@@ -1,6 +1,6 @@
 /**
  * The gate of the local Step Functions, EventBridge and Secrets Manager
- * endpoints (local/assembly/services.ts): one authorize hook for the three,
+ * endpoints (packages/local/src/assembly/services.ts): one authorize hook for the three,
  * which picks the service from the request's X-Amz-Target and judges the
  * request as jsonAuthorizer does (signed with issued credentials, allowed by
  * the signer's policies), answering a refusal in the service's own shape.

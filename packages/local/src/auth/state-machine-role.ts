@@ -116,7 +116,7 @@ export function lambdaFunctionArn(functionRef: string): string {
  * `arn:aws:states:::lambda:invoke` integration (with or without
  * `.waitForTaskToken`) naming it in Parameters.FunctionName. Both are
  * lambda:InvokeFunction. Any other Resource is undefined here: the local
- * engine runs Lambda tasks only (local/assembly/runtime.ts refuses a
+ * engine runs Lambda tasks only (packages/local/src/assembly/runtime.ts refuses a
  * definition with others when it starts).
  */
 export function taskCallOf(state: string, definition: { Resource?: unknown; Parameters?: unknown }): TaskCall | undefined {

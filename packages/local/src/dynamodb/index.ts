@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
-import { ledgerTableSchema } from '../../functions/ledger/schema.ts';
+import { ledgerTableSchema } from 'mapflow-bridge/functions/ledger/schema.ts';
 
 export interface DynamoDbLocalOptions {
   /** Port to listen on; default: a free port. */
@@ -277,7 +277,7 @@ function onceAsync(fn: () => Promise<void>): () => Promise<void> {
 export async function ensureLedgerTable(endpoint: string, tableName: string, credentials?: { accessKeyId: string; secretAccessKey: string }): Promise<boolean> {
   // Loaded here, not at the top: see waitUntilAnswering.
   const { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } = await import('@aws-sdk/client-dynamodb');
-  const { LOCAL_CREDENTIALS } = await import('../../functions/runtime/aws.ts');
+  const { LOCAL_CREDENTIALS } = await import('mapflow-bridge/functions/runtime/aws.ts');
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: credentials ?? LOCAL_CREDENTIALS });
   const schema = ledgerTableSchema(tableName);
   try {

@@ -9,18 +9,18 @@ register();
 
 async function run(task, args, port) {
   if (task === 'parseAoi') {
-    const { parseAoi } = await import('../../functions/aoi/index.ts');
+    const { parseAoi } = await import('mapflow-bridge/functions/aoi/index.ts');
     const result = parseAoi(args.file, args.options);
     // The mapflow member is sent back by structured clone, which a hostile one (thousands of levels deep)
     // would overflow: its bounds are checked here, as applyOverrides checks them in the main thread.
     if (result.overrides !== null && typeof result.overrides === 'object' && !Array.isArray(result.overrides)) {
-      const { checkOverrideBounds } = await import('../../functions/routing/overrides.ts');
+      const { checkOverrideBounds } = await import('mapflow-bridge/functions/routing/overrides.ts');
       checkOverrideBounds(result.overrides);
     }
     return result;
   }
   if (task === 'inspectGeoTiff') {
-    const { inspectGeoTiffInProcess } = await import('../../functions/geotiff/inspect.ts');
+    const { inspectGeoTiffInProcess } = await import('mapflow-bridge/functions/geotiff/inspect.ts');
     // Ranged reads are served by the main thread, which holds the real source (S3, a file).
     let next = 0;
     const pending = new Map();

@@ -11,7 +11,7 @@
  */
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
-import { LOCAL_AWS } from '../../lib/private/local-account.ts';
+import { LOCAL_AWS } from '../local-account.ts';
 
 /** Stands for `$$.Task.Token` in a waiting state's Parameters until the engine gives the invocation its token. */
 const TASK_TOKEN_PLACEHOLDER = '__LOCAL_TASK_TOKEN__';
@@ -66,14 +66,14 @@ export interface LocalEngineOptions {
   onTask?: (trace: TaskTrace) => void;
   /**
    * Judges a Task state's call before it is made (local IAM: the state
-   * machine's role, local/auth/state-machine-role.ts). A rejection fails the
+   * machine's role, packages/local/src/auth/state-machine-role.ts). A rejection fails the
    * Task with that error, which the state's Retry and Catch match; the
    * function is not invoked.
    */
   authorizeTask?: (state: string) => Promise<void>;
   /**
    * Judges the StartExecution a DISTRIBUTED Map state makes for its child
-   * executions (local IAM, local/auth/state-machine-role.ts), given the Map
+   * executions (local IAM, packages/local/src/auth/state-machine-role.ts), given the Map
    * state's name. The engine runs the item processor inline
    * (aws-local-stepfunctions' Map), so it asks before each Task of a
    * DISTRIBUTED item processor (before authorizeTask; the answer is the

@@ -5,7 +5,7 @@
  * registry settles it when SendTaskSuccess / SendTaskFailure arrive.
  *
  * The functions call SendTaskSuccess through the real AWS SDK, exactly as on
- * AWS: the local Step Functions endpoint (local/assembly/services.ts) settles
+ * AWS: the local Step Functions endpoint (packages/local/src/assembly/services.ts) settles
  * the token here. Unknown or settled tokens answer TaskDoesNotExist, as AWS
  * does for a stopped execution.
  */

@@ -15,13 +15,13 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { useAoiParser, type ParsedAoi, type ParseAoiOptions } from '../../functions/aoi/index.ts';
-import { useGeoTiffInspector, type GeoTiffInfo, type InspectOptions, type RangeSource } from '../../functions/geotiff/index.ts';
-import { InputRejected, parseCodedMessage } from '../../functions/core/errors.ts';
+import { useAoiParser, type ParsedAoi, type ParseAoiOptions } from 'mapflow-bridge/functions/aoi/index.ts';
+import { useGeoTiffInspector, type GeoTiffInfo, type InspectOptions, type RangeSource } from 'mapflow-bridge/functions/geotiff/index.ts';
+import { InputRejected, parseCodedMessage } from 'mapflow-bridge/functions/core/errors.ts';
 
 const ENTRY = fileURLToPath(new URL('./cpu-worker.mjs', import.meta.url));
 
-/** Heap limit of one worker, MiB: the largest accepted input needs well under half of it (bench/hostile.ts). */
+/** Heap limit of one worker, MiB: the largest accepted input needs well under half of it (packages/bench/hostile.ts). */
 export const WORKER_HEAP_LIMIT_MB = 512;
 
 /**

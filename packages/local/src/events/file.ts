@@ -10,7 +10,7 @@
  * string (PutEvents takes a string).
  */
 import { open, readFile, stat } from 'node:fs/promises';
-import type { JobEventDetail } from '../../functions/events/types.ts';
+import type { JobEventDetail } from 'mapflow-bridge/functions/events/types.ts';
 
 export interface LocalEvent {
   detailType: string;

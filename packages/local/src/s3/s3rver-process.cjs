@@ -8,7 +8,7 @@
  * flag away from the bridge's own process (and from vitest workers), whatever
  * NODE_OPTIONS the user has.
  *
- * Protocol (Node IPC, see local/s3/server.ts):
+ * Protocol (Node IPC, see packages/local/src/s3/server.ts):
  *   parent -> child: the options as JSON in argv[2]; later { type: 'flush', id }
  *                    and { type: 'close' }
  *   child -> parent: { type: 'ready', port }, { type: 'event', event } for each
@@ -20,7 +20,7 @@
  *
  * The gate runs first (see gate): every request is described to the parent
  *   child -> parent: { type: 'authorize', id, request: { method, url, headers } }
- *   parent -> child: { type: 'verdict', id, verdict }   (local/auth/gate.ts)
+ *   parent -> child: { type: 'verdict', id, verdict }   (packages/local/src/auth/gate.ts)
  * which checks the Host, refuses browsers, verifies the SigV4 signature
  * against the credentials the bridge issued and evaluates the signer's IAM
  * policies. A refusal is answered as it comes (S3's XML error); nothing

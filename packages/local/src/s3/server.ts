@@ -8,7 +8,7 @@
  * refused with 400 before they reach s3rver's file store (which joins keys
  * into file paths): nothing can be written outside the bucket folder.
  *
- * Every request passes the gate first (local/auth/gate.ts, asked over IPC by
+ * Every request passes the gate first (packages/local/src/auth/gate.ts, asked over IPC by
  * s3rver's process): signed with credentials of `credentials` (the store),
  * for Host 127.0.0.1:<port>, from no browser, and allowed by the signer's
  * policies; else S3's own 403.

@@ -16,10 +16,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
-import { EnvironmentBudget, LocalFunction, memoryWatchOf, type MemoryWatch } from '../../../../local/assembly/functions.ts';
-import type { AssemblyFunctionSpec } from '../../../../local/assembly/template.ts';
-import { LambdaFunctionError } from '../../../../local/engine/lambda.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { EnvironmentBudget, LocalFunction, memoryWatchOf, type MemoryWatch } from '../../src/assembly/functions.ts';
+import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
+import { LambdaFunctionError } from '../../src/engine/lambda.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const MiB = 1024 * 1024;
 

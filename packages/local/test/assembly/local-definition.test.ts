@@ -1,8 +1,8 @@
 import { StateMachine } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TASKS } from '../../../functions/core/catalog.ts';
-import { localFunctionArn, resolveIntrinsics, synthLocalDefinition, type LocalDefinition } from '../../../lib/private/local-definition.ts';
-import { WORKFLOW_STATES } from '../../../lib/private/workflow.ts';
+import { TASKS } from '../../../../functions/core/catalog.ts';
+import { localFunctionArn, resolveIntrinsics, synthLocalDefinition, type LocalDefinition } from '../../src/assembly/local-definition.ts';
+import { WORKFLOW_STATES } from '../../../../lib/private/workflow.ts';
 
 type State = Record<string, unknown> & { Type: string };
 type States = Record<string, State>;

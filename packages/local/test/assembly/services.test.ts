@@ -1,6 +1,6 @@
 /**
  * The local stand-ins the bundles call through AWS_ENDPOINT_URL_<SERVICE>
- * (local/assembly/services.ts), spoken to with the real AWS SDK clients as
+ * (packages/local/src/assembly/services.ts), spoken to with the real AWS SDK clients as
  * the bundles speak to them: the shapes and error codes AWS answers, and the
  * `authorize` hook of local IAM refusing a request before it is served.
  * Also the trigger's SQS delivery (batch size, partial batch failures,
@@ -13,15 +13,15 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../../../local/engine/engine.ts';
-import { LambdaFunctionError } from '../../../../local/engine/lambda.ts';
-import { LocalTaskTokens } from '../../../../local/engine/task-tokens.ts';
-import type { RunningEndpoint } from '../../../../local/assembly/aws-endpoint.ts';
-import type { LocalFunction } from '../../../../local/assembly/functions.ts';
-import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from '../../../../local/assembly/services.ts';
-import type { TriggerSpec } from '../../../../local/assembly/template.ts';
-import { LocalTrigger, matchesPattern, objectCreatedEvent, scheduledEvent } from '../../../../local/assembly/trigger.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { LocalEngine } from '../../src/engine/engine.ts';
+import { LambdaFunctionError } from '../../src/engine/lambda.ts';
+import { LocalTaskTokens } from '../../src/engine/task-tokens.ts';
+import type { RunningEndpoint } from '../../src/assembly/aws-endpoint.ts';
+import type { LocalFunction } from '../../src/assembly/functions.ts';
+import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from '../../src/assembly/services.ts';
+import type { TriggerSpec } from '../../src/assembly/template.ts';
+import { LocalTrigger, matchesPattern, objectCreatedEvent, scheduledEvent } from '../../src/assembly/trigger.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const client = { region: 'us-east-1', credentials };

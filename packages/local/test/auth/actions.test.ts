@@ -5,8 +5,8 @@
  * JSON-protocol services' resources from the body.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonAuthorization } from '../../../../local/auth/json-actions.ts';
-import { s3Authorization } from '../../../../local/auth/s3-actions.ts';
+import { jsonAuthorization } from '../../src/auth/json-actions.ts';
+import { s3Authorization } from '../../src/auth/s3-actions.ts';
 
 const B = 'arn:aws:s3:::bkt';
 

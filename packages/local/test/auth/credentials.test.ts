@@ -5,8 +5,8 @@
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CREDENTIALS_FILE, CredentialStore, CredentialsFileError, readCredentialsFile } from '../../../../local/auth/credentials.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { CREDENTIALS_FILE, CredentialStore, CredentialsFileError, readCredentialsFile } from '../../src/auth/credentials.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 describe('CredentialStore', () => {
   let dir: string;

@@ -3,7 +3,7 @@
  * machine's role), and of the user's own principal, which may do anything.
  */
 import { describe, expect, it } from 'vitest';
-import { CredentialStore, accessDeniedMessage, evaluate } from '../../../../local/auth/gate.ts';
+import { CredentialStore, accessDeniedMessage, evaluate } from '../../src/auth/gate.ts';
 
 const FN = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:mapflow-bridge-${name}`;
 

@@ -6,8 +6,8 @@
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it } from 'vitest';
-import { CredentialStore } from '../../../../local/auth/credentials.ts';
-import { Sha256, verifySignature, type IncomingSignedRequest } from '../../../../local/auth/sigv4.ts';
+import { CredentialStore } from '../../src/auth/credentials.ts';
+import { Sha256, verifySignature, type IncomingSignedRequest } from '../../src/auth/sigv4.ts';
 
 
 const HOST = '127.0.0.1:4568';

@@ -1,5 +1,5 @@
 /**
- * The state machine's role judging its Task calls (local/auth/state-machine-role.ts):
+ * The state machine's role judging its Task calls (packages/local/src/auth/state-machine-role.ts):
  * which call a Task makes, what iam-simulate decides on the role's policies
  * (as CDK grants them: the function ARN and `${arn}:*`), the Task error Step
  * Functions reports for a refusal, one evaluation per call, and the engine
@@ -9,8 +9,8 @@
  * no Retry or Catch matches) and the execution.
  */
 import { describe, expect, it } from 'vitest';
-import type { PolicyDocument } from '../../../../local/auth/credentials.ts';
-import { evaluate } from '../../../../local/auth/evaluate.ts';
+import type { PolicyDocument } from '../../src/auth/credentials.ts';
+import { evaluate } from '../../src/auth/evaluate.ts';
 import {
   MapRunAccessDeniedError,
   StateMachineRole,
@@ -20,8 +20,8 @@ import {
   taskCallOf,
   taskCallsOf,
   type Evaluate,
-} from '../../../../local/auth/state-machine-role.ts';
-import { LocalEngine } from '../../../../local/engine/engine.ts';
+} from '../../src/auth/state-machine-role.ts';
+import { LocalEngine } from '../../src/engine/engine.ts';
 
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/BridgeWorkflowStateMachineRoleCD050FCB';
 const fn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;

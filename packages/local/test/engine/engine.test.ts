@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LocalEngine, UnboundTaskError } from '../../../../local/engine/engine.ts';
-import { asTaskResource } from '../../../../local/engine/lambda.ts';
+import { LocalEngine, UnboundTaskError } from '../../src/engine/engine.ts';
+import { asTaskResource } from '../../src/engine/lambda.ts';
 import { InputRejected } from '../../../../functions/core/errors.ts';
 
 const ARN = (fn: string) => `arn:aws:lambda:us-east-1:000000000000:function:mapflow-bridge-${fn}`;

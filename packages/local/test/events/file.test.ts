@@ -1,8 +1,8 @@
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { followEvents, parseEventLine, readEvents, type LocalEvent } from '../../../../local/events/file.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { followEvents, parseEventLine, readEvents, type LocalEvent } from '../../src/events/file.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const detail = { jobId: 'j1', status: 'RECEIVED', kind: 'geojson', routeName: 'default', at: '2024-01-01T00:00:00Z' };
 

@@ -8,10 +8,10 @@ import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:
 import path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_STABLE_MS, dropKey, watchDropFolder, type DropFolder, type DropFolderOptions } from '../../../../local/s3/drop-folder.ts';
-import { localS3Client } from '../../../../local/s3/client.ts';
-import { startLocalS3, type LocalS3 } from '../../../../local/s3/server.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { DEFAULT_STABLE_MS, dropKey, watchDropFolder, type DropFolder, type DropFolderOptions } from '../../src/s3/drop-folder.ts';
+import { localS3Client } from '../../src/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../src/s3/server.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const BUCKET = 'drop-bucket';
 const CHUNK = 'x'.repeat(64 * 1024);

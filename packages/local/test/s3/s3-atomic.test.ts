@@ -12,9 +12,9 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localS3Client } from '../../../../local/s3/client.ts';
-import { startLocalS3, type LocalS3 } from '../../../../local/s3/server.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { localS3Client } from '../../src/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../src/s3/server.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const BUCKET = 'atomic-bucket';
 const SIZE = 8 << 20;

@@ -8,10 +8,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { CopyObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localS3Client } from '../../../../local/s3/client.ts';
-import { startLocalS3, type LocalS3 } from '../../../../local/s3/server.ts';
-import { rawRequest, signedRequest } from '../../../support/signed-request.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { localS3Client } from '../../src/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../src/s3/server.ts';
+import { rawRequest, signedRequest } from '../../../../test/support/signed-request.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const BUCKET = 'guard-bucket';
 

@@ -2,11 +2,11 @@ import { mkdtemp, rm, writeFile, mkdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, PutObjectTaggingCommand, GetObjectTaggingCommand, CopyObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalS3, type LocalS3, type S3NotificationRecord } from '../../../../local/s3/server.ts';
-import { localS3Client } from '../../../../local/s3/client.ts';
+import { startLocalS3, type LocalS3, type S3NotificationRecord } from '../../src/s3/server.ts';
+import { localS3Client } from '../../src/s3/client.ts';
 import { completeObject, objectsFromMessage } from '../../../../functions/handlers/dispatch.ts';
-import { watchDropFolder } from '../../../../local/s3/drop-folder.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { watchDropFolder } from '../../src/s3/drop-folder.ts';
+import { testTmp } from '../../../../test/support/temp.ts';
 
 const BUCKET = 'test-bucket';
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { parseAoi } from '../../../../functions/aoi/index.ts';
 import { countCrossings } from '../../../../functions/aoi/crossings.ts';
 import { MAX_CROSSINGS } from '../../../../functions/aoi/dissolve.ts';
-import { squaresGrid } from '../../../../bench/fixtures/hostile.ts';
-import { interlockingCombs } from '../../../../bench/fixtures/hostile-round2.ts';
+import { squaresGrid } from '../../../../packages/bench/fixtures/hostile.ts';
+import { interlockingCombs } from '../../../../packages/bench/fixtures/hostile-round2.ts';
 
 const square = (x: number, y: number, d: number) => [[x, y], [x + d, y], [x + d, y + d], [x, y + d], [x, y]];
 

@@ -9,7 +9,7 @@ import { geodesicAreaSqM } from '../../../../functions/aoi/geodesic-area.ts';
 import { MAX_POLYGONS, MAX_POSITIONS, parseAoi } from '../../../../functions/aoi/index.ts';
 import { InputRejected } from '../../../../functions/core/errors.ts';
 import { applyOverrides, DEFAULT_ROUTES, OVERRIDE_LIMITS } from '../../../../functions/routing/index.ts';
-import { HOSTILE, ANTIMERIDIAN_RING, ANTIMERIDIAN_SPLIT, manyVertexPolygon, squaresGrid, trianglesGrid } from '../../../../bench/fixtures/hostile.ts';
+import { HOSTILE, ANTIMERIDIAN_RING, ANTIMERIDIAN_SPLIT, manyVertexPolygon, squaresGrid, trianglesGrid } from '../../../../packages/bench/fixtures/hostile.ts';
 import type { Position } from 'geojson';
 
 function rejectionOf(act: () => unknown): InputRejected {

@@ -8,8 +8,8 @@
  */
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { tiff } from '../../../../bench/fixtures/tiff.ts';
-import { squaresGrid } from '../../../../bench/fixtures/hostile.ts';
+import { tiff } from '../../../../packages/bench/fixtures/tiff.ts';
+import { squaresGrid } from '../../../../packages/bench/fixtures/hostile.ts';
 import { parseAoi } from '../../../../functions/aoi/index.ts';
 import { DecodeTimedOut, decodeDeadline, MAX_DECODE_RESERVE_MS, type DecodeDeadline } from '../../../../functions/core/deadline.ts';
 import { InputRejected } from '../../../../functions/core/errors.ts';

@@ -9,7 +9,7 @@ import { CRS_AREAS } from '../../../../functions/geotiff/crs-areas.ts';
 import { SUPPORTED_EPSG_CODES } from '../../../../functions/geotiff/crs.ts';
 import { inspectGeoTiff } from '../../../../functions/geotiff/index.ts';
 import { areaFromPackage } from '../../../../scripts/make-crs-areas.ts';
-import { hostileTiff } from '../../../../bench/fixtures/tiff.ts';
+import { hostileTiff } from '../../../../packages/bench/fixtures/tiff.ts';
 
 const memory = (bytes: Uint8Array) => ({ size: bytes.length, read: async (offset: number, length: number) => bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer });
 const image = (epsg: number, origin: [number, number], pixel = 0.5) =>

@@ -9,7 +9,7 @@ import { parseAoi } from '../../../../functions/aoi/index.ts';
 import { InputRejected } from '../../../../functions/core/errors.ts';
 import { inspectGeoTiff } from '../../../../functions/geotiff/index.ts';
 import { applyOverrides, DEFAULT_ROUTES } from '../../../../functions/routing/index.ts';
-import { HOSTILE, HOSTILE_ENTRIES } from '../../../../bench/fixtures/hostile.ts';
+import { HOSTILE, HOSTILE_ENTRIES } from '../../../../packages/bench/fixtures/hostile.ts';
 
 const manifest = JSON.parse(readFileSync(new URL('../../../fixtures/hostile/manifest.json', import.meta.url), 'utf8')) as unknown;
 

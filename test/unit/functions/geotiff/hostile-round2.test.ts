@@ -1,5 +1,5 @@
 /**
- * Issue 23: the second-round hostile corpus (bench/fixtures/hostile-round2.ts)
+ * Issue 23: the second-round hostile corpus (packages/bench/fixtures/hostile-round2.ts)
  * in process, through the checks the Lambdas run: each file rejected with its
  * code and a message that says what to do, and nothing decoded unbounded.
  */
@@ -9,8 +9,8 @@ import { InputRejected } from '../../../../functions/core/errors.ts';
 import { inspectGeoTiff } from '../../../../functions/geotiff/index.ts';
 import { lzwOutputLength, LzwCodeError } from '../../../../functions/geotiff/limits.ts';
 import { applyOverrides, DEFAULT_ROUTES } from '../../../../functions/routing/index.ts';
-import { HOSTILE_ROUND2 } from '../../../../bench/fixtures/hostile-round2.ts';
-import { lzwTableOverflow } from '../../../../bench/fixtures/tiff.ts';
+import { HOSTILE_ROUND2 } from '../../../../packages/bench/fixtures/hostile-round2.ts';
+import { lzwTableOverflow } from '../../../../packages/bench/fixtures/tiff.ts';
 
 const memory = (bytes: Uint8Array) => ({ size: bytes.length, read: async (offset: number, length: number) => bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer });
 

@@ -8,7 +8,7 @@ import { getDecoder } from 'geotiff';
 import { InputRejected } from '../../../../functions/core/errors.ts';
 import { inspectGeoTiff, type RangeSource } from '../../../../functions/geotiff/index.ts';
 import { checkBlockDecodedSize, lzwOutputLength, MAX_BLOCK_DECODED_BYTES } from '../../../../functions/geotiff/limits.ts';
-import { bigTiffHeader, deflateBomb, hostileTiff, jpegFrame, lzwBomb, packBitsBomb } from '../../../../bench/fixtures/tiff.ts';
+import { bigTiffHeader, deflateBomb, hostileTiff, jpegFrame, lzwBomb, packBitsBomb } from '../../../../packages/bench/fixtures/tiff.ts';
 
 function memorySource(bytes: Uint8Array): RangeSource & { bytesRead: number } {
   const source = {

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeObject, objectsFromMessage } from '../../../../functions/handlers/dispatch.ts';
-import { localS3Client } from '../../../../local/s3/client.ts';
-import { startLocalS3, type LocalS3 } from '../../../../local/s3/server.ts';
+import { localS3Client } from '../../../../packages/local/src/s3/client.ts';
+import { startLocalS3, type LocalS3 } from '../../../../packages/local/src/s3/server.ts';
 import { testTmp } from '../../../support/temp.ts';
 
 const BUCKET = 'drop';

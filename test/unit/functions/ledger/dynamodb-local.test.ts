@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GSI_BY_SLOT_QUEUE, ledgerTableSchema } from '../../../../functions/ledger/schema.ts';
 import { LOCAL_CREDENTIALS } from '../../../../functions/runtime/aws.ts';
-import { ensureLedgerTable, startDynamoDbLocal } from '../../../../local/dynamodb/index.ts';
+import { ensureLedgerTable, startDynamoDbLocal } from '../../../../packages/local/src/dynamodb/index.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../../../support/shared-dynamodb.ts';
 import { testTmp } from '../../../support/temp.ts';
 

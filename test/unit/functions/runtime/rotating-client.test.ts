@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MapflowAuthError, MapflowClient } from '../../../../functions/mapflow/index.ts';
 import { tokenRotatingClient } from '../../../../functions/runtime/rotating-client.ts';
-import { startSimulator, type RunningSimulator } from '../../../../local/simulator/index.ts';
+import { startSimulator, type RunningSimulator } from '../../../../packages/simulator/src/index.ts';
 
 describe('tokenRotatingClient', () => {
   let sim: RunningSimulator;

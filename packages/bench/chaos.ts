@@ -17,8 +17,8 @@
  * the output folder (every SUCCEEDED job's objects in both), and the events
  * (one final event per job).
  *
- * Run it:  npx tsx bench/chaos.ts --jobs 24 --kills 7 --seed 1
- *          npx tsx bench/chaos.ts --jobs 24 --kills 0 --seed 1     (the same run without kills)
+ * Run it:  npx tsx packages/bench/chaos.ts --jobs 24 --kills 7 --seed 1
+ *          npx tsx packages/bench/chaos.ts --jobs 24 --kills 0 --seed 1     (the same run without kills)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,19 +32,19 @@ import { parseArgs } from 'node:util';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
-import { scanJobs } from '../local/cli/export.ts';
-import { outputPath } from '../local/cli/outputs.ts';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb/index.ts';
-import { readEvents } from '../local/events/file.ts';
-import { localS3Client } from '../local/s3/client.ts';
-import { readCredentialsFile } from '../local/auth/credentials.ts';
-import { startSimulator } from '../local/simulator/index.ts';
-import { LOCAL_BUCKET, LOCAL_LEDGER_TABLE } from '../local/bridge.ts';
+import { isFinalStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { scanJobs } from '@mapflow-bridge/cli/export';
+import { outputPath } from '@mapflow-bridge/cli/outputs';
+import { startDynamoDbLocal, type DynamoDbLocal } from '@mapflow-bridge/local/dynamodb';
+import { readEvents } from '@mapflow-bridge/local/events/file';
+import { localS3Client } from '@mapflow-bridge/local/s3/client';
+import { readCredentialsFile } from '@mapflow-bridge/local/auth/credentials';
+import { startSimulator } from '@mapflow-bridge/simulator';
+import { LOCAL_BUCKET, LOCAL_LEDGER_TABLE } from '@mapflow-bridge/local/bridge';
 import { auditMapflow, finalEventsOf, squareAoiText } from './fault-suite.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = path.join(ROOT, 'bin/mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 
 /** What a kill waits for: the n-th occurrence, in one run, of a line or a file. */
 export type KillKind = 'starting' | 'locked' | 'banner' | 'uploaded' | 'received' | 'submitted' | 'restarted' | 'succeeded';
@@ -107,7 +107,7 @@ export interface ChaosFigures {
   /** Lines the last start printed about output copies it had to make (point 4). */
   outputsCopiedAtStart: number;
   inputsSweptAtStart: number;
-  /** Final events a start published for jobs that ended as the run before was killed (local/final-events.ts). */
+  /** Final events a start published for jobs that ended as the run before was killed (packages/local/src/final-events.ts). */
   finalEventsOwedAtStart: number;
   wallMs: number;
 }

@@ -1,12 +1,12 @@
 /**
- * Loads the local bridge's cloud assembly in a fresh process (bench/startup.ts):
+ * Loads the local bridge's cloud assembly in a fresh process (packages/bench/startup.ts):
  * prints { ms, cache, cdkLoaded } from process start, as the definition probe
  * does for the definition alone. A run with the cache on fills it.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { loadLocalAssembly } from '../local/assembly/cache.ts';
-import { localAssemblySettings } from '../local/bridge.ts';
+import { loadLocalAssembly } from '@mapflow-bridge/local/assembly/cache';
+import { localAssemblySettings } from '@mapflow-bridge/local/bridge';
 
 const result = await loadLocalAssembly(localAssemblySettings({}));
 const ms = performance.now();

@@ -1,12 +1,12 @@
 /**
- * Loads the local definition in a fresh process (bench/startup.ts, test/perf/definition-cache.test.ts):
- * prints { ms, cache, cdkLoaded } from process start. It imports local/bridge.ts as `npm start` does,
+ * Loads the local definition in a fresh process (packages/bench/startup.ts, test/perf/definition-cache.test.ts):
+ * prints { ms, cache, cdkLoaded } from process start. It imports packages/local/src/bridge.ts as `npm start` does,
  * so `cdkLoaded` says whether anything on a warm start's import path loaded aws-cdk-lib.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { loadLocalDefinition } from '../lib/private/local-definition-cache.ts';
-import { LOCAL_POLL_POLICY } from '../local/bridge.ts';
+import { loadLocalDefinition } from '@mapflow-bridge/local/assembly/local-definition-cache';
+import { LOCAL_POLL_POLICY } from '@mapflow-bridge/local/bridge';
 
 const result = await loadLocalDefinition({ pollPolicy: LOCAL_POLL_POLICY });
 const ms = performance.now();

@@ -5,7 +5,7 @@
  * cannot hold it.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { benchDataPaths, dataPathDiskBytes } from '../../../bench/index.ts';
+import { benchDataPaths, dataPathDiskBytes } from '../index.ts';
 
 describe('bench data paths: disk', () => {
   it('counts the synthetic file, its S3 copy and two uploads per run', () => {

@@ -1,14 +1,14 @@
 /**
  * Fast start, measured side by side: the local bridge started in a fresh
  * process with the assembly cache off (CDK synthesis with bundling, aws-cdk-lib
- * import) and warm (local/assembly/cache.ts), and, with `before`, the bridge of
+ * import) and warm (packages/local/src/assembly/cache.ts), and, with `before`, the bridge of
  * an older commit (default STARTUP_BEFORE_REF, the tree the issue's "today's
  * times" were measured on), checked out beside the project with its
  * node_modules and started by the same probe, in turns with the warm start.
  * Figures: time to ready (what `npm start` waits for) and time until a
  * one-file job's first poll, both from process start; median of `runs`.
  *
- * Run it:  npx tsx bench/startup.ts [--runs 3] [--before [<git ref>]]
+ * Run it:  npx tsx packages/bench/startup.ts [--runs 3] [--before [<git ref>]]
  */
 import { execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
@@ -22,7 +22,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The commit before the fast-start work of issue 12 (goal 3): "today's times" of the issue. */
 export const STARTUP_BEFORE_REF = '560f652';
 
-/** As LocalBridge.startup (local/bridge.ts) prints it: ms since the probe's process started. */
+/** As LocalBridge.startup (packages/local/src/bridge.ts) prints it: ms since the probe's process started. */
 interface StartupPhase {
   name: string;
   startMs: number;
@@ -35,7 +35,7 @@ interface StartupTimeline {
   phases: StartupPhase[];
 }
 
-/** One start of the whole bridge, from process start (bench/startup-probe.ts). */
+/** One start of the whole bridge, from process start (packages/bench/startup-probe.ts). */
 export interface ProbeResult {
   readyMs: number;
   firstPollMs: number;
@@ -55,7 +55,7 @@ export interface StartupFigures {
 function definitionProbe(cache: 'off' | 'on'): Promise<number> {
   return new Promise((resolve, reject) => {
     // The cloud assembly (template and bundles) the bridge runs: what a cold start synthesizes.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/assembly-probe.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'packages/bench/assembly-probe.ts')], {
       cwd: PROJECT_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, ...(cache === 'off' ? { MAPFLOW_BRIDGE_DEFINITION_CACHE: 'off' } : {}) },
@@ -69,7 +69,7 @@ function definitionProbe(cache: 'off' | 'on'): Promise<number> {
 
 function probe(cache: 'off' | 'on', root = PROJECT_ROOT, env: NodeJS.ProcessEnv = {}): Promise<ProbeResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/startup-probe.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'packages/bench/startup-probe.ts')], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, ...env, ...(cache === 'off' ? { MAPFLOW_BRIDGE_DEFINITION_CACHE: 'off' } : {}) },

@@ -14,11 +14,11 @@
  * as the Lambda runtime loads its own copy).
  *
  * `--before <git ref>` bundles that commit's handlers too (with the options
- * bench/bundles.ts had before lib/private/bundling.ts: no credential alias, legal
+ * packages/bench/bundles.ts had before lib/private/bundling.ts: no credential alias, legal
  * comments kept) and imports old and new alternately, so both figures come
  * from the same minutes of a noisy machine.
  *
- * Run it:  npx tsx bench/bundles.ts [--external-sdk] [--before 098a665] [--json] [--keep]
+ * Run it:  npx tsx packages/bench/bundles.ts [--external-sdk] [--before 098a665] [--json] [--keep]
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -28,8 +28,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
-import { HANDLER_NAMES } from '../functions/core/catalog.ts';
-import { lambdaEsbuildOptions } from '../lib/private/bundling.ts';
+import { HANDLER_NAMES } from 'mapflow-bridge/functions/core/catalog.ts';
+import { lambdaEsbuildOptions } from 'mapflow-bridge/internal';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KIB = 1024;
@@ -79,7 +79,7 @@ export interface BundleFigure {
   before?: { bytes: number; coldImportMs?: number };
 }
 
-/** The options bench/bundles.ts (and the construct) used before lib/private/bundling.ts. */
+/** The options packages/bench/bundles.ts (and the construct) used before lib/private/bundling.ts. */
 const BEFORE_OPTIONS: BuildOptions = {
   bundle: true,
   platform: 'node',

@@ -18,7 +18,7 @@
  * Figures: jobs run, final states, processings created, duplicates (must be 0)
  * and lost jobs (must be 0).
  *
- * Run it:  npx tsx bench/fault-suite.ts --jobs 40 --fault-rate 0.2 --drop-after-commit 0.1 --seed 42
+ * Run it:  npx tsx packages/bench/fault-suite.ts --jobs 40 --fault-rate 0.2 --drop-after-commit 0.1 --seed 42
  * (prints the figures as JSON on stdout; exit code 1 when a duplicate or a lost job is found).
  */
 import { randomBytes } from 'node:crypto';
@@ -28,16 +28,16 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
-import { MapflowClient, type Processing } from '../functions/mapflow/index.ts';
-import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '../local/bridge.ts';
-import type { ExecutionRecord } from '../local/engine/engine.ts';
-import { readEvents, type LocalEvent } from '../local/events/file.ts';
-import { startSimulator, type RunningSimulator } from '../local/simulator/index.ts';
+import { isFinalStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { MapflowClient, type Processing } from 'mapflow-bridge/functions/mapflow/index.ts';
+import { startLocalBridge, type LocalBridge, type LocalBridgeOptions } from '@mapflow-bridge/local/bridge';
+import type { ExecutionRecord } from '@mapflow-bridge/local/engine/engine';
+import { readEvents, type LocalEvent } from '@mapflow-bridge/local/events/file';
+import { startSimulator, type RunningSimulator } from '@mapflow-bridge/simulator';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** A small real GeoTIFF (Cloud Optimized, 3 bands, fine enough for Buildings). */
-export const SAMPLE_GEOTIFF = path.join(PROJECT_ROOT, 'local/samples/cogeo.tif');
+export const SAMPLE_GEOTIFF = path.join(PROJECT_ROOT, 'packages/local/samples/cogeo.tif');
 
 export interface FaultSuiteOptions {
   /** Inputs to drop (GeoJSON AOIs, and every `geotiffEvery`-th a GeoTIFF). */
@@ -427,7 +427,7 @@ function setVariable(name: string, value: string): () => void {
   };
 }
 
-/** Command line: npx tsx bench/fault-suite.ts [--jobs 40] [--fault-rate 0.2] [--drop-after-commit 0.1] [--seed 42] [--slots 5] [--reconcile-ms 0] [--quiet] */
+/** Command line: npx tsx packages/bench/fault-suite.ts [--jobs 40] [--fault-rate 0.2] [--drop-after-commit 0.1] [--seed 42] [--slots 5] [--reconcile-ms 0] [--quiet] */
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,

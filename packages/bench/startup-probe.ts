@@ -1,17 +1,17 @@
 /**
- * One start of the local bridge in a fresh process (bench/startup.ts runs it):
+ * One start of the local bridge in a fresh process (packages/bench/startup.ts runs it):
  * prints JSON { readyMs, firstPollMs, startup } measured from process start, so module
  * loading (aws-cdk-lib on a cold definition cache) counts as it does for `npm start`;
  * `startup` is the bridge's phase timeline (LocalBridge.startup), plus the job's own
  * marks (file in the inbox, first poll) and whether aws-cdk-lib was loaded at all.
- * bench/startup.ts also copies it into an older checkout of the bridge (--before):
+ * packages/bench/startup.ts also copies it into an older checkout of the bridge (--before):
  * it uses only what startLocalBridge offered then.
  */
 import { createRequire } from 'node:module';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startLocalBridge } from '../local/bridge.ts';
+import { startLocalBridge } from '@mapflow-bridge/local/bridge';
 
 const sinceStart = () => performance.now();
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -39,7 +39,7 @@ await bridge.close();
 await rm(dir, { recursive: true, force: true });
 // aws-cdk-lib is CommonJS: loaded, it is in the require cache (a warm start must not load it).
 const cdkLoaded = Object.keys(createRequire(import.meta.url).cache).some((id) => id.includes(`${path.sep}aws-cdk-lib${path.sep}`));
-// A bridge from before the fast-start work (bench/startup.ts --before) kept no timeline.
+// A bridge from before the fast-start work (packages/bench/startup.ts --before) kept no timeline.
 const startup = (bridge as { startup?: typeof bridge.startup }).startup ?? { entryMs: Number.NaN, readyMs, definitionCache: 'off' as const, phases: [] };
 const phases = [
   ...startup.phases,

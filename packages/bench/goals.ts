@@ -1,8 +1,8 @@
 /**
  * The goals of issue 12 in one table, each figure next to its baseline from
- * the same run: admission (bench/admission.ts), lean bundles
- * (bench/bundles.ts), fast start (bench/startup.ts), polling
- * (bench/polling.ts) and the capacity model (bench/capacity.ts).
+ * the same run: admission (packages/bench/admission.ts), lean bundles
+ * (packages/bench/bundles.ts), fast start (packages/bench/startup.ts), polling
+ * (packages/bench/polling.ts) and the capacity model (packages/bench/capacity.ts).
  * `npm run bench` prints it after the data paths and the fault suite.
  */
 import { runAdmissionBench } from './admission.ts';
@@ -23,7 +23,7 @@ export interface GoalsOptions {
   upload?: UploadGoal;
 }
 
-/** The bridge's upload from the local S3 against the raw pipe of the same bytes (bench/index.ts). */
+/** The bridge's upload from the local S3 against the raw pipe of the same bytes (packages/bench/index.ts). */
 export interface UploadGoal {
   bytes: number;
   bridgeMs: number;
@@ -58,7 +58,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
 
   // A bridge that cannot start (a saturated machine: s3rver or the JVM too slow) leaves the other goals measurable.
   const admission = async (jobs: number, title: string) => {
-    log(`\n${title}: ${jobs} jobs of ${options.processingSeconds} s, ${options.slots} slots (bench/admission.ts)`);
+    log(`\n${title}: ${jobs} jobs of ${options.processingSeconds} s, ${options.slots} slots (packages/bench/admission.ts)`);
     return runAdmissionBench({ jobs, processingSeconds: options.processingSeconds, slots: options.slots, log: (l) => log(`  ${l}`) }).catch((error: unknown) => {
       log(`  ${title} not measured: ${(error as Error).message}`);
       return undefined;
@@ -104,7 +104,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
     });
   }
 
-  log('\nbundles: esbuild with the construct\'s options (lib/private/bundling.ts), cold import = median of 5 fresh node processes (bench/bundles.ts);');
+  log('\nbundles: esbuild with the construct\'s options (lib/private/bundling.ts), cold import = median of 5 fresh node processes (packages/bench/bundles.ts);');
   log('  "external SDK": the externalAwsSdk prop, @aws-sdk/* left to the runtime (imported from node_modules here);');
   log(`  "before": the handlers of ${BUNDLES_BEFORE_REF} (before the lean bundles), imported in turns with today's`);
   const bundles = await measureBundles({ importTimes: true, externalAwsSdk: true, before: BUNDLES_BEFORE_REF });
@@ -143,8 +143,8 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
 
   log(
     options.fullStart
-      ? `\nstart: the whole bridge, cache off (cold: synthesized), warm, and the bridge of ${STARTUP_BEFORE_REF} (before the fast-start work), in turns in fresh processes (bench/startup.ts)`
-      : '\nstart: definition synthesized (cache off) vs read from the disk cache, fresh processes (bench/startup.ts)',
+      ? `\nstart: the whole bridge, cache off (cold: synthesized), warm, and the bridge of ${STARTUP_BEFORE_REF} (before the fast-start work), in turns in fresh processes (packages/bench/startup.ts)`
+      : '\nstart: definition synthesized (cache off) vs read from the disk cache, fresh processes (packages/bench/startup.ts)',
   );
   // Whole starts in turns (2 each; the run of median first poll of each side is kept), then the timelines.
   const s = await measureStartup(options.fullStart ? 2 : 3, { definitionOnly: !options.fullStart, ...(options.fullStart ? { before: STARTUP_BEFORE_REF } : {}) });
@@ -227,7 +227,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
     rows.push({ goal: '4 upload from S3', bridge: 'not run', baseline: 'npm run bench (not --goals-only)', ratio: '', target: '', met: undefined });
   }
 
-  log(`\npolling: simulated processings, policy vs fixed pollers (bench/polling.ts; seed ${POLLING_SEEDS[0]} shown, goals on the worst of ${POLLING_SEEDS.length} seeds)`);
+  log(`\npolling: simulated processings, policy vs fixed pollers (packages/bench/polling.ts; seed ${POLLING_SEEDS[0]} shown, goals on the worst of ${POLLING_SEEDS.length} seeds)`);
   const polling = runPollingSuites(200);
   for (const f of polling.filter((f) => f.seed === POLLING_SEEDS[0])) log(`  ${String(f.minutes).padStart(4)} min ${f.poller.padEnd(14)} polls ${f.pollsMean.toFixed(1).padStart(6)}  p95 ${f.delayP95.toFixed(0).padStart(3)} s  ${f.transitionsPerJob.toFixed(0).padStart(5)} transitions  $${f.dollarsPerJob.toFixed(4)}/job`);
   for (const g of pollingGoals(polling)) {
@@ -240,7 +240,7 @@ export async function runGoalsBench(options: GoalsOptions): Promise<number> {
       met: g.met,
     });
   }
-  // Why 2 and 10 minutes stay open: what pollers that know more than Mapflow tells would need (bench/polling.ts oracleFigures).
+  // Why 2 and 10 minutes stay open: what pollers that know more than Mapflow tells would need (packages/bench/polling.ts oracleFigures).
   for (const minutes of [2, 10]) {
     for (const o of oracleFigures(minutes, 200, POLLING_SEEDS[0])) {
       rows.push({

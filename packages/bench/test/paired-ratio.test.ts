@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pairedRatio } from '../../../bench/paired.ts';
+import { pairedRatio } from '../paired.ts';
 
 describe('pairedRatio', () => {
   it('gives the geometric mean of the pair ratios with a 95 % interval from Student\'s t', () => {

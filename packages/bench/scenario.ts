@@ -1,6 +1,6 @@
 /**
  * One benchmark scenario, run in its own process so that its peak memory is
- * its own: `node --import tsx bench/scenario.ts <name> <json args>`.
+ * its own: `node --import tsx packages/bench/scenario.ts <name> <json args>`.
  * Prints one JSON line: { ms, cpuMs, peakRssBytes, startRssBytes, osPeakRssBytes, ...extra }.
  */
 import { readFile } from 'node:fs/promises';
@@ -8,12 +8,12 @@ import { Readable } from 'node:stream';
 import { fromArrayBuffer } from 'geotiff';
 import { get as httpGet, request as httpRequest, type IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { MapflowClient } from '../functions/mapflow/index.ts';
-import { fileRangeSource, inspectGeoTiff } from '../functions/geotiff/index.ts';
-import { readObjectBytes } from '../functions/storage/s3.ts';
-import type { StepContext } from '../functions/jobs/context.ts';
-import type { WorkflowState } from '../functions/jobs/workflow.ts';
-import { localS3Client } from '../local/s3/client.ts';
+import { MapflowClient } from 'mapflow-bridge/functions/mapflow/index.ts';
+import { fileRangeSource, inspectGeoTiff } from 'mapflow-bridge/functions/geotiff/index.ts';
+import { readObjectBytes } from 'mapflow-bridge/functions/storage/s3.ts';
+import type { StepContext } from 'mapflow-bridge/functions/jobs/context.ts';
+import type { WorkflowState } from 'mapflow-bridge/functions/jobs/workflow.ts';
+import { localS3Client } from '@mapflow-bridge/local/s3/client';
 
 interface Args {
   file: string;
@@ -58,7 +58,7 @@ const scenarios: Record<string, (args: Args) => Promise<Record<string, unknown>>
       job: { jobId: 'bench-upload', input, kind: 'geotiff', routeName: 'default', status: 'QUEUED', alreadyFinal: false, processImages: true, hasModel: true, createdAt: new Date().toISOString() },
       mosaic: { mosaicId: args.mosaicId!, name: 'bench', created: false, imageCount: 0 },
     } as unknown as WorkflowState;
-    const { uploadImage } = await import('../functions/jobs/steps/upload-image.ts'); // loaded before the clock starts (below)
+    const { uploadImage } = await import('mapflow-bridge/functions/jobs/steps/upload-image.ts'); // loaded before the clock starts (below)
     const result = await uploadImage(state, ctx);
     if (!result.imageId || result.reused) throw new Error(`the upload step ${result.reused ? 'reused an image instead of uploading' : 'found no image'}`);
     return { bytes: s3.size, imageId: result.imageId };
@@ -133,7 +133,7 @@ if (!scenario) {
   process.exit(2);
 }
 // Modules a scenario loads on demand are loaded now, so the clock measures the work only.
-if (name === 'upload-s3-step') await import('../functions/jobs/steps/upload-image.ts');
+if (name === 'upload-s3-step') await import('mapflow-bridge/functions/jobs/steps/upload-image.ts');
 // Memory: the OS's high-water mark of this process (VmHWM, reset at exec) against
 // the RSS before the scenario. No in-process sampler: its calls would count in
 // the CPU time measured here. (getrusage's maxRSS is no use: a spawned child

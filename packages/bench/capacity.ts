@@ -5,10 +5,10 @@
  * definition, same as deployed) and the poll policy of the code, so the figures
  * move when the code does; `npm run bench` prints them.
  *
- * Run it:  npx tsx bench/capacity.ts [--json]
+ * Run it:  npx tsx packages/bench/capacity.ts [--json]
  */
 import { pathToFileURL } from 'node:url';
-import { DEFAULTS } from '../functions/runtime/config.ts';
+import { DEFAULTS } from 'mapflow-bridge/functions/runtime/config.ts';
 import { meanPolls } from './polling.ts';
 
 /** The stated workload: shares of the inputs and what each kind does. */
@@ -61,7 +61,7 @@ export const QUOTAS = {
 /**
  * Polls of one processing of `seconds` with the default policy: the mean of
  * the policy's end estimator on the polling suite's simulated processings
- * (bench/polling.ts: stalls, bursts, AWAITING), the look that sees it done included.
+ * (packages/bench/polling.ts: stalls, bursts, AWAITING), the look that sees it done included.
  */
 export function pollsFor(seconds: number): number {
   return meanPolls(seconds / 60);

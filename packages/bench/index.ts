@@ -7,7 +7,7 @@
  *             the physical limit (a raw node:http GET piped into a POST of the
  *             same bytes to the same receiver) and against reading it whole first
  *   inspect:  GeoTIFF header through ranged reads vs downloading the whole file
- * and then the fault suite (bench/fault-suite.ts): jobs through the local
+ * and then the fault suite (packages/bench/fault-suite.ts): jobs through the local
  * bridge against a faulty simulator, with duplicates and lost jobs counted.
  *
  * Options: see BENCH_USAGE below.
@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Upload } from '@aws-sdk/lib-storage';
-import { MapflowClient } from '../functions/mapflow/index.ts';
-import { localS3Client } from '../local/s3/client.ts';
-import { startLocalS3 } from '../local/s3/server.ts';
+import { MapflowClient } from 'mapflow-bridge/functions/mapflow/index.ts';
+import { localS3Client } from '@mapflow-bridge/local/s3/client';
+import { startLocalS3 } from '@mapflow-bridge/local/s3/server';
 import { runFaultSuite } from './fault-suite.ts';
 import { runChaos } from './chaos.ts';
 import { runGoalsBench, type UploadGoal } from './goals.ts';
@@ -71,7 +71,7 @@ interface ScenarioResult {
 
 function runScenario(name: string, args: Record<string, unknown>): Promise<ScenarioResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bench/scenario.ts'), name, JSON.stringify(args)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'packages/bench/scenario.ts'), name, JSON.stringify(args)], {
       cwd: PROJECT_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -102,7 +102,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         'chaos-jobs': { type: 'string', default: '24' },
         'warm-jobs': { type: 'string', default: '4' },
         seed: { type: 'string', default: '42' },
-        // Issue 12's goals (bench/goals.ts).
+        // Issue 12's goals (packages/bench/goals.ts).
         jobs: { type: 'string', default: '200' },
         'processing-seconds': { type: 'string', default: '5' },
         slots: { type: 'string', default: '5' },
@@ -336,9 +336,9 @@ function uploadFigures(bridge: ScenarioResult, raw: ScenarioResult, bytes: numbe
   };
 }
 
-/** bench/receiver.ts in its own process; `close` ends it. */
+/** packages/bench/receiver.ts in its own process; `close` ends it. */
 async function startReceiver(dataDir: string, token: string, email: string, storageBytes: number): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bench/receiver.ts'), dataDir, token, email, String(storageBytes)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'packages/bench/receiver.ts'), dataDir, token, email, String(storageBytes)], {
     cwd: PROJECT_ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

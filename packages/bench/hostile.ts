@@ -7,17 +7,17 @@
  * figure must stay within half of each (a 2x margin). Lambda at 1024 MB gets
  * about 0.58 of a vCPU, so local times are scaled by 1/0.58 before the check.
  *
- *   npx tsx bench/hostile.ts              # every scenario, a table, exit 1 if a budget is missed
- *   npx tsx bench/hostile.ts <scenario>   # one scenario in this process, prints its JSON
- *   npx tsx bench/hostile.ts --only=round2  # the scenarios whose name starts so (issue 23's corpus)
+ *   npx tsx packages/bench/hostile.ts              # every scenario, a table, exit 1 if a budget is missed
+ *   npx tsx packages/bench/hostile.ts <scenario>   # one scenario in this process, prints its JSON
+ *   npx tsx packages/bench/hostile.ts --only=round2  # the scenarios whose name starts so (issue 23's corpus)
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
-import { MAX_GEOJSON_BYTES, MAX_POLYGONS, MAX_POSITIONS, parseAoi } from '../functions/aoi/index.ts';
-import { inspectGeoTiff, MAX_BLOCK_DECODED_BYTES, type RangeSource } from '../functions/geotiff/index.ts';
-import { applyOverrides, DEFAULT_ROUTES, OVERRIDE_LIMITS } from '../functions/routing/index.ts';
+import { MAX_GEOJSON_BYTES, MAX_POLYGONS, MAX_POSITIONS, parseAoi } from 'mapflow-bridge/functions/aoi/index.ts';
+import { inspectGeoTiff, MAX_BLOCK_DECODED_BYTES, type RangeSource } from 'mapflow-bridge/functions/geotiff/index.ts';
+import { applyOverrides, DEFAULT_ROUTES, OVERRIDE_LIMITS } from 'mapflow-bridge/functions/routing/index.ts';
 import { HOSTILE, manyVertexPolygon, squaresGrid } from './fixtures/hostile.ts';
 import { hostileTiff } from './fixtures/tiff.ts';
 import { HOSTILE_ROUND2 } from './fixtures/hostile-round2.ts';

@@ -12,7 +12,7 @@
  * Goal of issue 12: >= 50 % fewer polls than fixed 30 s and p95 <= 15 s at
  * every duration.
  *
- * Run it:  npx tsx bench/polling.ts [--runs 200] [--seed N]
+ * Run it:  npx tsx packages/bench/polling.ts [--runs 200] [--seed N]
  * (without --seed: seeds 12, 5, 99 and 7, the goals judged on the worst)
  */
 import { pathToFileURL } from 'node:url';
@@ -23,9 +23,9 @@ import {
   planNextPoll,
   type PollEstimate,
   type PollObservation,
-} from '../functions/polling/poll-policy.ts';
-import { unevenProfile, workDone } from '../local/simulator/progress.ts';
-import { seededRandom as rng } from '../local/simulator/random.ts';
+} from 'mapflow-bridge/functions/polling/poll-policy.ts';
+import { unevenProfile, workDone } from '@mapflow-bridge/simulator/progress';
+import { seededRandom as rng } from '@mapflow-bridge/simulator/random';
 
 export const DURATIONS_MINUTES = [2, 10, 30, 60, 180, 360] as const;
 const DOLLARS_PER_TRANSITION = 0.025 / 1_000;
@@ -33,7 +33,7 @@ const DOLLARS_PER_TRANSITION = 0.025 / 1_000;
 /**
  * A processing as the bridge sees it through GET /processings/{id}: its
  * status, whole percent and Mapflow's `updated` (the time of the last status
- * change, as the simulator writes it: local/simulator/views.ts updatedOf).
+ * change, as the simulator writes it: packages/simulator/src/views.ts updatedOf).
  */
 export interface SimulatedProcessing {
   durationSeconds: number;
@@ -48,7 +48,7 @@ export interface SimulatedProcessing {
 }
 
 /**
- * Uneven progress (local/simulator/progress.ts, the model the simulator's
+ * Uneven progress (packages/simulator/src/progress.ts, the model the simulator's
  * `unevenProgress` uses): 0-15 % of the time AWAITING at 0 %, then segments
  * of varying speed (stalls at a fraction of the pace, bursts at several times
  * it), normalised so 100 % is reached exactly at the end; whole percents.

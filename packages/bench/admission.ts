@@ -14,7 +14,7 @@
  *   - task invocations per job (Lambda calls), and how many of them were slot attempts;
  *   - peak RSS of this process (the bridge runs in it) from the OS.
  *
- * Run it:  npx tsx bench/admission.ts --jobs 200 --processing-seconds 2 --slots 5
+ * Run it:  npx tsx packages/bench/admission.ts --jobs 200 --processing-seconds 2 --slots 5
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,10 +22,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { isFinalStatus, type LedgerRow } from '../functions/core/model.ts';
-import { SLOTS_ROW_ID } from '../functions/ledger/schema.ts';
-import { startLocalBridge, type LocalBridge } from '../local/bridge.ts';
-import type { TaskTrace } from '../local/engine/engine.ts';
+import { isFinalStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
+import { SLOTS_ROW_ID } from 'mapflow-bridge/functions/ledger/schema.ts';
+import { startLocalBridge, type LocalBridge } from '@mapflow-bridge/local/bridge';
+import type { TaskTrace } from '@mapflow-bridge/local/engine/engine';
 
 export interface AdmissionBenchOptions {
   jobs: number;

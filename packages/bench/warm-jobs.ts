@@ -8,15 +8,15 @@
  * DynamoDB Local not), and the ratio of today's to the baseline.
  *
  *   npm run bench -- --warm-jobs 6          (default 4; 0 skips it)
- *   npx tsx bench/warm-jobs.ts 6            (this section alone)
+ *   npx tsx packages/bench/warm-jobs.ts 6            (this section alone)
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_ENVIRONMENT_UNITS, PROCESS_ENVIRONMENT_UNITS } from '../local/assembly/functions.ts';
-import { startLocalBridge } from '../local/bridge.ts';
+import { DEFAULT_ENVIRONMENT_UNITS, PROCESS_ENVIRONMENT_UNITS } from '@mapflow-bridge/local/assembly/functions';
+import { startLocalBridge } from '@mapflow-bridge/local/bridge';
 import { squareAoiText } from './fault-suite.ts';
 
 const SELF = fileURLToPath(import.meta.url);
