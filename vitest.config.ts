@@ -60,7 +60,7 @@ export default defineConfig({
         // AWS SDK and the handlers are imported once per worker, not once per file
         // (test/cdk alone: 146 s of CPU isolated, 77 s shared, same 164 tests).
         extends: true,
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false },
+        test: { name: 'shared', include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'], exclude: ISOLATED, isolate: false },
       },
       {
         extends: true,

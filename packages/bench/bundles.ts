@@ -31,7 +31,7 @@ import { build, type BuildOptions } from 'esbuild';
 import { HANDLER_NAMES } from 'mapflow-bridge/functions/core/catalog.ts';
 import { lambdaEsbuildOptions } from 'mapflow-bridge/internal';
 
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KIB = 1024;
 /** Fresh processes per cold-import figure (the median is reported). */
 const IMPORT_RUNS = 5;

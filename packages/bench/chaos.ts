@@ -43,7 +43,7 @@ import { startSimulator } from '@mapflow-bridge/simulator';
 import { LOCAL_BUCKET, LOCAL_LEDGER_TABLE } from '@mapflow-bridge/local/bridge';
 import { auditMapflow, finalEventsOf, squareAoiText } from './fault-suite.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 
 /** What a kill waits for: the n-th occurrence, in one run, of a line or a file. */

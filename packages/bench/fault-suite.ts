@@ -35,7 +35,7 @@ import type { ExecutionRecord } from '@mapflow-bridge/local/engine/engine';
 import { readEvents, type LocalEvent } from '@mapflow-bridge/local/events/file';
 import { startSimulator, type RunningSimulator } from '@mapflow-bridge/simulator';
 
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** A small real GeoTIFF (Cloud Optimized, 3 bands, fine enough for Buildings). */
 export const SAMPLE_GEOTIFF = path.join(PROJECT_ROOT, 'packages/local/samples/cogeo.tif');
 

@@ -30,7 +30,7 @@ import { pairedRatio, type PairedRatio } from './paired.ts';
 import { benchWarmJobs } from './warm-jobs.ts';
 import { syntheticGeoTiffStream, writeSyntheticGeoTiff } from './fixtures/synthetic-geotiff.ts';
 
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const BENCH_USAGE = `Usage: mapflow-bridge bench [options]     (npm run bench -- [options])
 

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The commit before the fast-start work of issue 12 (goal 3): "today's times" of the issue. */
 export const STARTUP_BEFORE_REF = '560f652';
@@ -103,8 +103,8 @@ async function checkoutBefore(ref: string): Promise<{ root: string; env: NodeJS.
   await promisify(execFile)('tar', ['-xf', archive, '-C', root]);
   await rm(archive);
   await symlink(path.join(PROJECT_ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
-  await mkdir(path.join(root, 'bench'), { recursive: true });
-  await copyFile(path.join(PROJECT_ROOT, 'bench', 'startup-probe.ts'), path.join(root, 'bench', 'startup-probe.ts'));
+  await mkdir(path.join(root, 'packages', 'bench'), { recursive: true });
+  await copyFile(path.join(PROJECT_ROOT, 'packages', 'bench', 'startup-probe.ts'), path.join(root, 'packages', 'bench', 'startup-probe.ts'));
   return {
     root,
     env: { TMPDIR: tmp, JAVA_TOOL_OPTIONS: `-Djava.io.tmpdir=${tmp}` },

@@ -16,6 +16,7 @@
 import { LOCAL_AWS } from '@mapflow-bridge/local/auth/account';
 import { CREDENTIALS_FILE } from '@mapflow-bridge/local/auth/credentials';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
@@ -34,7 +35,8 @@ import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
 import { startOperatorServices } from './console/command.ts';
 
 const SAMPLES_MARKER = 'samples-dropped';
-const SAMPLES_DIR = fileURLToPath(new URL('../../../local/samples/', import.meta.url));
+/** The samples shipped with the local package (its samples/ folder). */
+const SAMPLES_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('@mapflow-bridge/local/package.json')), 'samples');
 /**
  * The local S3's port unless --s3-port says otherwise: s3rver's own default, so
  * an endpoint a user saved (aws --endpoint-url ...) works after a restart.
