@@ -32,7 +32,7 @@ import { syntheticGeoTiffStream, writeSyntheticGeoTiff } from './fixtures/synthe
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-const BENCH_USAGE = `Usage: mapflow-bridge bench [options]     (npm run bench -- [options])
+const BENCH_USAGE = `Usage: npm run bench -- [options]     (from the repository root)
 
 Speed and memory of the data paths against a naive baseline measured in the same run,
 then the fault suite (duplicates and lost jobs under injected faults).
@@ -46,13 +46,13 @@ Options:
   --warm-jobs <n>    small jobs through one bridge, its function environments bounded as before (four of
                      any kind) and as today (weighted units), side by side (default 4; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
-  --jobs <n>         jobs of the admission run (default 200, the goal's case; issue 12 also: 2000,
-                     which then runs 200 too and prints the throughput ratio)
-  --processing-seconds <n>  simulated processing time of those jobs (default 5, the goal's case)
+  --jobs <n>         jobs of the admission run (default 200; with 2000, a run of 200 goes
+                     first and the throughput ratio is printed)
+  --processing-seconds <n>  simulated processing time of those jobs (default 5)
   --slots <n>        concurrency slots of the admission run (default 5)
-  --quick-start      goal 3 on the definition alone (synthesized vs cached), not whole bridge starts
+  --quick-start      the start-up time on the definition alone (synthesized vs cached), not whole bridge starts
   --full-start       whole bridge starts, cold and warm, side by side (the default; kept for old scripts)
-  --goals-only       only the goals table of issue 12 (admission, bundles, start, polling, capacity)
+  --goals-only       only the goals table (admission, bundles, start, polling, capacity)
   --skip-goals       the data paths and the fault suite only
   --keep             keep the temporary files`;
 const MB = 1024 * 1024;
