@@ -156,19 +156,21 @@ function compileCondition(operatorName: string, key: string, value: unknown, sta
   const ifExists = unqualified.endsWith('IfExists');
   const base = ifExists ? unqualified.slice(0, -'IfExists'.length) : unqualified;
   const keyName = key.toLowerCase();
+  // Own keys only: an operator named toString or constructor is not one.
+  const operator = base !== 'Null' && Object.hasOwn(OPERATORS, base) ? OPERATORS[base] : undefined;
+  if ((base !== 'Null' && !operator) || (qualifier && (base === 'Null' || base === 'Bool')) || (ifExists && base === 'Null')) {
+    throw new PolicyEvaluationError(`unsupported condition operator ${operatorName} in ${statementWhere}`);
+  }
   if (!options.contextKeys.has(keyName)) {
     throw new PolicyEvaluationError(`unsupported condition key ${key} in ${statementWhere}: the local gate supplies only ${[...options.contextKeys].join(', ')}`);
   }
   const values = conditionValues(value, where);
 
-  if (base === 'Null') {
-    if (qualifier || ifExists) throw new PolicyEvaluationError(`unsupported condition operator ${operatorName} in ${statementWhere}`);
+  if (!operator) {
     if (values.length !== 1 || !['true', 'false'].includes(values[0]!.toLowerCase())) throw new PolicyEvaluationError(`${where} must be "true" or "false"`);
     const absent = values[0]!.toLowerCase() === 'true';
     return { where, test: (context) => (context.get(keyName) === undefined) === absent };
   }
-  const operator = OPERATORS[base];
-  if (!operator || (base === 'Bool' && qualifier)) throw new PolicyEvaluationError(`unsupported condition operator ${operatorName} in ${statementWhere}`);
   if (base === 'Bool' && values.some((item) => !['true', 'false'].includes(item.toLowerCase()))) throw new PolicyEvaluationError(`${where} must be "true" or "false"`);
   const matchesAny = anyOf(values.map(operator.matcher));
   // One request value: ORed policy values, NORed for a negated operator.
