@@ -11,7 +11,7 @@ import { parseQuery, splitUrl } from './sigv4.ts';
 export interface IamRequest {
   action: string;
   resource: string;
-  /** Condition context keys (e.g. s3:prefix), as iam-simulate takes them. */
+  /** Condition context keys (e.g. s3:prefix), as IAM names them. */
   context?: Record<string, string | string[]>;
 }
 

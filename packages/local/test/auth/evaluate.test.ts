@@ -52,6 +52,21 @@ describe('evaluate', () => {
     console.log(`1000 repeated judgements: ${cpuMs.toFixed(0)} ms of CPU`);
   });
 
+  it.each([
+    ['a line separator (U+2028)', 'inbox/a\u2028b.geojson'],
+    ['a paragraph separator (U+2029)', 'inbox/a\u2029b.geojson'],
+    ['a newline', 'inbox/a\nb.geojson'],
+  ])('matches a key with %s against a wildcard, as S3 keys may hold any character (issue 38)', async (_, key) => {
+    // Prepare: the grant lib/private/permissions.ts makes on a prefix (bucket/prefix*)
+    const reader = store.addPrincipal('inspect', 'arn:aws:iam::000000000000:role/bridge-Inspect', [
+      { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::data/inbox/*' }] },
+    ]);
+    // Act
+    const decision = await evaluate(store.principal(reader.accessKeyId)!, [{ action: 's3:GetObject', resource: `arn:aws:s3:::data/${key}` }]);
+    // Assess
+    expect(decision).toEqual({ allowed: true });
+  });
+
   it('refuses an action the evaluator does not know instead of guessing', async () => {
     // Act
     const decision = await evaluate(principal, [{ action: 'lambda:NoSuchAction', resource: FN('register-job') }]);

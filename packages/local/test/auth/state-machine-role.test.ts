@@ -1,6 +1,6 @@
 /**
  * The state machine's role judging its Task calls (packages/local/src/auth/state-machine-role.ts):
- * which call a Task makes, what iam-simulate decides on the role's policies
+ * which call a Task makes, what the evaluator decides on the role's policies
  * (as CDK grants them: the function ARN and `${arn}:*`), the Task error Step
  * Functions reports for a refusal, one evaluation per call, and the engine
  * failing a refused Task through its Retry and Catch without invoking the function;
