@@ -44,7 +44,7 @@ describe('a clone with nothing beside it', () => {
   it('carries its own licence, and every folder of data written by others carries theirs', () => {
     // Prepare
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { license?: string };
-    const dataFolders = ['samples/aoi', 'samples/rasters', 'local/samples'];
+    const dataFolders = ['samples/aoi', 'samples/rasters', 'packages/local/samples'];
     // Act
     const licence = readFileSync(path.join(ROOT, 'LICENSE'), 'utf8');
     const withoutLicence = dataFolders.filter((folder) => !readdirSync(path.join(ROOT, folder)).some((name) => name.startsWith('LICENSE')));

@@ -87,9 +87,9 @@ describe('links in the README and docs', () => {
     // Prepare: every `docs/<name>.md` named in prose or comments
     const files = [
       ...DOCS,
-      ...['functions', 'lib', 'local', 'bin', 'bench', 'test', 'scripts'].flatMap((dir) =>
+      ...['functions', 'lib', 'packages', 'bin', 'test', 'scripts'].flatMap((dir) =>
         readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-          .filter((f) => /\.(ts|mts|mjs|md)$/.test(f))
+          .filter((f) => /\.(ts|mts|mjs|md)$/.test(f) && !f.split(path.sep).includes('node_modules'))
           .map((f) => `${dir}/${f}`),
       ),
     ];

@@ -30,7 +30,7 @@ import { readText, ROOT, SAMPLES_AOI, squareAoi, startTestBridge, tempFile } fro
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
 const run = promisify(execFile);
-const CLI = path.join(ROOT, 'bin', 'mapflow-bridge.mjs');
+const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mapflow-bridge.mjs');
 const RECORDER = pathToFileURL(path.join(ROOT, 'test', 'support', 'record-modules.mjs')).href;
 
 describe('local run on the cloud assembly', () => {

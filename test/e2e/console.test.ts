@@ -26,7 +26,7 @@ declare function requestAnimationFrame(callback: () => void): number;
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => Boolean(p && existsSync(p)));
 const OUTPUT = path.join(ROOT, 'test-output', 'console');
-const SAMPLES = path.join(ROOT, 'local', 'samples');
+const SAMPLES = path.join(ROOT, 'packages', 'local', 'samples');
 
 if (!CHROMIUM) {
   console.warn('test/e2e/console.test.ts: skipped: no Chromium at /usr/bin/chromium (install it: apt-get install -y chromium, or set CHROMIUM_PATH).');

@@ -19,7 +19,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SAMPLE_DATA = path.join(ROOT, 'samples');
 export const SAMPLES_AOI = path.join(SAMPLE_DATA, 'aoi');
 export const SAMPLES_RASTERS = path.join(SAMPLE_DATA, 'rasters');
-export const SAMPLES = path.join(ROOT, 'local/samples');
+export const SAMPLES = path.join(ROOT, 'packages/local/samples');
 
 /**
  * The live service as the simulator plays it (--real-shapes: docs/simulator.md), with short waits:
