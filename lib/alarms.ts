@@ -15,7 +15,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { InputKind } from '../functions/core/model.ts';
+import { INPUT_KINDS, type InputKind } from '../functions/core/model.ts';
 import { MapflowBridgeConfigError } from './errors.ts';
 import type { IBridgeMetrics } from './metrics.ts';
 
@@ -114,15 +114,21 @@ export class BridgeAlarms extends Construct {
     // Executions that broke: failed or timed out beyond the jobs that ended FAILED/REJECTED on purpose.
     const period15 = Duration.minutes(15);
     const sm = props.stateMachine;
+    // Jobs whose execution fails on purpose. Rejections of every kind: an unsupported file is rejected
+    // (kind 'unsupported') by Register Job inside its execution (functions/jobs/steps/register-job.ts).
+    const onPurpose = Object.fromEntries([
+      ...KINDS.map((kind, i) => [`jf${i}`, job(m.metricJobsFailed, kind, period15)]),
+      ...INPUT_KINDS.map((kind, i) => [`jr${i}`, job(m.metricJobsRejected, kind, period15)]),
+    ]);
     this.add(
       'brokenExecutions',
       'BrokenExecutions',
       new cloudwatch.MathExpression({
-        expression: `FILL(sf, 0) + FILL(st, 0) - (${KINDS.map((_, i) => `FILL(jf${i}, 0) + FILL(jr${i}, 0)`).join(' + ')})`,
+        expression: `FILL(sf, 0) + FILL(st, 0) - (${Object.keys(onPurpose).map((id) => `FILL(${id}, 0)`).join(' + ')})`,
         usingMetrics: {
           sf: sm.metricFailed({ statistic: 'Sum', period: period15 }),
           st: sm.metricTimedOut({ statistic: 'Sum', period: period15 }),
-          ...Object.fromEntries(KINDS.flatMap((kind, i) => [[`jf${i}`, job(m.metricJobsFailed, kind, period15)], [`jr${i}`, job(m.metricJobsRejected, kind, period15)]])),
+          ...onPurpose,
         },
         period: period15,
         label: 'executions failed or timed out, beyond FAILED/REJECTED jobs',
