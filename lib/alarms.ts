@@ -55,7 +55,9 @@ export interface BridgeAlarmsOptions {
 export interface BridgeAlarmsProps extends BridgeAlarmsOptions {
   /** The bridge's own metrics (job outcomes, credits, backlog). */
   readonly metrics: IBridgeMetrics;
+  /** The workflow whose failed and timed-out executions are watched. */
   readonly stateMachine: sfn.IStateMachine;
+  /** The dead-letter queue of undispatched drops. */
   readonly deadLetterQueue: sqs.IQueue;
   /** Route names (one oldest-job alarm each). */
   readonly routes: readonly string[];

@@ -18,10 +18,15 @@ import type { IBridgeMetrics } from './metrics.ts';
 export interface BridgeDashboardProps {
   /** The bridge's own metrics (job outcomes, credits). */
   readonly metrics: IBridgeMetrics;
+  /** The workflow (executions widget). */
   readonly stateMachine: sfn.IStateMachine;
+  /** The functions whose errors are graphed, by name. */
   readonly functions: Record<string, lambda.IFunction>;
+  /** The trigger queue. */
   readonly queue: sqs.IQueue;
+  /** The dead-letter queue. */
   readonly deadLetterQueue: sqs.IQueue;
+  /** The ledger (its name goes into the query help). */
   readonly ledgerTable: dynamodb.ITable;
   /** Alarms whose metrics get a widget each (with the threshold drawn). */
   readonly alarms?: BridgeAlarms;
@@ -29,6 +34,7 @@ export interface BridgeDashboardProps {
 
 /** The operations dashboard of a bridge (MapflowBridge's `dashboard`). */
 export class BridgeDashboard extends Construct {
+  /** The CloudWatch dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: BridgeDashboardProps) {

@@ -165,13 +165,22 @@ export interface MapflowBridgeProps extends BridgeSettingsInput {
   readonly eventSchemaRegistry?: boolean | { readonly registryName?: string };
 }
 
+/**
+ * Turns an S3 bucket into a drop box for the Mapflow API: files dropped under
+ * the inbox prefix become Mapflow processings, their results land under the
+ * results prefix, every job is tracked in a DynamoDB ledger and announced on an
+ * event bus. Every resource it creates is a public property.
+ */
 export class MapflowBridge extends Construct implements IBridgeMetrics {
   /** The watched bucket (created or yours). */
   public readonly bucket: s3.IBucket;
   /** The server access log bucket, when the construct created the data bucket and no log bucket was given. */
   public readonly accessLogsBucket?: s3.IBucket;
+  /** The secret with the Mapflow credentials (created or yours). */
   public readonly secret: secretsmanager.ISecret;
+  /** The bus the job events are published on (created or yours). */
   public readonly eventBus: events.IEventBus;
+  /** The ledger table: one row per job (created or yours). */
   public readonly ledgerTable: dynamodb.ITable;
   /** Trigger queue between the S3 rule and dispatch. */
   public readonly queue: sqs.Queue;
@@ -179,13 +188,19 @@ export class MapflowBridge extends Construct implements IBridgeMetrics {
   public readonly deadLetterQueue: sqs.Queue;
   /** The "Object Created" rule on the default bus (S3 publishes there). */
   public readonly triggerRule: events.Rule;
+  /** The schedule of the reconciler. */
   public readonly reconcileRule: events.Rule;
+  /** The workflow: one execution per job. */
   public readonly stateMachine: sfn.StateMachine;
+  /** The state machine's execution log group. */
   public readonly stateMachineLogGroup: logs.LogGroup;
   /** Every function, by handler name (the Tasks, dispatch and reconcile). */
   public readonly functions: Record<BridgeFunctionName, lambda.Function>;
+  /** Starts an execution per dropped file, from the trigger queue. */
   public readonly dispatchFunction: lambda.Function;
+  /** Settles jobs whose execution ended without a final status, and emits the backlog metrics. */
   public readonly reconcileFunction: lambda.Function;
+  /** The CloudWatch dashboard (unless `dashboard: false`). */
   public readonly dashboard?: BridgeDashboard;
   /** The alarms and their SNS topic (unless `alarms: false`). */
   public readonly alarms?: BridgeAlarms;
@@ -375,40 +390,48 @@ export class MapflowBridge extends Construct implements IBridgeMetrics {
     return this.secret.grantWrite(grantee);
   }
 
-  // ---- Metrics (IBridgeMetrics in lib/metrics.ts documents each): what functions/runtime/metrics.ts emits.
-
+  // ---- Metrics (IBridgeMetrics in lib/metrics.ts has their defaults): what functions/runtime/metrics.ts emits.
+  /** A metric of the bridge's namespace by name, with the `service` dimension (IBridgeMetrics.metric). */
   public metric(metricName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.ownMetric(metricName, {}, {}, props);
   }
 
+  /** Jobs of a kind that ended SUCCEEDED (IBridgeMetrics.metricJobsSucceeded). */
   public metricJobsSucceeded(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.jobMetric(OUTCOME_METRICS.SUCCEEDED, kind, props);
   }
 
+  /** Jobs of a kind that ended FAILED (IBridgeMetrics.metricJobsFailed). */
   public metricJobsFailed(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.jobMetric(OUTCOME_METRICS.FAILED, kind, props);
   }
 
+  /** Jobs of a kind that ended REJECTED (IBridgeMetrics.metricJobsRejected). */
   public metricJobsRejected(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.jobMetric(OUTCOME_METRICS.REJECTED, kind, props);
   }
 
+  /** Credits spent by jobs of a kind (IBridgeMetrics.metricCreditsSpent). */
   public metricCreditsSpent(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.jobMetric(CREDITS_METRIC, kind, props);
   }
 
+  /** Seconds from a job's creation to its final status (IBridgeMetrics.metricJobDuration). */
   public metricJobDuration(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.ownMetric(JOB_DURATION_METRIC, { [KIND_DIMENSION]: kind }, { statistic: 'Average' }, props);
   }
 
+  /** Jobs failed on refused Mapflow credentials (IBridgeMetrics.metricMapflowAuthErrors). */
   public metricMapflowAuthErrors(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.jobMetric(AUTH_ERROR_METRIC, kind, props);
   }
 
+  /** Age of the oldest unfinished job of a route (IBridgeMetrics.metricOldestJobInFlight). */
   public metricOldestJobInFlight(route: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.ownMetric(OLDEST_IN_FLIGHT_METRIC, { [ROUTE_DIMENSION]: route }, { statistic: 'Maximum', period: BACKLOG_PERIOD }, props);
   }
 
+  /** Longest wait of a QUEUED job for a slot (IBridgeMetrics.metricOldestQueuedJob). */
   public metricOldestQueuedJob(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.ownMetric(OLDEST_QUEUED_METRIC, {}, { statistic: 'Maximum', period: BACKLOG_PERIOD }, props);
   }
