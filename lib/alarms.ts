@@ -15,9 +15,9 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUTH_ERROR_METRIC, OLDEST_IN_FLIGHT_METRIC, OLDEST_QUEUED_METRIC, OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
-import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './private/defaults.ts';
+import { INPUT_KINDS, type InputKind } from '../functions/core/model.ts';
 import { MapflowBridgeConfigError } from './errors.ts';
+import type { IBridgeMetrics } from './metrics.ts';
 
 /** Thresholds and notification of the alarms (the `alarms` prop of MapflowBridge). */
 export interface BridgeAlarmsOptions {
@@ -51,13 +51,19 @@ export interface BridgeAlarmsOptions {
   readonly dailyCreditBudget?: number;
 }
 
+/** What BridgeAlarms watches: MapflowBridge passes itself as `metrics`, and its state machine, DLQ and routes. */
 export interface BridgeAlarmsProps extends BridgeAlarmsOptions {
+  /** The bridge's own metrics (job outcomes, credits, backlog). */
+  readonly metrics: IBridgeMetrics;
+  /** The workflow whose failed and timed-out executions are watched. */
   readonly stateMachine: sfn.IStateMachine;
+  /** The dead-letter queue of undispatched drops. */
   readonly deadLetterQueue: sqs.IQueue;
   /** Route names (one oldest-job alarm each). */
   readonly routes: readonly string[];
 }
 
+/** The default thresholds of BridgeAlarmsOptions. */
 export const ALARM_DEFAULTS = {
   deadLetterMessages: 1,
   brokenExecutions: 1,
@@ -67,10 +73,11 @@ export const ALARM_DEFAULTS = {
   authErrors: 1,
 } as const;
 
-/** How often the reconciler (and so the backlog metrics) runs by default; the backlog alarms use this period. */
-const BACKLOG_PERIOD = Duration.minutes(15);
-const KINDS = ['geojson', 'geotiff'];
+const KINDS: readonly InputKind[] = ['geojson', 'geotiff'];
+/** A job metric of IBridgeMetrics, by kind. */
+type JobMetric = (kind: InputKind, props?: cloudwatch.MetricOptions) => cloudwatch.Metric;
 
+/** The alarms of a bridge (MapflowBridge's `alarms`), with the topic they notify. */
 export class BridgeAlarms extends Construct {
   /** The topic alarms notify (created or yours); undefined when none. */
   public readonly topic?: sns.ITopic;
@@ -86,13 +93,13 @@ export class BridgeAlarms extends Construct {
     validate(this, props);
     this.topic = props.topic ?? ((props.createTopic ?? true) ? new sns.Topic(this, 'Topic', { displayName: 'mapflow-bridge alarms', enforceSSL: true }) : undefined);
 
-    const job = (metricName: string, kind: string, period: Duration) =>
-      new cloudwatch.Metric({ namespace: POWERTOOLS_METRICS_NAMESPACE, metricName, dimensionsMap: { service: POWERTOOLS_SERVICE_NAME, kind }, statistic: 'Sum', period });
+    const m = props.metrics;
+    const job = (metric: JobMetric, kind: InputKind, period: Duration) => metric.call(m, kind, { statistic: 'Sum', period });
     /** A metric summed over both kinds of input, missing data as 0. */
-    const overKinds = (metricName: string, period: Duration, label: string, prefix: string) =>
+    const overKinds = (metric: JobMetric, period: Duration, label: string, prefix: string) =>
       new cloudwatch.MathExpression({
         expression: KINDS.map((_, i) => `FILL(${prefix}${i}, 0)`).join(' + '),
-        usingMetrics: Object.fromEntries(KINDS.map((kind, i) => [`${prefix}${i}`, job(metricName, kind, period)])),
+        usingMetrics: Object.fromEntries(KINDS.map((kind, i) => [`${prefix}${i}`, job(metric, kind, period)])),
         period,
         label,
       });
@@ -109,15 +116,21 @@ export class BridgeAlarms extends Construct {
     // Executions that broke: failed or timed out beyond the jobs that ended FAILED/REJECTED on purpose.
     const period15 = Duration.minutes(15);
     const sm = props.stateMachine;
+    // Jobs whose execution fails on purpose. Rejections of every kind: an unsupported file is rejected
+    // (kind 'unsupported') by Register Job inside its execution (functions/jobs/steps/register-job.ts).
+    const onPurpose = Object.fromEntries([
+      ...KINDS.map((kind, i) => [`jf${i}`, job(m.metricJobsFailed, kind, period15)]),
+      ...INPUT_KINDS.map((kind, i) => [`jr${i}`, job(m.metricJobsRejected, kind, period15)]),
+    ]);
     this.add(
       'brokenExecutions',
       'BrokenExecutions',
       new cloudwatch.MathExpression({
-        expression: `FILL(sf, 0) + FILL(st, 0) - (${KINDS.map((_, i) => `FILL(jf${i}, 0) + FILL(jr${i}, 0)`).join(' + ')})`,
+        expression: `FILL(sf, 0) + FILL(st, 0) - (${Object.keys(onPurpose).map((id) => `FILL(${id}, 0)`).join(' + ')})`,
         usingMetrics: {
           sf: sm.metricFailed({ statistic: 'Sum', period: period15 }),
           st: sm.metricTimedOut({ statistic: 'Sum', period: period15 }),
-          ...Object.fromEntries(KINDS.flatMap((kind, i) => [[`jf${i}`, job(OUTCOME_METRICS.FAILED, kind, period15)], [`jr${i}`, job(OUTCOME_METRICS.REJECTED, kind, period15)]])),
+          ...onPurpose,
         },
         period: period15,
         label: 'executions failed or timed out, beyond FAILED/REJECTED jobs',
@@ -129,7 +142,7 @@ export class BridgeAlarms extends Construct {
     this.add(
       'jobsFailed',
       'JobsFailedPerHour',
-      overKinds(OUTCOME_METRICS.FAILED, Duration.hours(1), 'jobs FAILED per hour', 'f'),
+      overKinds(m.metricJobsFailed, Duration.hours(1), 'jobs FAILED per hour', 'f'),
       props.jobsFailedPerHour ?? ALARM_DEFAULTS.jobsFailedPerHour,
       'Many jobs FAILED in the last hour. See "JobsFailedPerHour" in docs/operations.md.',
     );
@@ -139,13 +152,7 @@ export class BridgeAlarms extends Construct {
       this.add(
         `oldestInFlight:${route}`,
         `OldestJobInFlight-${route.replace(/[^A-Za-z0-9_-]/g, '_')}`,
-        new cloudwatch.Metric({
-          namespace: POWERTOOLS_METRICS_NAMESPACE,
-          metricName: OLDEST_IN_FLIGHT_METRIC,
-          dimensionsMap: { service: POWERTOOLS_SERVICE_NAME, route },
-          statistic: 'Maximum',
-          period: BACKLOG_PERIOD,
-        }),
+        m.metricOldestJobInFlight(route),
         expected.toSeconds(),
         `A job of route ${route} has been unfinished for longer than ${expected.toHumanString()}. See "OldestJobInFlight" in docs/operations.md.`,
       );
@@ -154,13 +161,7 @@ export class BridgeAlarms extends Construct {
     this.add(
       'queuedTooLong',
       'QueuedTooLong',
-      new cloudwatch.Metric({
-        namespace: POWERTOOLS_METRICS_NAMESPACE,
-        metricName: OLDEST_QUEUED_METRIC,
-        dimensionsMap: { service: POWERTOOLS_SERVICE_NAME },
-        statistic: 'Maximum',
-        period: BACKLOG_PERIOD,
-      }),
+      m.metricOldestQueuedJob(),
       (props.queuedTooLong ?? ALARM_DEFAULTS.queuedTooLong).toSeconds(),
       'A job has waited for a concurrency slot for too long. See "QueuedTooLong" in docs/operations.md.',
     );
@@ -168,7 +169,7 @@ export class BridgeAlarms extends Construct {
     this.add(
       'authErrors',
       'MapflowAuthErrors',
-      overKinds(AUTH_ERROR_METRIC, Duration.minutes(15), 'jobs failed on Mapflow credentials', 'a'),
+      overKinds(m.metricMapflowAuthErrors, Duration.minutes(15), 'jobs failed on Mapflow credentials', 'a'),
       props.authErrors ?? ALARM_DEFAULTS.authErrors,
       'Mapflow refused the token (rotated or revoked). See "MapflowAuthErrors" in docs/operations.md (rotate the token).',
     );
@@ -177,7 +178,7 @@ export class BridgeAlarms extends Construct {
       this.add(
         'dailyCredits',
         'CreditsPerDay',
-        overKinds('CreditsSpent', Duration.days(1), 'credits spent per day', 'c'),
+        overKinds(m.metricCreditsSpent, Duration.days(1), 'credits spent per day', 'c'),
         props.dailyCreditBudget,
         `More than ${props.dailyCreditBudget} credits spent in a day. See "CreditsPerDay" in docs/operations.md.`,
         cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -40,6 +40,35 @@ export const CONTEXT_KEYS = {
 } as const;
 export type ContextKey = keyof typeof CONTEXT_KEYS;
 
+/** Existing resources MapflowBridgeStack imports by name instead of creating them (context keys of the same names). */
+export interface ExistingResources {
+  /**
+   * Use this bucket (EventBridge notifications must be on) instead of creating one.
+   * @default a new bucket
+   */
+  readonly bucketName?: string;
+  /**
+   * ARN of the KMS key of that bucket, when it is SSE-KMS encrypted (the functions then get kms:Decrypt / GenerateDataKey on it).
+   * @default none: the bucket is SSE-S3
+   */
+  readonly bucketKmsKeyArn?: string;
+  /**
+   * Use this Secrets Manager secret instead of creating one.
+   * @default a new secret
+   */
+  readonly secretName?: string;
+  /**
+   * Publish on this event bus instead of creating one.
+   * @default a new event bus
+   */
+  readonly eventBusName?: string;
+  /**
+   * Use this ledger table (same keys and GSIs) instead of creating one.
+   * @default a new table
+   */
+  readonly ledgerTableName?: string;
+}
+
 /** Settings of the stack as read from context; names of existing resources are imported by the stack. */
 export interface ContextSettings {
   stackName: string;
@@ -56,7 +85,7 @@ export interface ContextSettings {
   logRetention?: logs.RetentionDays;
   removalPolicy?: RemovalPolicy;
   reconcileSchedule?: events.Schedule;
-  existing: { bucketName?: string; bucketKmsKeyArn?: string; secretName?: string; eventBusName?: string; ledgerTableName?: string };
+  existing: ExistingResources;
   dashboard?: boolean;
   ledgerRetentionDays?: number;
   sourceMaps?: boolean;

@@ -10,21 +10,31 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { GSI_BY_PROCESSING_ID, GSI_BY_STATUS } from '../functions/ledger/schema.ts';
-import { OUTCOME_METRICS } from '../functions/runtime/metrics.ts';
+import type { InputKind } from '../functions/core/model.ts';
 import type { BridgeAlarms } from './alarms.ts';
-import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './private/defaults.ts';
+import type { IBridgeMetrics } from './metrics.ts';
 
+/** What BridgeDashboard graphs: MapflowBridge passes itself as `metrics`, and its resources. */
 export interface BridgeDashboardProps {
+  /** The bridge's own metrics (job outcomes, credits). */
+  readonly metrics: IBridgeMetrics;
+  /** The workflow (executions widget). */
   readonly stateMachine: sfn.IStateMachine;
+  /** The functions whose errors are graphed, by name. */
   readonly functions: Record<string, lambda.IFunction>;
+  /** The trigger queue. */
   readonly queue: sqs.IQueue;
+  /** The dead-letter queue. */
   readonly deadLetterQueue: sqs.IQueue;
+  /** The ledger (its name goes into the query help). */
   readonly ledgerTable: dynamodb.ITable;
   /** Alarms whose metrics get a widget each (with the threshold drawn). */
   readonly alarms?: BridgeAlarms;
 }
 
+/** The operations dashboard of a bridge (MapflowBridge's `dashboard`). */
 export class BridgeDashboard extends Construct {
+  /** The CloudWatch dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: BridgeDashboardProps) {
@@ -55,19 +65,19 @@ export class BridgeDashboard extends Construct {
       }),
     );
     // Job outcomes and credits, from the EMF metrics the final steps emit (functions/runtime/metrics.ts).
-    const jobMetric = (metricName: string, kind: string, label: string) =>
-      new cloudwatch.Metric({ namespace: POWERTOOLS_METRICS_NAMESPACE, metricName, dimensionsMap: { service: POWERTOOLS_SERVICE_NAME, kind }, ...sum, label });
-    const kinds = ['geojson', 'geotiff'];
+    const m = props.metrics;
+    const outcomes = { succeeded: m.metricJobsSucceeded, failed: m.metricJobsFailed, rejected: m.metricJobsRejected };
+    const kinds: InputKind[] = ['geojson', 'geotiff'];
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Job outcomes (ledger final statuses)',
         width: 12,
-        left: kinds.flatMap((kind) => Object.entries(OUTCOME_METRICS).map(([status, name]) => jobMetric(name, kind, `${kind} ${status.toLowerCase()}`))),
+        left: kinds.flatMap((kind) => Object.entries(outcomes).map(([status, metric]) => metric.call(m, kind, { ...sum, label: `${kind} ${status}` }))),
       }),
       new cloudwatch.GraphWidget({
         title: 'Credits spent',
         width: 12,
-        left: kinds.map((kind) => jobMetric('CreditsSpent', kind, kind)),
+        left: kinds.map((kind) => m.metricCreditsSpent(kind, { ...sum, label: kind })),
       }),
     );
     this.dashboard.addWidgets(

@@ -7,8 +7,10 @@
  */
 import * as eventschemas from 'aws-cdk-lib/aws-eventschemas';
 import { Construct } from 'constructs';
+import type { EventDetailType } from '../functions/core/model.ts';
 import { EVENT_DETAIL_SCHEMAS, eventBridgeSchemaDocument, type JobEventDetailType } from '../functions/events/types.ts';
 
+/** Props of BridgeEventSchemas (MapflowBridge's `eventSchemaRegistry`). */
 export interface BridgeEventSchemasProps {
   /** Source of the events (the bridge's eventSource). */
   readonly eventSource: string;
@@ -19,10 +21,12 @@ export interface BridgeEventSchemasProps {
   readonly registryName?: string;
 }
 
+/** An EventBridge schema registry with the JSON Schema of every job event. */
 export class BridgeEventSchemas extends Construct {
+  /** The schema registry. */
   public readonly registry: eventschemas.CfnRegistry;
-  /** One schema per detail-type. */
-  public readonly schemas: Record<JobEventDetailType, eventschemas.CfnSchema>;
+  /** One schema per detail-type (the same set as JobEventDetailType of `mapflow-bridge/events`). */
+  public readonly schemas: Record<EventDetailType, eventschemas.CfnSchema>;
 
   constructor(scope: Construct, id: string, props: BridgeEventSchemasProps) {
     super(scope, id);

@@ -10,16 +10,26 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import type { ContextSettings } from './app-context.ts';
+import type { ExistingResources } from './app-context.ts';
 import { MapflowBridge, type MapflowBridgeProps } from './mapflow-bridge.ts';
 
+/** Props of MapflowBridgeStack: the stack's own, and the bridge's. */
 export interface MapflowBridgeStackProps extends StackProps {
-  /** Props of the bridge; `existing` names resources to import instead of creating them. */
+  /**
+   * Props of the bridge.
+   * @default the bridge's defaults
+   */
   readonly bridge?: MapflowBridgeProps;
-  readonly existing?: ContextSettings['existing'];
+  /**
+   * Resources to import by name instead of creating them; they win over the same resources in `bridge`.
+   * @default none: the bridge creates (or takes from `bridge`) every resource
+   */
+  readonly existing?: ExistingResources;
 }
 
+/** A stack with one MapflowBridge and outputs for the operators' CLI (`mapflow-bridge doctor --stack`). */
 export class MapflowBridgeStack extends Stack {
+  /** The stack's bridge. */
   public readonly bridge: MapflowBridge;
 
   constructor(scope: Construct, id: string, props: MapflowBridgeStackProps = {}) {

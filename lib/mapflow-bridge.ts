@@ -11,6 +11,7 @@
  * created resource is a public property.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -24,10 +25,22 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { TASKS, type HandlerName } from '../functions/core/catalog.ts';
+import type { InputKind } from '../functions/core/model.ts';
+import {
+  AUTH_ERROR_METRIC,
+  CREDITS_METRIC,
+  JOB_DURATION_METRIC,
+  KIND_DIMENSION,
+  OLDEST_IN_FLIGHT_METRIC,
+  OLDEST_QUEUED_METRIC,
+  OUTCOME_METRICS,
+  ROUTE_DIMENSION,
+} from '../functions/runtime/metrics.ts';
 import { DEFAULT_ROUTES } from '../functions/routing/index.ts';
 import { BridgeDashboard } from './dashboard.ts';
 import { BridgeAlarms, type BridgeAlarmsOptions } from './alarms.ts';
 import { BridgeEventSchemas } from './event-schemas.ts';
+import { BACKLOG_PERIOD, bridgeMetric, type IBridgeMetrics } from './metrics.ts';
 import { BridgeFunction } from './private/bridge-function.ts';
 import {
   ACCESS_LOG_BUCKET_PROPS,
@@ -42,6 +55,8 @@ import {
   DLQ_RETENTION,
   FUNCTION_SETTINGS,
   NONCURRENT_VERSION_EXPIRATION,
+  POWERTOOLS_METRICS_NAMESPACE,
+  POWERTOOLS_SERVICE_NAME,
   QUEUE_PROPS,
   QUEUE_RETENTION,
   SHORT_NONCURRENT_VERSION_EXPIRATION,
@@ -150,13 +165,22 @@ export interface MapflowBridgeProps extends BridgeSettingsInput {
   readonly eventSchemaRegistry?: boolean | { readonly registryName?: string };
 }
 
-export class MapflowBridge extends Construct {
+/**
+ * Turns an S3 bucket into a drop box for the Mapflow API: files dropped under
+ * the inbox prefix become Mapflow processings, their results land under the
+ * results prefix, every job is tracked in a DynamoDB ledger and announced on an
+ * event bus. Every resource it creates is a public property.
+ */
+export class MapflowBridge extends Construct implements IBridgeMetrics {
   /** The watched bucket (created or yours). */
   public readonly bucket: s3.IBucket;
   /** The server access log bucket, when the construct created the data bucket and no log bucket was given. */
   public readonly accessLogsBucket?: s3.IBucket;
+  /** The secret with the Mapflow credentials (created or yours). */
   public readonly secret: secretsmanager.ISecret;
+  /** The bus the job events are published on (created or yours). */
   public readonly eventBus: events.IEventBus;
+  /** The ledger table: one row per job (created or yours). */
   public readonly ledgerTable: dynamodb.ITable;
   /** Trigger queue between the S3 rule and dispatch. */
   public readonly queue: sqs.Queue;
@@ -164,13 +188,19 @@ export class MapflowBridge extends Construct {
   public readonly deadLetterQueue: sqs.Queue;
   /** The "Object Created" rule on the default bus (S3 publishes there). */
   public readonly triggerRule: events.Rule;
+  /** The schedule of the reconciler. */
   public readonly reconcileRule: events.Rule;
+  /** The workflow: one execution per job. */
   public readonly stateMachine: sfn.StateMachine;
+  /** The state machine's execution log group. */
   public readonly stateMachineLogGroup: logs.LogGroup;
   /** Every function, by handler name (the Tasks, dispatch and reconcile). */
   public readonly functions: Record<BridgeFunctionName, lambda.Function>;
+  /** Starts an execution per dropped file, from the trigger queue. */
   public readonly dispatchFunction: lambda.Function;
+  /** Settles jobs whose execution ended without a final status, and emits the backlog metrics. */
   public readonly reconcileFunction: lambda.Function;
+  /** The CloudWatch dashboard (unless `dashboard: false`). */
   public readonly dashboard?: BridgeDashboard;
   /** The alarms and their SNS topic (unless `alarms: false`). */
   public readonly alarms?: BridgeAlarms;
@@ -310,6 +340,7 @@ export class MapflowBridge extends Construct {
     if (props.alarms !== false) {
       this.alarms = new BridgeAlarms(this, 'Alarms', {
         ...props.alarms,
+        metrics: this,
         stateMachine: this.stateMachine,
         deadLetterQueue: this.deadLetterQueue,
         routes: (this.settings.routes ?? DEFAULT_ROUTES).routes.map((route) => route.name),
@@ -319,6 +350,7 @@ export class MapflowBridge extends Construct {
     if (props.dashboard ?? true) {
       this.dashboard = new BridgeDashboard(this, 'Dashboard', {
         ...(this.alarms ? { alarms: this.alarms } : {}),
+        metrics: this,
         stateMachine: this.stateMachine,
         functions: this.functions,
         queue: this.queue,
@@ -356,6 +388,69 @@ export class MapflowBridge extends Construct {
   /** Lets an operator or pipeline write the Mapflow credentials into the secret. */
   public grantWriteSecret(grantee: iam.IGrantable): iam.Grant {
     return this.secret.grantWrite(grantee);
+  }
+
+  // ---- Metrics (IBridgeMetrics in lib/metrics.ts has their defaults): what functions/runtime/metrics.ts emits.
+  /** A metric of the bridge's namespace by name, with the `service` dimension (IBridgeMetrics.metric). */
+  public metric(metricName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.ownMetric(metricName, {}, {}, props);
+  }
+
+  /** Jobs of a kind that ended SUCCEEDED (IBridgeMetrics.metricJobsSucceeded). */
+  public metricJobsSucceeded(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.jobMetric(OUTCOME_METRICS.SUCCEEDED, kind, props);
+  }
+
+  /** Jobs of a kind that ended FAILED (IBridgeMetrics.metricJobsFailed). */
+  public metricJobsFailed(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.jobMetric(OUTCOME_METRICS.FAILED, kind, props);
+  }
+
+  /** Jobs of a kind that ended REJECTED (IBridgeMetrics.metricJobsRejected). */
+  public metricJobsRejected(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.jobMetric(OUTCOME_METRICS.REJECTED, kind, props);
+  }
+
+  /** Credits spent by jobs of a kind (IBridgeMetrics.metricCreditsSpent). */
+  public metricCreditsSpent(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.jobMetric(CREDITS_METRIC, kind, props);
+  }
+
+  /** Seconds from a job's creation to its final status (IBridgeMetrics.metricJobDuration). */
+  public metricJobDuration(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.ownMetric(JOB_DURATION_METRIC, { [KIND_DIMENSION]: kind }, { statistic: 'Average' }, props);
+  }
+
+  /** Jobs failed on refused Mapflow credentials (IBridgeMetrics.metricMapflowAuthErrors). */
+  public metricMapflowAuthErrors(kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.jobMetric(AUTH_ERROR_METRIC, kind, props);
+  }
+
+  /** Age of the oldest unfinished job of a route (IBridgeMetrics.metricOldestJobInFlight). */
+  public metricOldestJobInFlight(route: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.ownMetric(OLDEST_IN_FLIGHT_METRIC, { [ROUTE_DIMENSION]: route }, { statistic: 'Maximum', period: BACKLOG_PERIOD }, props);
+  }
+
+  /** Longest wait of a QUEUED job for a slot (IBridgeMetrics.metricOldestQueuedJob). */
+  public metricOldestQueuedJob(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.ownMetric(OLDEST_QUEUED_METRIC, {}, { statistic: 'Maximum', period: BACKLOG_PERIOD }, props);
+  }
+
+  /** A count per job kind: summed over the period. */
+  private jobMetric(metricName: string, kind: InputKind, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.ownMetric(metricName, { [KIND_DIMENSION]: kind }, { statistic: 'Sum' }, props);
+  }
+
+  private ownMetric(
+    metricName: string,
+    dimensions: Record<string, string>,
+    defaults: cloudwatch.MetricOptions,
+    props?: cloudwatch.MetricOptions,
+  ): cloudwatch.Metric {
+    // The namespace and service every function gets in its environment (lib/private/bridge-function.ts).
+    const identity = { namespace: POWERTOOLS_METRICS_NAMESPACE, service: POWERTOOLS_SERVICE_NAME };
+    // attachTo: the metric lives in this bridge's account and region (as aws-cdk-lib's own metric methods do).
+    return bridgeMetric(identity, metricName, dimensions, defaults, props).attachTo(this);
   }
 
   /** Environment of docs/architecture.md shared by every function. */

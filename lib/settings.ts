@@ -13,9 +13,13 @@ export type { AuthScheme, PollPolicy };
 
 /** The S3 prefixes of the bridge's areas. */
 export interface Prefixes {
+  /** Where files are dropped. */
   readonly inbox: string;
+  /** Where results are written. */
   readonly results: string;
+  /** Where failure and rejection reports are written. */
   readonly failed: string;
+  /** Intermediate files of running jobs. */
   readonly work: string;
 }
 
@@ -27,15 +31,15 @@ export interface BridgeSettingsInput {
    * @default the built-in routes (DEFAULT_ROUTES in functions/routing)
    */
   readonly routes?: Route[];
-  /** @default 'inbox/' */
+  /** Prefix where files are dropped (every object under it becomes a job). @default 'inbox/' */
   readonly inboxPrefix?: string;
-  /** @default 'results/' */
+  /** Prefix where results are written. @default 'results/' */
   readonly resultsPrefix?: string;
-  /** @default 'failed/' */
+  /** Prefix where failure and rejection reports are written. @default 'failed/' */
   readonly failedPrefix?: string;
-  /** @default 'work/' */
+  /** Prefix of the intermediate files of running jobs. @default 'work/' */
   readonly workPrefix?: string;
-  /** @default 'https://api.mapflow.ai/rest' */
+  /** Base URL of the Mapflow API. @default 'https://api.mapflow.ai/rest' */
   readonly mapflowBaseUrl?: string;
   /** How the token is sent: HTTP basic with the email, bearer, or auto (try one, then the other). @default 'auto' */
   readonly authScheme?: AuthScheme;
@@ -43,7 +47,7 @@ export interface BridgeSettingsInput {
   readonly maxConcurrentProcessings?: number;
   /**
    * Wait between polls and when to give up. Fields not given keep their default.
-   * @default { initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86400 } (the poll count follows from maxJobSeconds; maxPolls, optional, caps it)
+   * @default `{ initialSeconds: 15, maxSeconds: 60, factor: 1.5, maxJobSeconds: 86400 }` (the poll count follows from maxJobSeconds; maxPolls, optional, caps it)
    */
   readonly pollPolicy?: Partial<PollPolicy>;
   /** Source of the published events. @default 'mapflow.bridge' */
@@ -61,11 +65,17 @@ export interface BridgeSettingsInput {
 export interface BridgeSettings {
   /** Undefined when the built-in routes apply (ROUTES is then not set). */
   readonly routes?: Routes;
+  /** The S3 prefixes. */
   readonly prefixes: Prefixes;
+  /** Base URL of the Mapflow API. */
   readonly mapflowBaseUrl: string;
+  /** How the token is sent. */
   readonly authScheme: AuthScheme;
+  /** Mapflow processings running at once. */
   readonly maxConcurrentProcessings: number;
+  /** Wait between polls and when to give up, every field resolved. */
   readonly pollPolicy: PollPolicy;
+  /** Source of the published events. */
   readonly eventSource: string;
   /** Days a finished job's ledger row is kept (TTL); undefined: forever. */
   readonly ledgerRetentionDays?: number;

@@ -37,6 +37,8 @@ export type JobKind = 'geojson' | 'geotiff';
  * REJECTED UNSUPPORTED_FILE_TYPE).
  */
 export type InputKind = JobKind | 'unsupported';
+/** Every InputKind: the values of the `kind` dimension of the job metrics (functions/runtime/metrics.ts). */
+export const INPUT_KINDS = ['geojson', 'geotiff', 'unsupported'] as const satisfies readonly InputKind[];
 
 /**
  * Job statuses in the order a job moves through them. A status only ever moves

@@ -16,6 +16,15 @@ export const METRICS_NAMESPACE_DEFAULT = 'MapflowBridge';
 /** Metric name per final status. */
 export const OUTCOME_METRICS = { SUCCEEDED: 'JobsSucceeded', FAILED: 'JobsFailed', REJECTED: 'JobsRejected' } as const;
 
+/** Credits a finished job spent (its processings' actual cost), per kind. */
+export const CREDITS_METRIC = 'CreditsSpent';
+/** Seconds from a job's creation to its final status, per kind. */
+export const JOB_DURATION_METRIC = 'JobDuration';
+/** Dimension of the job metrics: the job's input kind (geojson, geotiff, unsupported). */
+export const KIND_DIMENSION = 'kind';
+/** Dimension of the oldest-in-flight metric: the route name. */
+export const ROUTE_DIMENSION = 'route';
+
 /** Jobs that failed because Mapflow refused the credentials. */
 export const AUTH_ERROR_METRIC = 'MapflowAuthErrors';
 /** Age of the oldest unfinished job, per route (dimension `route`), emitted by the reconciler. */
@@ -35,13 +44,13 @@ export function recordJobOutcome(row: LedgerRow): void {
   const name = OUTCOME_METRICS[row.status as keyof typeof OUTCOME_METRICS];
   if (!name) return;
   const m = metrics();
-  m.addDimension('kind', row.kind);
+  m.addDimension(KIND_DIMENSION, row.kind);
   m.addMetric(name, MetricUnit.Count, 1);
   // A rotated or revoked token: the MapflowAuthErrors alarm (lib/alarms.ts) watches this.
   if (row.error?.code === 'MAPFLOW_AUTH_ERROR') m.addMetric(AUTH_ERROR_METRIC, MetricUnit.Count, 1);
-  if (row.actualCost !== undefined) m.addMetric('CreditsSpent', MetricUnit.Count, row.actualCost);
+  if (row.actualCost !== undefined) m.addMetric(CREDITS_METRIC, MetricUnit.Count, row.actualCost);
   const seconds = (Date.parse(row.finishedAt ?? row.updatedAt) - Date.parse(row.createdAt)) / 1000;
-  if (Number.isFinite(seconds) && seconds >= 0) m.addMetric('JobDuration', MetricUnit.Seconds, seconds);
+  if (Number.isFinite(seconds) && seconds >= 0) m.addMetric(JOB_DURATION_METRIC, MetricUnit.Seconds, seconds);
   m.publishStoredMetrics();
 }
 
@@ -54,7 +63,7 @@ export function recordBacklog(backlog: { oldestInFlightSecondsByRoute: Record<st
   const byRoute = { ...Object.fromEntries(routes.map((route) => [route, 0])), ...backlog.oldestInFlightSecondsByRoute };
   for (const [route, seconds] of Object.entries(byRoute)) {
     const m = metrics();
-    m.addDimension('route', route);
+    m.addDimension(ROUTE_DIMENSION, route);
     m.addMetric(OLDEST_IN_FLIGHT_METRIC, MetricUnit.Seconds, Math.max(0, Math.round(seconds)));
     m.publishStoredMetrics();
   }

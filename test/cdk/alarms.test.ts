@@ -43,9 +43,23 @@ describe('alarms', () => {
     const { template } = synthBridge();
     const broken = byDescription(alarmsOf(template), 'failed or timed out without ending their job') as { Metrics: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[] };
     const expression = broken.Metrics.find((m) => m.Expression)?.Expression;
-    expect(expression).toBe('FILL(sf, 0) + FILL(st, 0) - (FILL(jf0, 0) + FILL(jr0, 0) + FILL(jf1, 0) + FILL(jr1, 0))');
+    expect(expression).toBe('FILL(sf, 0) + FILL(st, 0) - (FILL(jf0, 0) + FILL(jf1, 0) + FILL(jr0, 0) + FILL(jr1, 0) + FILL(jr2, 0))');
     const names = broken.Metrics.filter((m) => m.MetricStat).map((m) => m.MetricStat?.Metric.MetricName).sort();
-    expect(names).toEqual(['ExecutionsFailed', 'ExecutionsTimedOut', 'JobsFailed', 'JobsFailed', 'JobsRejected', 'JobsRejected']);
+    expect(names).toEqual(['ExecutionsFailed', 'ExecutionsTimedOut', 'JobsFailed', 'JobsFailed', 'JobsRejected', 'JobsRejected', 'JobsRejected']);
+  });
+
+  it('does not count the execution of a rejected unsupported file as broken', () => {
+    // Act
+    const { template } = synthBridge();
+
+    // Assess: Register Job rejects an unsupported file inside its execution, which then fails on purpose,
+    // and the rejection is counted under kind 'unsupported' (functions/jobs/steps/register-job.ts).
+    type Stat = { MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: string }[] } } };
+    const broken = byDescription(alarmsOf(template), 'failed or timed out without ending their job') as { Metrics: Stat[] };
+    const rejectedKinds = broken.Metrics.filter((m) => m.MetricStat?.Metric.MetricName === 'JobsRejected').map(
+      (m) => m.MetricStat?.Metric.Dimensions.find((d) => d.Name === 'kind')?.Value,
+    );
+    expect(rejectedKinds.sort()).toEqual(['geojson', 'geotiff', 'unsupported']);
   });
 
   it('takes thresholds from props, a brought topic, and a daily credit budget', () => {
