@@ -35,7 +35,7 @@ import {
   OLDEST_QUEUED_METRIC,
   OUTCOME_METRICS,
   ROUTE_DIMENSION,
-} from '../functions/runtime/metrics.ts';
+} from '../functions/runtime/metric-names.ts';
 import { DEFAULT_ROUTES } from '../functions/routing/index.ts';
 import { BridgeDashboard } from './dashboard.ts';
 import { BridgeAlarms, type BridgeAlarmsOptions } from './alarms.ts';

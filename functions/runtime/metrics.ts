@@ -11,26 +11,18 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LedgerRow } from '../core/model.ts';
 
-export const METRICS_NAMESPACE_DEFAULT = 'MapflowBridge';
-
-/** Metric name per final status. */
-export const OUTCOME_METRICS = { SUCCEEDED: 'JobsSucceeded', FAILED: 'JobsFailed', REJECTED: 'JobsRejected' } as const;
-
-/** Credits a finished job spent (its processings' actual cost), per kind. */
-export const CREDITS_METRIC = 'CreditsSpent';
-/** Seconds from a job's creation to its final status, per kind. */
-export const JOB_DURATION_METRIC = 'JobDuration';
-/** Dimension of the job metrics: the job's input kind (geojson, geotiff, unsupported). */
-export const KIND_DIMENSION = 'kind';
-/** Dimension of the oldest-in-flight metric: the route name. */
-export const ROUTE_DIMENSION = 'route';
-
-/** Jobs that failed because Mapflow refused the credentials. */
-export const AUTH_ERROR_METRIC = 'MapflowAuthErrors';
-/** Age of the oldest unfinished job, per route (dimension `route`), emitted by the reconciler. */
-export const OLDEST_IN_FLIGHT_METRIC = 'OldestJobInFlightSeconds';
-/** How long the longest-waiting QUEUED job has waited for a slot, emitted by the reconciler. */
-export const OLDEST_QUEUED_METRIC = 'OldestQueuedSeconds';
+export {
+  METRICS_NAMESPACE_DEFAULT,
+  OUTCOME_METRICS,
+  CREDITS_METRIC,
+  JOB_DURATION_METRIC,
+  KIND_DIMENSION,
+  ROUTE_DIMENSION,
+  AUTH_ERROR_METRIC,
+  OLDEST_IN_FLIGHT_METRIC,
+  OLDEST_QUEUED_METRIC,
+} from './metric-names.ts';
+import { METRICS_NAMESPACE_DEFAULT, OUTCOME_METRICS, CREDITS_METRIC, JOB_DURATION_METRIC, KIND_DIMENSION, ROUTE_DIMENSION, AUTH_ERROR_METRIC, OLDEST_IN_FLIGHT_METRIC, OLDEST_QUEUED_METRIC } from './metric-names.ts';
 
 let shared: Metrics | undefined;
 
