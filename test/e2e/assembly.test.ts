@@ -57,7 +57,7 @@ describe('local run on the cloud assembly', () => {
     }
     // The bridge's own thread: no handler source
     const main = byThread.get('0') ?? [];
-    expect(main.some((url) => url.endsWith('/local/bridge.ts'))).toBe(true);
+    expect(main.some((url) => url.endsWith('/packages/local/src/bridge.ts'))).toBe(true);
     expect(main.filter((url) => url.includes('/functions/handlers/'))).toEqual([]);
     // Each function's worker: the runtime shim and one bundle of the assembly, nothing of functions/ or lib/.
     // (The four that decode the input, plan and store among them, run in child processes started without this
@@ -68,7 +68,7 @@ describe('local run on the cloud assembly', () => {
     const bundles = workers.map((urls) => urls.filter((url) => url.endsWith('.mjs') && url.startsWith(`${assemblyUrl}/asset.`)));
     expect(workers.length).toBeGreaterThanOrEqual(6); // register, admit, create, poll, finish part, finish job
     for (const [index, urls] of workers.entries()) {
-      expect(urls.filter((url) => url.startsWith('file:') && !url.startsWith(assemblyUrl))).toEqual([pathToFileURL(path.join(ROOT, 'local', 'assembly', 'lambda-runtime.mjs')).href]);
+      expect(urls.filter((url) => url.startsWith('file:') && !url.startsWith(assemblyUrl))).toEqual([pathToFileURL(path.join(ROOT, 'packages', 'local', 'src', 'assembly', 'lambda-runtime.mjs')).href]);
       expect(bundles[index]).toHaveLength(1);
     }
   }, 600_000);

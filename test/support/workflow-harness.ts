@@ -48,7 +48,7 @@ export const TOKEN = 'test-token-0123456789-very-secret';
 export const EMAIL = 'tester@example.com';
 /** Real GeoTIFFs and GeoJSONs written by others, with their licences (samples/README.md). */
 export const TESTDATA = new URL('../../samples/', import.meta.url);
-export const SAMPLES = new URL('../../local/samples/', import.meta.url);
+export const SAMPLES = new URL('../../packages/local/samples/', import.meta.url);
 
 /** The AWS side: s3rver, started once per test file, and the run's shared DynamoDB Local. */
 export interface AwsServices {
