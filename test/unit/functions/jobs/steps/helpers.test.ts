@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InputRejected } from '../../../../../functions/core/errors.ts';
 import { aggregate } from '../../../../../functions/jobs/steps/finish-job.ts';
 import { checkBlocks, normaliseModelName, resolveModel } from '../../../../../functions/jobs/models.ts';
-import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../../../../functions/jobs/outcome.ts';
+import { isRejectionCode, jobErrorFromMapflow, jobErrorFromTaskError } from '../../../../../functions/jobs/outcome.ts';
 import { processingNameFor, shortJobId } from '../../../../../functions/jobs/common.ts';
 import { isLonLat, parseWktPolygon } from '../../../../../functions/jobs/wkt.ts';
 import { rejectionForUploadError } from '../../../../../functions/jobs/steps/upload-image.ts';
@@ -73,6 +73,46 @@ describe('jobErrorFromMapflow', () => {
     expect(error.message).toContain('source-validator.PixelSizeTooHigh (actual_res=3, max_res=1.2): the imagery is too coarse');
     expect(error.mapflowMessages).toHaveLength(1);
     expect(jobErrorFromMapflow('IN_PROGRESS', [], 'TIMEOUT').code).toBe('PROCESSING_TIMEOUT');
+  });
+});
+
+describe('jobErrorFromMapflow on an uploaded image (issue 36: Mapflow\'s validator decides what the sources leave open)', () => {
+  const failed = (...codes: string[]) => codes.map((code) => ({ code, parameters: { level: 'error' } }));
+
+  it.each([
+    ['source-validator.DtypeNotAllowed', 'UNSUPPORTED_DATA_TYPE', /convert it to 8-bit/],
+    ['source-validator.NChannelsNotAllowed', 'UNSUPPORTED_BANDS', /keep the RGB bands, or one band/],
+    ['source-validator.PixelSizeTooHigh', 'PIXEL_SIZE_TOO_COARSE', /use sharper imagery/],
+    ['source-validator.PixelSizeTooLow', 'PIXEL_SIZE_TOO_FINE', /resample the image/],
+  ])('%s is the rejection %s, with the fix', (mapflowCode, code, fix) => {
+    // Act
+    const error = jobErrorFromMapflow('FAILED', failed(mapflowCode), 'FAILED', { image: true });
+
+    // Assess
+    expect(error.code).toBe(code);
+    expect(isRejectionCode(error.code)).toBe(true);
+    expect(error.message).toContain(`Mapflow's validator refused the image for the model: ${mapflowCode}`);
+    expect(error.message).toMatch(fix);
+    expect(error.mapflowMessages).toEqual(failed(mapflowCode));
+  });
+
+  it('takes the first code and lists every message when several are about the image', () => {
+    // Act
+    const error = jobErrorFromMapflow('FAILED', failed('source-validator.DtypeNotAllowed', 'source-validator.NChannelsNotAllowed'), 'FAILED', { image: true });
+
+    // Assess
+    expect(error.code).toBe('UNSUPPORTED_DATA_TYPE');
+    expect(error.message).toMatch(/DtypeNotAllowed.*; source-validator.NChannelsNotAllowed/);
+  });
+
+  it('stays a FAILED processing for a GeoJSON job, or when any message is not about the image', () => {
+    // Act
+    const geojson = jobErrorFromMapflow('FAILED', failed('source-validator.PixelSizeTooHigh'), 'FAILED');
+    const mixed = jobErrorFromMapflow('FAILED', failed('source-validator.PixelSizeTooHigh', 'dataloader.TileNotLoaded'), 'FAILED', { image: true });
+
+    // Assess
+    expect(geojson.code).toBe('PROCESSING_FAILED');
+    expect(mixed.code).toBe('PROCESSING_FAILED');
   });
 });
 
