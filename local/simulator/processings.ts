@@ -178,7 +178,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
 
   const validationMessages: Message[] = selfIntersects(geometry)
     ? [message('geometry.Invalid')]
-    : sourceMessages(source, model, bboxOf(geometry), ctx.images, images);
+    : sourceMessages(source, model, bboxOf(geometry), ctx.images, images, ctx.realShapes);
 
   const now = ctx.now();
   const id = randomUUID();
