@@ -27,6 +27,8 @@ const HINTS: Record<string, string> = {
   MapflowRateLimited: `Mapflow kept asking to slow down; lower MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
   MapflowOutcomeUnknown: `a request to Mapflow was sent but its answer was lost; check the Mapflow project for a duplicate, then ${HOW_TO_RETRY}.`,
   MapflowAuthError: `Mapflow refused the credentials; check the Mapflow token (the secret on AWS; --token locally), then ${HOW_TO_RETRY}.`,
+  // A 403 without an authentication code: the token works, the resource or the right is not this account's.
+  MapflowForbidden: `Mapflow accepted the token but does not let this account do this (403): the project, mosaic or image is another account's, or shared without that right. Check the route's project and mosaicName, or ask the owner for access, then ${HOW_TO_RETRY}.`,
   QueueTimeout: `no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
   ConfigurationError: `fix the bridge configuration, then ${HOW_TO_RETRY}.`,
   'States.Timeout': `a step took too long; ${HOW_TO_RETRY}.`,

@@ -33,6 +33,18 @@ describe('the server\'s error codes (package io.geoalert.mapflow.exception; serv
     expect(rejection?.cause).toBe(error);
   });
 
+  it('the v1 create\'s 400 BAD_REQUEST "Workflow Definition not found" (RunProcessingService; issue 36 point 8) is UNKNOWN_MODEL, not PROCESSING_REJECTED', () => {
+    // Prepare
+    const error = new MapflowRequestError('Workflow Definition not found', { ...at, path: '/processings', status: 400, code: 'BAD_REQUEST' });
+    // Act
+    const rejection = rejectionForRequestError(error, "part 'a'");
+    // Assess
+    expect(rejection).toBeInstanceOf(InputRejected);
+    expect(rejection?.code).toBe('UNKNOWN_MODEL');
+    expect(rejection?.message).toMatch(/Mapflow does not know the model of part 'a' \(Workflow Definition not found\).*set the route's "model"/);
+    expect(rejection?.cause).toBe(error);
+  });
+
   it('AREA_LIMIT_EXCEEDED says to raise the account\'s area limit, not to check the route\'s source', () => {
     const error = new MapflowRequestError('An accumulative area limit of 5 sq.m. is set for the user.', { ...at, status: 400, code: 'AREA_LIMIT_EXCEEDED' });
     expect(rejectionForRequestError(error, "part 'a'")?.message).toMatch(/accumulated area limit.*raise the account's area limit/);
