@@ -34,7 +34,7 @@ export class UnknownModelRequirements extends Error {
  * - Bands (lines 18-26, and faq.rst line 27): uploads are "RGB composite,
  *   RGBa or Singleband" for every model. Buildings also takes 2 bands, as the
  *   spec's default-model table gives it "1 to 3".
- * - Data type (line 19): uploads are "preprocessed in Uint8"; no source says
+ * - Data type (line 18): uploads are "preprocessed in Uint8"; no source says
  *   another type is refused, so none is refused here: Mapflow's validator
  *   decides (its DtypeNotAllowed ends the job REJECTED UNSUPPORTED_DATA_TYPE,
  *   functions/jobs/outcome.ts).

@@ -322,7 +322,7 @@ function userStatus(ctx: SimContext): unknown {
   const credits = ctx.limits.credits - state.creditsUsed;
   const remainingArea = Math.max(0, Math.round(ctx.limits.areaLimitSqM - state.processedAreaSqM));
   if (ctx.realShapes) {
-    // The live shape (mapflow-qgis account_service.py, mapflow-mcp src/schemas.ts): billingType names the
+    // The live shape (mapflow-qgis mapflow/mapflow.py set_processing_limit, mapflow-mcp src/schemas.ts): billingType names the
     // counter that bills the account; the other one reads 0. No `credits`, no `user`.
     const billing = ctx.live.billingType;
     return {
