@@ -7,7 +7,7 @@ import { processingNameFor, shortJobId } from '../../../../../functions/jobs/com
 import { isLonLat, parseWktPolygon } from '../../../../../functions/jobs/wkt.ts';
 import { rejectionForUploadError } from '../../../../../functions/jobs/steps/upload-image.ts';
 import { rejectionForCreateError } from '../../../../../functions/jobs/steps/create-processing.ts';
-import { MapflowAuthError, MapflowRequestError, MapflowUnavailable } from '../../../../../functions/mapflow/index.ts';
+import { MapflowAuthError, MapflowForbidden, MapflowRequestError, MapflowUnavailable } from '../../../../../functions/mapflow/index.ts';
 import type { PlanPart } from '../../../../../functions/jobs/workflow.ts';
 
 const MODELS = [
@@ -173,7 +173,7 @@ describe('Mapflow refusals as rejections', () => {
     [new MapflowRequestError('too large', { ...at, status: 400, code: 'TOO_LARGE_PROCESSING', params: { area: '5', aoiAreaLimit: '1' } }), 'AREA_TOO_LARGE'],
     [new MapflowRequestError('small', { ...at, status: 400, code: 'ProviderMinAreaError' }), 'AREA_TOO_SMALL'],
     [new MapflowRequestError('credits', { ...at, status: 400, code: 'NOT_ENOUGH_CREDITS' }), 'INSUFFICIENT_CREDITS'],
-    [new MapflowAuthError('forbidden', { ...at, status: 403 }), 'UNKNOWN_PROVIDER'],
+    [new MapflowForbidden('forbidden', { ...at, status: 403 }), 'UNKNOWN_PROVIDER'],
     [new MapflowRequestError('bad', { ...at, status: 400, code: 'BAD_REQUEST' }), 'PROCESSING_REJECTED'],
   ])('maps a create refusal to a rejection (%#)', (error, expected) => {
     expect(rejectionForCreateError(error, part)?.code).toBe(expected);
