@@ -127,6 +127,19 @@ describe('budgets in the account\'s unit (mapflow-qgis processing_service.py lin
     expect(final.finish?.error?.message).toMatch(/above the budget of 100 credits/);
   });
 
+  it('checks neither budget for a NONE-billed account', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'default', prefix: '', creditBudget: 1, areaBudgetSqKm: 1 }], simulator: { billingType: 'NONE' } });
+    const start = await dropInput(benches.aws.s3, 'inbox/twenty.geojson', twentySqKm);
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(final.finish?.error).toBeUndefined();
+    expect(final.finish?.status).toBe('SUCCEEDED');
+  });
+
   it.each([
     ['CREDITS', 'credits'],
     [undefined, 'credits'],
