@@ -31,7 +31,7 @@ export class UnknownModelRequirements extends Error {
  * (mapflow-docs-en source/userguides/reference.rst). These checks run before
  * anything is spent and must never refuse what the live service accepts, so
  * they refuse only what a source says fails:
- * - Bands (lines 18-26, and faq.rst line 27): uploads are "RGB composite,
+ * - Bands (line 21, and faq.rst line 27): uploads are "RGB composite,
  *   RGBa or Singleband" for every model. Buildings also takes 2 bands, as the
  *   spec's default-model table gives it "1 to 3".
  * - Data type (line 18): uploads are "preprocessed in Uint8"; no source says
