@@ -10,11 +10,11 @@ import type { GeoTiffInfo } from './inspect.ts';
 export interface ModelRequirements {
   /** Band counts the model takes. */
   bands: number[];
-  /** Data types the model takes ('uint8', ...). */
+  /** Data types refused before the upload ('uint8', ...); empty: any, Mapflow's validator decides. */
   dtypes: string[];
-  /** Finest accepted pixel size, m/px. */
+  /** Finest accepted pixel size, m/px (0: none known). */
   minPixelSizeM: number;
-  /** Coarsest accepted pixel size, m/px. */
+  /** Coarsest accepted pixel size, m/px (Infinity: none known, Mapflow's validator decides). */
   maxPixelSizeM: number;
 }
 
@@ -27,21 +27,48 @@ export class UnknownModelRequirements extends Error {
 }
 
 /**
- * Requirements of the default models (spec, "Default models"): Buildings,
- * Forest, Roads and Construction work at 0.5 m/px on RGB; Buildings also takes
- * 1 or 2 bands. The coarsest pixel size accepted for them is 1.2 m/px, the
- * value the reference gives for PixelSizeTooHigh. Buildings (Aerial) works at
- * 0.1 m/px and zoom 19-20; its coarsest is taken as 0.3 m/px, the ground size
- * of a zoom-19 tile pixel. No finest pixel size is documented, so none is set.
- * Images are 8-bit: the models take the same RGB imagery as the web providers.
+ * Requirements of the default models, from Geoalert's reference
+ * (mapflow-docs-en source/userguides/reference.rst). These checks run before
+ * anything is spent and must never refuse what the live service accepts, so
+ * they refuse only what a source says fails:
+ * - Bands (line 21, and faq.rst line 27): uploads are "RGB composite,
+ *   RGBa or Singleband" for every model. Buildings also takes 2 bands, as the
+ *   spec's default-model table gives it "1 to 3".
+ * - Data type (line 18): uploads are "preprocessed in Uint8"; no source says
+ *   another type is refused, so none is refused here: Mapflow's validator
+ *   decides (its DtypeNotAllowed ends the job REJECTED UNSUPPORTED_DATA_TYPE,
+ *   functions/jobs/outcome.ts).
+ * - Pixel size (lines 41-98, "Required GSD range", m/px): Buildings 0.3-1.5,
+ *   Forest (and Forest Heights) 0.15-0.75, Tree crowns 0.15-0.3, Roads
+ *   0.1-1.2, Constructions 0.5-2.0. Outside it "the request will fail".
+ *   Buildings (Aerial) is not in that table (api_reference.rst lines
+ *   1310-1311 give only its 0.1 m/px resolution), so its pixel size is left to
+ *   Mapflow's validator.
  */
+const RGB_RGBA_OR_SINGLE_BAND = [1, 3, 4];
 const DEFAULT_MODELS: { match: (name: string) => boolean; requirements: ModelRequirements }[] = [
-  { match: (n) => n.includes('buildings') && n.includes('aerial'), requirements: { bands: [1, 2, 3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 0.3 } },
-  { match: (n) => n.includes('buildings'), requirements: { bands: [1, 2, 3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
-  { match: (n) => n.includes('forest'), requirements: { bands: [3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
-  { match: (n) => n.includes('roads'), requirements: { bands: [3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
-  { match: (n) => n.includes('construction'), requirements: { bands: [3], dtypes: ['uint8'], minPixelSizeM: 0, maxPixelSizeM: 1.2 } },
+  { match: (n) => n.includes('buildings') && n.includes('aerial'), requirements: { bands: RGB_RGBA_OR_SINGLE_BAND, dtypes: [], minPixelSizeM: 0, maxPixelSizeM: Infinity } },
+  { match: (n) => n.includes('buildings'), requirements: { bands: [1, 2, 3, 4], dtypes: [], minPixelSizeM: 0.3, maxPixelSizeM: 1.5 } },
+  { match: (n) => n.includes('tree crowns'), requirements: { bands: RGB_RGBA_OR_SINGLE_BAND, dtypes: [], minPixelSizeM: 0.15, maxPixelSizeM: 0.3 } },
+  { match: (n) => n.includes('forest'), requirements: { bands: RGB_RGBA_OR_SINGLE_BAND, dtypes: [], minPixelSizeM: 0.15, maxPixelSizeM: 0.75 } },
+  { match: (n) => n.includes('roads'), requirements: { bands: RGB_RGBA_OR_SINGLE_BAND, dtypes: [], minPixelSizeM: 0.1, maxPixelSizeM: 1.2 } },
+  { match: (n) => n.includes('construction'), requirements: { bands: RGB_RGBA_OR_SINGLE_BAND, dtypes: [], minPixelSizeM: 0.5, maxPixelSizeM: 2.0 } },
 ];
+
+/**
+ * Uploads finer than this are resampled to it by Mapflow before any model
+ * sees them (reference.rst line 24: "Images with a pixel size less than
+ * 10 cm/px will be resampled to this resolution"), so the finest pixel size a
+ * model can meet is 0.1 m: a 0.05 m drone image runs on Roads (0.1-1.2).
+ */
+export const UPLOAD_RESAMPLED_BELOW_M = 0.1;
+
+/**
+ * Slack on the model's pixel-size bounds: the reference gives GSD in UTM
+ * (reference.rst lines 48-49); the bridge measures it in the image's own CRS,
+ * which may differ by a little. A border case goes to Mapflow's validator.
+ */
+const PIXEL_SIZE_SLACK = 0.02;
 
 /**
  * Requirements of a default model by name, matched leniently ('🏠 Buildings',
@@ -70,11 +97,14 @@ export function checkImageForModel(info: Pick<GeoTiffInfo, 'bands' | 'dtypes' | 
     problems.push({ code: 'UNSUPPORTED_DATA_TYPE', text: `its data type is ${badTypes.join('/')}, the model takes ${req.dtypes.join(' or ')}` });
   }
   const coarsest = Math.max(...info.pixelSizeM);
-  const finest = Math.min(...info.pixelSizeM);
-  if (coarsest > req.maxPixelSizeM) {
+  // What the model meets: Mapflow resamples finer uploads to 0.1 m first.
+  const finest = Math.max(Math.min(...info.pixelSizeM), UPLOAD_RESAMPLED_BELOW_M);
+  if (coarsest > req.maxPixelSizeM * (1 + PIXEL_SIZE_SLACK)) {
     problems.push({ code: 'PIXEL_SIZE_TOO_COARSE', text: `its pixel size is ${m(coarsest)} m, coarser than the model's maximum of ${m(req.maxPixelSizeM)} m/px` });
-  } else if (finest < req.minPixelSizeM) {
-    problems.push({ code: 'PIXEL_SIZE_TOO_FINE', text: `its pixel size is ${m(finest)} m, finer than the model's minimum of ${m(req.minPixelSizeM)} m/px` });
+  } else if (finest < req.minPixelSizeM * (1 - PIXEL_SIZE_SLACK)) {
+    const actual = Math.min(...info.pixelSizeM);
+    const resampled = actual < UPLOAD_RESAMPLED_BELOW_M ? ` (Mapflow resamples it to ${m(UPLOAD_RESAMPLED_BELOW_M)} m)` : '';
+    problems.push({ code: 'PIXEL_SIZE_TOO_FINE', text: `its pixel size is ${m(actual)} m${resampled}, finer than the model's minimum of ${m(req.minPixelSizeM)} m/px` });
   }
   if (problems.length === 0) return;
 
@@ -85,7 +115,7 @@ export function checkImageForModel(info: Pick<GeoTiffInfo, 'bands' | 'dtypes' | 
 }
 
 const FIXES: Record<string, string> = {
-  UNSUPPORTED_BANDS: 'Keep only the RGB bands (e.g. gdal_translate -b 1 -b 2 -b 3 in.tif out.tif).',
+  UNSUPPORTED_BANDS: 'Mapflow takes RGB, RGBA or single-band images: keep those bands (e.g. gdal_translate -b 1 -b 2 -b 3 in.tif out.tif).',
   UNSUPPORTED_DATA_TYPE: 'Convert to 8-bit (e.g. gdal_translate -ot Byte -scale in.tif out.tif).',
   PIXEL_SIZE_TOO_COARSE: 'Use sharper imagery, or a route whose model works at this resolution.',
   PIXEL_SIZE_TOO_FINE: 'Resample the image to the model\'s resolution (e.g. gdalwarp -tr 0.5 0.5 in.tif out.tif).',

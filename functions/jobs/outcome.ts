@@ -27,6 +27,8 @@ const HINTS: Record<string, string> = {
   MapflowRateLimited: `Mapflow kept asking to slow down; lower MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
   MapflowOutcomeUnknown: `a request to Mapflow was sent but its answer was lost; check the Mapflow project for a duplicate, then ${HOW_TO_RETRY}.`,
   MapflowAuthError: `Mapflow refused the credentials; check the Mapflow token (the secret on AWS; --token locally), then ${HOW_TO_RETRY}.`,
+  // A 403 without an authentication code: the token works, the resource or the right is not this account's.
+  MapflowForbidden: `Mapflow accepted the token but does not let this account do this (403): the project, mosaic or image is another account's, or shared without that right. Check the route's project and mosaicName, or ask the owner for access, then ${HOW_TO_RETRY}.`,
   QueueTimeout: `no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
   ConfigurationError: `fix the bridge configuration, then ${HOW_TO_RETRY}.`,
   'States.Timeout': `a step took too long; ${HOW_TO_RETRY}.`,
@@ -90,9 +92,38 @@ export interface MapflowMessage {
   parameters?: Record<string, string>;
 }
 
-/** A failed processing's messages, turned into a JobError that says what happened. */
-export function jobErrorFromMapflow(status: string, messages: MapflowMessage[] | undefined, outcome: 'FAILED' | 'TIMEOUT'): JobError {
+/**
+ * Mapflow's source-validator codes about the uploaded image itself (spec,
+ * "Error codes"; mapflow-docs-en source/api/_static/csv/errors.csv) and the
+ * rejection each is: the bridge leaves what the sources do not settle (a
+ * uint16 image, a model without a known pixel-size range) to Mapflow's
+ * validator (functions/geotiff/checks.ts), and its answer ends the job
+ * REJECTED with the code the bridge's own check would have given.
+ */
+const IMAGE_VALIDATOR_REJECTIONS: Record<string, { code: string; fix: string }> = {
+  'source-validator.DtypeNotAllowed': { code: 'UNSUPPORTED_DATA_TYPE', fix: 'convert it to 8-bit (e.g. gdal_translate -ot Byte -scale in.tif out.tif)' },
+  'source-validator.NChannelsNotAllowed': { code: 'UNSUPPORTED_BANDS', fix: 'keep the RGB bands, or one band (e.g. gdal_translate -b 1 -b 2 -b 3 in.tif out.tif)' },
+  'source-validator.PixelSizeTooHigh': { code: 'PIXEL_SIZE_TOO_COARSE', fix: 'use sharper imagery, or a route whose model works at this resolution' },
+  'source-validator.PixelSizeTooLow': { code: 'PIXEL_SIZE_TOO_FINE', fix: 'resample the image to the model\'s resolution (e.g. gdalwarp -tr 0.5 0.5 in.tif out.tif)' },
+};
+
+/**
+ * A failed processing's messages, turned into a JobError that says what happened.
+ * @param options.image the processing ran on the job's uploaded image: a failure that is only about the
+ *   image (IMAGE_VALIDATOR_REJECTIONS) is a rejection of the input, not a failure to retry
+ */
+export function jobErrorFromMapflow(status: string, messages: MapflowMessage[] | undefined, outcome: 'FAILED' | 'TIMEOUT', options: { image?: boolean } = {}): JobError {
   const list = messages ?? [];
+  const errors = list.filter((m) => (m.parameters?.level ?? 'error') === 'error');
+  if (options.image && outcome === 'FAILED' && status === 'FAILED' && errors.length > 0 && errors.every((m) => m.code in IMAGE_VALIDATOR_REJECTIONS)) {
+    const first = IMAGE_VALIDATOR_REJECTIONS[errors[0]!.code]!;
+    const fixes = [...new Set(errors.map((m) => IMAGE_VALIDATOR_REJECTIONS[m.code]!.fix))].join('; ');
+    return {
+      code: first.code,
+      message: `Mapflow's validator refused the image for the model: ${list.map(describeMapflowMessage).join('; ')}. To fix: ${fixes}; then drop it again under a new name.`,
+      mapflowMessages: list,
+    };
+  }
   if (outcome === 'TIMEOUT') {
     return {
       code: 'PROCESSING_TIMEOUT',

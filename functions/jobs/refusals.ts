@@ -77,6 +77,11 @@ export function rejectionForRequestError(err: unknown, subject: string): BridgeE
     }
     return new InputRejected('PROCESSING_REJECTED', `Mapflow could not find something ${subject} refers to (${message}); check the route's project, model and source.`, options);
   }
+  // The server's v1 create answers an unknown model with a 400 BAD_REQUEST "Workflow Definition not found"
+  // (RunProcessingService, issue 36 point 8), not the 404 of checkWorkflowDefPermission: the same rejection.
+  if (name === 'MapflowRequestError' && status === 400 && /workflow\s*def\w*\s+not\s+found/i.test(message)) {
+    return new InputRejected('UNKNOWN_MODEL', `Mapflow does not know the model of ${subject} (${message}); it is not linked to the account: set the route's "model" to one the account has.`, options);
+  }
   if (name === 'MapflowRequestError' && (status === 400 || status === 422)) {
     return new InputRejected('PROCESSING_REJECTED', `Mapflow refused ${subject}: ${message}${detail}. Check the route's source, model, blocks and inferenceParams.`, options);
   }

@@ -12,7 +12,7 @@
  *
  * The token the web app shows may lack its base64 padding; the official plugin
  * pads it to a multiple of 4 before sending `Basic <token>` (mapflow-qgis
- * functional/service/session_service.py `pad_token`). So does `padToken`
+ * mapflow/mapflow.py line 4025, then `login_basic`). So does `padToken`
  * here, before any decision: a pre-encoded token is then recognised, sent as
  * Basic, and never encoded a second time with the email.
  */

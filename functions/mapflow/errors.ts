@@ -64,11 +64,27 @@ export class MapflowError extends Error {
   }
 }
 
-/** 401 (bad or missing token) or 403 (not allowed for this account, e.g. a provider not on the plan). */
+/** 401 (bad or missing token), or the server's authentication codes whatever the status (AUTH_ERROR_CODES). */
 export class MapflowAuthError extends MapflowError {
   constructor(message: string, init: MapflowErrorInit) {
     super(message, init);
     this.name = 'MapflowAuthError';
+  }
+}
+
+/**
+ * 403 without an authentication code: the token was accepted, but the account
+ * may not do this. The server answers so for a resource or permission it
+ * does not grant (`Validations.checkPermission`/`checkUserPermission`:
+ * `AccessDenied("Access denied")`, 403 ACCESS_DENIED); the data API for an
+ * image or mosaic of another account (mapflow-qgis mapflow/errors/data_errors.py
+ * line 18, AccessDenied: "You do not have access to {instance_type} with id
+ * {uid}"). Not a token problem: it must not ask the user to check the token.
+ */
+export class MapflowForbidden extends MapflowError {
+  constructor(message: string, init: MapflowErrorInit) {
+    super(message, init);
+    this.name = 'MapflowForbidden';
   }
 }
 
@@ -136,7 +152,8 @@ export const AUTH_ERROR_CODES: readonly string[] = ['AUTHENTICATION_ERROR', 'NO_
 /** The error class for a definitive HTTP error status (not retried further). */
 export function errorClassForStatus(status: number, code?: string): new (message: string, init: MapflowErrorInit) => MapflowError {
   if (code !== undefined && AUTH_ERROR_CODES.includes(code)) return MapflowAuthError;
-  if (status === 401 || status === 403) return MapflowAuthError;
+  if (status === 401) return MapflowAuthError;
+  if (status === 403) return MapflowForbidden;
   if (status === 404) return MapflowNotFound;
   if (status === 429) return MapflowRateLimited;
   if (status >= 500) return MapflowUnavailable;

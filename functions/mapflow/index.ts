@@ -9,6 +9,7 @@ export type { AuthScheme, ResolvedAuth } from './auth.ts';
 export {
   MapflowError,
   MapflowAuthError,
+  MapflowForbidden,
   MapflowNotFound,
   MapflowRequestError,
   MapflowRateLimited,

@@ -306,7 +306,7 @@ export function normaliseUserStatus(value: unknown): UserStatus {
     ...value,
     email: str(pick('email')),
     userId: str(user.id) ?? str(value.userId),
-    // The live service's counter is remainingCredits (mapflow-qgis account_service.py); the spec's is credits.
+    // The live service's counter is remainingCredits (mapflow-qgis mapflow/mapflow.py lines 3035-3050, set_processing_limit); the spec's is credits.
     credits: num(pick('remainingCredits')) ?? num(pick('credits')),
     billingType: billing === undefined ? undefined : billing.trim().toUpperCase(),
     maxAoisPerProcessing: num(pick('maxAoisPerProcessing')),

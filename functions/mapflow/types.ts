@@ -236,7 +236,7 @@ export interface UserStatus extends Extra {
   userId?: string;
   /**
    * Credits left: `remainingCredits` (live service, mapflow-qgis
-   * functional/service/account_service.py), else the spec's `credits`.
+   * mapflow/mapflow.py lines 3035-3050, set_processing_limit), else the spec's `credits`.
    */
   credits?: number;
   /**

@@ -3,6 +3,7 @@
  * Pure functions only (no AWS calls), shared by dispatch and the task handlers.
  */
 export {
+  DEFAULT_AREA_BUDGET_SQ_KM,
   DEFAULT_CREDIT_BUDGET,
   DEFAULT_GEOJSON_MODEL,
   DEFAULT_GEOJSON_SOURCE,

@@ -63,7 +63,7 @@ export const OVERRIDE_LIMITS = {
 const BAD_CHARACTERS = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
 
 /** Keys that exist on a route but are the operator's to set. */
-const OPERATOR_KEYS = ['creditBudget', 'project', 'prefix', 'mosaicName', 'processImages'];
+const OPERATOR_KEYS = ['creditBudget', 'areaBudgetSqKm', 'project', 'prefix', 'mosaicName', 'processImages'];
 
 /**
  * Applies a file's `mapflow` member to its route. `undefined`/`null` leaves the

@@ -36,8 +36,16 @@ export interface Route {
    * resolution), so different kinds of image never block each other (see defaultMosaicName).
    */
   mosaicName?: string;
-  /** A job whose estimate exceeds this many credits is REJECTED (BUDGET_EXCEEDED). Default DEFAULT_CREDIT_BUDGET. */
+  /**
+   * A job whose estimate exceeds this many credits is REJECTED (BUDGET_EXCEEDED). Default DEFAULT_CREDIT_BUDGET.
+   * Checked for accounts billed in credits (`billingType` CREDITS, or none given), see plan-processing.ts.
+   */
   creditBudget?: number;
+  /**
+   * A job over this many km² is REJECTED (BUDGET_EXCEEDED). Default DEFAULT_AREA_BUDGET_SQ_KM. Checked for
+   * accounts billed by area (`billingType` AREA), whose credits estimate means nothing to them.
+   */
+  areaBudgetSqKm?: number;
   /** Extra processing `meta` entries. */
   meta?: Record<string, string>;
   /** One processing per feature instead of one over all polygons. */
@@ -61,6 +69,8 @@ export interface Routes {
 export const DEFAULT_GEOJSON_MODEL = '🏠 Buildings';
 export const DEFAULT_GEOJSON_SOURCE: RouteSource = { dataProvider: { providerName: 'mapbox', zoom: 18 } };
 export const DEFAULT_CREDIT_BUDGET = 100;
+/** The spec's "recommended area of a processing geometry: below 100 square kilometres" (Limits). */
+export const DEFAULT_AREA_BUDGET_SQ_KM = 100;
 
 /** What Mapflow requires the images of one mosaic to share. */
 export interface ImageFamily {
@@ -110,6 +120,7 @@ const ROUTE_KEYS = [
   'inferenceParams',
   'mosaicName',
   'creditBudget',
+  'areaBudgetSqKm',
   'meta',
   'splitFeatures',
   'processingName',
@@ -192,6 +203,14 @@ function validateRoute(raw: unknown, index: number): Route {
     'creditBudget',
     (v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0,
     'a number of credits >= 0',
+    fail,
+  );
+  copyOptional(
+    raw,
+    route,
+    'areaBudgetSqKm',
+    (v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0,
+    'a number of km² >= 0',
     fail,
   );
   if (raw.blocks !== undefined) route.blocks = validateBlocks(raw.blocks, fail);

@@ -87,6 +87,16 @@ describe('package boundaries', () => {
     // Assess
     expect(wrong).toEqual([]);
   });
+
+  it("keeps the simulator apart from the bridge: its server imports nothing of mapflow-bridge, so the two can disagree", () => {
+    // Act: the simulator's server sources (its cdk/ construct may use the construct's Lambda defaults)
+    const borrowed = files
+      .filter(({ file }) => file.startsWith('packages/simulator/src/') || file.startsWith('packages/simulator/bin/'))
+      .flatMap(({ file, source }) => specifiers(source, true).filter((s) => packageName(s) === 'mapflow-bridge').map((s) => `${file}: ${s}`));
+
+    // Assess
+    expect(borrowed).toEqual([]);
+  });
 });
 
 /** Node's built-in modules named without the node: prefix (none should be, but they are not packages). */

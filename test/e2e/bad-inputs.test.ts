@@ -2,7 +2,8 @@
  * Every file of the bad-inputs corpus (test/fixtures/bad-inputs/manifest.json)
  * through the whole local pipeline at once: each ends REJECTED with its
  * expected code (the controls SUCCEEDED), no handler crashes, every job is
- * final, and no rejected input created a processing.
+ * final, and no rejected input created a processing but those left to
+ * Mapflow's validator (`decidedBy: 'mapflow'`), which end REJECTED all the same.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,7 @@ interface CorpusEntry {
   expectedCode: string | null;
   note: string;
   model?: string;
+  decidedBy?: 'mapflow';
 }
 
 /** Where an entry is dropped: GeoTIFFs on a route that runs their model, so the model checks apply. */
@@ -41,7 +43,7 @@ describe('bad-inputs corpus through the local pipeline', { timeout: 300_000 }, (
     await bridge?.close();
   });
 
-  it('ends every file final, REJECTED with its expected code (controls SUCCEEDED), nothing processed for a rejected input', async () => {
+  it('ends every file final, REJECTED with its expected code (controls SUCCEEDED), nothing processed for an input refused before the upload', async () => {
     // Prepare
     const controls = entries.filter((entry) => entry.expectedCode === null).length;
     expect(controls).toBeGreaterThan(0);
@@ -65,6 +67,7 @@ describe('bad-inputs corpus through the local pipeline', { timeout: 300_000 }, (
     const crashed = executions.filter((execution) => execution.status !== 'SUCCEEDED' && execution.error?.Error !== 'JobFailed');
     expect(crashed.map((execution) => `${execution.name}: ${execution.status} ${execution.error?.Error} ${execution.error?.Cause}`)).toEqual([]);
     expect(bridge.engine.running()).toEqual([]);
-    expect(bridge.simulator?.stats().processingsCreated).toBe(controls);
+    // A file left to Mapflow's validator is uploaded and processed, and refused there.
+    expect(bridge.simulator?.stats().processingsCreated).toBe(controls + entries.filter((entry) => entry.decidedBy === 'mapflow').length);
   });
 });

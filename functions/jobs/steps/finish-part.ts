@@ -37,7 +37,7 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
     outcome.resultKey = state.results.resultKey;
     if (state.results.rasterResult) outcome.rasterResult = state.results.rasterResult;
   } else if (poll?.outcome === 'FAILED' || poll?.outcome === 'TIMEOUT') {
-    outcome.error = jobErrorFromMapflow(poll.status, poll.messages, poll.outcome);
+    outcome.error = jobErrorFromMapflow(poll.status, poll.messages, poll.outcome, { image: job.kind === 'geotiff' });
   } else {
     outcome.error = { code: 'INTERNAL_ERROR', message: `part '${part.name}' ended without an outcome (poll ${poll?.outcome ?? 'none'}); ${HOW_TO_RETRY}.` };
   }

@@ -20,6 +20,7 @@ import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, Process
 import { MAX_GEOJSON_BYTES, checkProcessingGeometry, geoJsonTooLarge, parseAoiOffThread } from '../../aoi/index.ts';
 import type { MapflowClient, SourceParams, UserStatus } from '../../mapflow/index.ts';
 import {
+  DEFAULT_AREA_BUDGET_SQ_KM,
   DEFAULT_CREDIT_BUDGET,
   DEFAULT_GEOJSON_MODEL,
   DEFAULT_GEOJSON_SOURCE,
@@ -149,11 +150,22 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
         }),
     );
     estimatedCost = estimates.reduce((sum, c) => sum + c, 0);
-    if (estimatedCost > creditBudget) {
+    const what = job.kind === 'geotiff' ? `this image (${areaText})` : areaText;
+    const smaller = job.kind === 'geotiff' ? 'image' : 'area';
+    const budget = budgetOf(status);
+    if (budget === 'credits' && estimatedCost > creditBudget) {
       throw new InputRejected(
         'BUDGET_EXCEEDED',
-        `processing ${job.kind === 'geotiff' ? `this image (${areaText})` : areaText} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller ${job.kind === 'geotiff' ? 'image' : 'area'}, or raise the route's creditBudget.`,
+        `processing ${what} with '${model.name}' is estimated at ${estimatedCost} credits, above the budget of ${creditBudget} credits of route '${route.name}'. Drop a smaller ${smaller}, or raise the route's creditBudget.`,
         { details: { estimatedCost, creditBudget, areaSqKm: areaSqM / 1e6 } },
+      );
+    }
+    const areaBudgetSqKm = route.areaBudgetSqKm ?? DEFAULT_AREA_BUDGET_SQ_KM;
+    if (budget === 'area' && areaSqM / 1e6 > areaBudgetSqKm) {
+      throw new InputRejected(
+        'BUDGET_EXCEEDED',
+        `processing ${what} with '${model.name}' covers more than the budget of ${areaBudgetSqKm} km² of route '${route.name}' (the Mapflow account is billed by area). Drop a smaller ${smaller}, or raise the route's areaBudgetSqKm.`,
+        { details: { areaSqKm: areaSqM / 1e6, areaBudgetSqKm, billingType: status.billingType } },
       );
     }
     assertAccountCanPay(status, estimatedCost, areaSqM, areaText);
@@ -293,6 +305,27 @@ export function checkAccountLimits(status: UserStatus, sourceParams: SourceParam
         { details: { polygons: count, maxAoisPerProcessing: max } },
       );
     }
+  }
+}
+
+/**
+ * Which route budget guards a job: the one in the account's own unit. The
+ * plugin compares the /cost estimate only for CREDITS billing, the number being
+ * "only meaningful" there (mapflow-qgis functional/service/processing_service.py
+ * lines 1071-1079), and counts area for AREA billing and nothing for NONE
+ * (functional/helpers.py lines 135-146 `check_processing_limit`). Without a
+ * billingType (the spec's shapes, where a processing "consumes account
+ * credits") the credit budget guards it, as before.
+ */
+export function budgetOf(status: Pick<UserStatus, 'billingType'>): 'credits' | 'area' | 'none' {
+  switch (status.billingType) {
+    case 'AREA':
+      return 'area';
+    case 'NONE':
+      return 'none';
+    default:
+      // CREDITS, none given, or a value no source shows: the guard that protects credits.
+      return 'credits';
   }
 }
 

@@ -91,7 +91,7 @@ interface StartOptions extends BridgeChoice {
   dropStableMs: number;
   samples: boolean;
   verbose: boolean;
-  /** The jobs console (local/console), on by default. */
+  /** The jobs console (packages/cli/src/console), on by default. */
   console: boolean;
   consolePort?: number;
 }

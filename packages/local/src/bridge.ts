@@ -1,14 +1,14 @@
 /**
  * The whole bridge on one machine: the cloud assembly `cdk deploy` would
  * upload (each function from its bundle, the state machine from the
- * template, see local/assembly), on embedded services.
+ * template, see packages/local/src/assembly), on embedded services.
  *
- *   Mapflow      -> the simulator (local/simulator), or a given Mapflow URL + token
+ *   Mapflow      -> the simulator (packages/simulator/src), or a given Mapflow URL + token
  *   S3 + trigger -> s3rver; its object-created notifications go through the template's rule and queue to dispatch
  *   DynamoDB     -> DynamoDB Local (the ledger table is created when missing)
  *   Step Functions, EventBridge, Secrets Manager -> local endpoints (packages/local/src/assembly/services.ts)
  *   reconciler   -> the reconcile function on the schedule's event
- *   IAM          -> the gate (local/auth): every endpoint answers only requests signed
+ *   IAM          -> the gate (packages/local/src/auth): every endpoint answers only requests signed
  *                   with credentials the bridge issued (credentials.json in the state
  *                   folder for the user; one key pair per role for the functions), and
  *                   judges each against the signer's policies from the template
@@ -144,7 +144,7 @@ export interface LocalBridgeOptions {
   /**
    * The credentials each function's process gets. Default: a key pair of its
    * own per role, whose every AWS call the endpoints judge against that
-   * role's policies from the template (local IAM, see local/auth).
+   * role's policies from the template (local IAM, see packages/local/src/auth).
    */
   credentialsFor?: CredentialsFor;
   /**
@@ -588,7 +588,7 @@ type BridgeFunctions = Awaited<ReturnType<typeof startFunctions>>;
 
 /**
  * The operator tools of this process (jobs retry / cancel through the control endpoint) read
- * this environment; the functions never see it (each runs on the template's, see local/assembly).
+ * this environment; the functions never see it (each runs on the template's, see packages/local/src/assembly).
  */
 function setOperatorEnvironment(start: BridgeStart, { s3rver, dynamodbGate, mapflow }: ServicesUp, runtime: AssemblyRuntime): void {
   const { options, stops, ledgerTable, eventsFile, credentialStore } = start;

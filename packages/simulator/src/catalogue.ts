@@ -32,15 +32,42 @@ export interface Model {
     maxPixelSize: number;
     allowedBandCounts: number[];
     allowedDtypes: string[];
+    /** What the live service takes instead (--real-shapes): LIVE_IMAGE_REQUIREMENTS. */
+    live: LiveImageRequirements;
   };
+}
+
+/**
+ * An uploaded image as the live service judges it (--real-shapes), from
+ * Geoalert's reference (mapflow-docs-en source/userguides/reference.rst):
+ * uploads are "RGB composite, RGBa or Singleband" and "preprocessed in Uint8"
+ * (lines 18-21), so any data type is converted rather than refused; images
+ * finer than 10 cm/px are resampled to 10 cm/px (line 24); each model then
+ * takes its "Required GSD range" (lines 60-98), outside which "the request
+ * will fail". Written from those lines, never from the bridge's checks.
+ */
+export interface LiveImageRequirements {
+  bandCounts: number[];
+  /** Finest and coarsest pixel size the model takes, m/px. */
+  minPixelSize: number;
+  maxPixelSize: number;
+}
+
+/** reference.rst line 24: finer uploads are resampled to 0.1 m/px. */
+export const LIVE_RESAMPLED_BELOW_M = 0.1;
+
+const RGB_RGBA_OR_SINGLE_BAND = [1, 3, 4];
+
+function liveImage(minPixelSize: number, maxPixelSize: number): LiveImageRequirements {
+  return { bandCounts: RGB_RGBA_OR_SINGLE_BAND, minPixelSize, maxPixelSize };
 }
 
 const CREATED = '2023-01-16T10:00:00Z';
 const UPDATED = '2024-06-03T08:30:00Z';
 
 /** The imagery of the satellite models: 0.5 m/px at zoom 17-18, 8-bit, in `bands` band counts. */
-function satellite(kind: FeatureKind, bands: number[]): Model['sim'] {
-  return { kind, minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: bands, allowedDtypes: ['uint8'] };
+function satellite(kind: FeatureKind, bands: number[], live: LiveImageRequirements): Model['sim'] {
+  return { kind, minZoom: 17, maxZoom: 18, minPixelSize: 0.1, maxPixelSize: 1.2, allowedBandCounts: bands, allowedDtypes: ['uint8'], live };
 }
 
 /**
@@ -62,18 +89,20 @@ function defaultModel(n: number, name: string, description: string, pricePerSqKm
 }
 
 export const MODELS: readonly Model[] = [
-  defaultModel(1, '🏠 Buildings', 'Building footprints from 0.5 m/px satellite imagery (zoom 17-18).', 5, satellite('building', [1, 3]), [
+  defaultModel(1, '🏠 Buildings', 'Building footprints from 0.5 m/px satellite imagery (zoom 17-18).', 5, satellite('building', [1, 3], liveImage(0.3, 1.5)), [
     ['Simplification', 'Polygon simplification', 1],
     ['Classification', 'Building classification', 2],
     ['OSM', 'Merge with OSM', 1],
   ]),
-  defaultModel(2, '🌲 Forest and trees', 'Forest and tree canopy from 0.5 m/px satellite imagery (zoom 17-18).', 4, satellite('forest', [3]), [
+  defaultModel(2, '🌲 Forest and trees', 'Forest and tree canopy from 0.5 m/px satellite imagery (zoom 17-18).', 4, satellite('forest', [3], liveImage(0.15, 0.75)), [
     ['Heights', 'Tree heights', 3],
   ]),
-  defaultModel(3, '🚗 Roads', 'Road network from 0.5 m/px satellite imagery (zoom 17-18).', 5, satellite('road', [3])),
-  defaultModel(4, '🏗️ Construction sites', 'Construction sites from 0.5 m/px satellite imagery (zoom 17-18).', 6, satellite('construction', [3])),
+  defaultModel(3, '🚗 Roads', 'Road network from 0.5 m/px satellite imagery (zoom 17-18).', 5, satellite('road', [3], liveImage(0.1, 1.2))),
+  defaultModel(4, '🏗️ Construction sites', 'Construction sites from 0.5 m/px satellite imagery (zoom 17-18).', 6, satellite('construction', [3], liveImage(0.5, 2.0))),
   defaultModel(5, '🏠⭐️ Buildings (Aerial)', 'Building footprints from 0.1 m/px aerial imagery (zoom 19-20).', 10,
-    { kind: 'building', minZoom: 19, maxZoom: 20, minPixelSize: 0.03, maxPixelSize: 0.3, allowedBandCounts: [3], allowedDtypes: ['uint8'] }, [
+    // Not in reference.rst's table: api_reference.rst lines 1310-1311 give 0.1 m/px at zoom 19-20; its live
+    // coarsest, 0.3 m/px, is the simulator's reading of zoom 19 (a ground pixel there), not a source's number.
+    { kind: 'building', minZoom: 19, maxZoom: 20, minPixelSize: 0.03, maxPixelSize: 0.3, allowedBandCounts: [3], allowedDtypes: ['uint8'], live: liveImage(0.1, 0.3) }, [
       ['Simplification', 'Polygon simplification', 2],
     ]),
 ];

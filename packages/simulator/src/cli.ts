@@ -21,7 +21,7 @@ Options:
   --real-shapes                 answer as the live service does (docs/integration-notes.md): upload
                                 answers without image, image preprocessing, billingType, paged
                                 lists and v2 paths, null/UNPROCESSED then AWAITING, naive times
-  --billing-type <AREA|CREDITS> with --real-shapes: the billed counter; the other reads 0  default CREDITS
+  --billing-type <AREA|CREDITS|NONE> with --real-shapes: the billed counter; the other reads 0 (NONE: both)  default CREDITS
   --storage-limit <bytes|none>  storage of the account; none: no limit (memoryLimit null)  default 10 GiB
   --result-delay-seconds <n>    wait before the first byte of a result download   default 0
   --preprocessing-seconds <n>   with --real-shapes: time to preprocess an upload  default 2
@@ -84,7 +84,7 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
   if (!values.email.includes('@')) throw new UsageError(`--email must be an e-mail address, got '${values.email}'`);
   const fraction = (n: number) => n >= 0 && n <= 1;
   const billing = values['billing-type']?.toUpperCase();
-  if (billing !== undefined && billing !== 'AREA' && billing !== 'CREDITS') throw new UsageError(`--billing-type must be AREA or CREDITS, got '${values['billing-type']}'`);
+  if (billing !== undefined && !['AREA', 'CREDITS', 'NONE'].includes(billing)) throw new UsageError(`--billing-type must be AREA, CREDITS or NONE, got '${values['billing-type']}'`);
   const storage = values['storage-limit'];
   const storageLimitBytes = storage === undefined ? undefined : storage.trim().toLowerCase() === 'none' ? null
     : number('storage-limit', storage, (n) => Number.isInteger(n) && n >= 0, "a whole number of bytes or 'none'");
@@ -92,7 +92,7 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
   const maxAois = number('max-aois', values['max-aois'], (n) => Number.isInteger(n) && n >= 1, 'a whole number, 1 or more');
   const searchAreaLimit = number('search-area-limit', values['search-area-limit'], (n) => n >= 0, 'a number of square metres, 0 or more');
   return {
-    ...(billing && { billingType: billing as 'AREA' | 'CREDITS' }),
+    ...(billing && { billingType: billing as 'AREA' | 'CREDITS' | 'NONE' }),
     ...(storageLimitBytes !== undefined && { limits: { storageLimitBytes } }),
     ...(seconds('result-delay-seconds') !== undefined && { resultDelaySeconds: seconds('result-delay-seconds') }),
     ...(seconds('preprocessing-seconds') !== undefined && { preprocessingSeconds: seconds('preprocessing-seconds') }),

@@ -34,8 +34,8 @@ export interface SimContext {
  * mode (docs/simulator.md, docs/integration-notes.md). Durations in ms.
  */
 export interface LiveBehaviour {
-  /** AREA or CREDITS: which counter bills the account; the other is reported as 0 and not enforced. */
-  billingType: 'AREA' | 'CREDITS';
+  /** AREA or CREDITS: which counter bills the account; the other is reported as 0 and not enforced. NONE: neither. */
+  billingType: 'AREA' | 'CREDITS' | 'NONE';
   /** An uploaded image is PENDING, then IN_PROGRESS, for this long before it is COMPLETED. */
   preprocessingMs: number;
   /** A new processing reports status null, then UNPROCESSED, for this long. */

@@ -33,8 +33,8 @@ export interface SimulatorOptions {
   limits?: { aoiAreaLimitSqM?: number; areaLimitSqM?: number; credits?: number; storageLimitBytes?: number | null; maxUploadFileSize?: number; maxPixelCount?: number };
   /** Seconds before the first byte of a result download (the live service may take minutes). Default 0. */
   resultDelaySeconds?: number;
-  /** realShapes: the account's billing counter. Default CREDITS. */
-  billingType?: 'AREA' | 'CREDITS';
+  /** realShapes: the account's billing counter; NONE: neither is counted (mapflow-qgis schema/billing.py). Default CREDITS. */
+  billingType?: 'AREA' | 'CREDITS' | 'NONE';
   /** realShapes: seconds an uploaded image takes to preprocess. Default 2. */
   preprocessingSeconds?: number;
   /** realShapes: seconds a new processing stays null/UNPROCESSED. Default 1. */
@@ -94,8 +94,8 @@ function checkOptions(options: SimulatorOptions): void {
     const value = options[name];
     if (value !== undefined && (!Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`${name} must be a number of seconds, 0 or more`);
   }
-  if (options.billingType !== undefined && options.billingType !== 'AREA' && options.billingType !== 'CREDITS') {
-    throw new SimulatorOptionsError('billingType must be AREA or CREDITS');
+  if (options.billingType !== undefined && !['AREA', 'CREDITS', 'NONE'].includes(options.billingType)) {
+    throw new SimulatorOptionsError('billingType must be AREA, CREDITS or NONE');
   }
   if (options.maxAoisPerProcessing !== undefined && (!Number.isInteger(options.maxAoisPerProcessing) || options.maxAoisPerProcessing < 1)) {
     throw new SimulatorOptionsError('maxAoisPerProcessing must be a whole number, 1 or more');

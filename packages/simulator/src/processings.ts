@@ -33,10 +33,14 @@ function readGeometry(value: unknown, live = false): AoiGeometry {
   }
 }
 
-function modelFrom(body: Record<string, unknown>, live = false): Model {
+function modelFrom(body: Record<string, unknown>, live = false, apiVersion: 'v1' | 'v2' = 'v2'): Model {
   const wanted = typeof body.wdId === 'string' && body.wdId ? body.wdId : typeof body.wdName === 'string' && body.wdName ? body.wdName : undefined;
   if (!wanted) throw badRequest('wdId or wdName is required');
   const model = findModel(wanted);
+  if (!model && live && apiVersion === 'v1') {
+    // The server's v1 create: BadRequest "Workflow Definition not found" (RunProcessingService, issue 36 point 8).
+    throw new SimHttpError(400, 'BAD_REQUEST', 'Workflow Definition not found');
+  }
   if (!model && live) {
     // The server: NotFound(s"WorkflowDef not found by id $workflowDefId") (Validations.checkWorkflowDefPermission), 404 NOT_FOUND.
     throw new SimHttpError(404, 'NOT_FOUND', `WorkflowDef not found by id ${wanted}`);
@@ -144,7 +148,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   if (apiVersion === 'v2' && !name) throw badRequest('name is required');
   const projectId = optionalString(body, 'projectId') ?? ctx.store.defaultProject().id;
   projectOr404(ctx, projectId);
-  const model = modelFrom(body, ctx.realShapes);
+  const model = modelFrom(body, ctx.realShapes, apiVersion);
   if (body.geometry === undefined) throw badRequest('geometry is required');
   const geometry = readGeometry(body.geometry, ctx.realShapes);
   const blocks = resolveBlocks(model, body.blocks, ctx.realShapes);
@@ -178,7 +182,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
 
   const validationMessages: Message[] = selfIntersects(geometry)
     ? [message('geometry.Invalid')]
-    : sourceMessages(source, model, bboxOf(geometry), ctx.images, images);
+    : sourceMessages(source, model, bboxOf(geometry), ctx.images, images, ctx.realShapes);
 
   const now = ctx.now();
   const id = randomUUID();
@@ -322,7 +326,7 @@ function userStatus(ctx: SimContext): unknown {
   const credits = ctx.limits.credits - state.creditsUsed;
   const remainingArea = Math.max(0, Math.round(ctx.limits.areaLimitSqM - state.processedAreaSqM));
   if (ctx.realShapes) {
-    // The live shape (mapflow-qgis account_service.py, mapflow-mcp src/schemas.ts): billingType names the
+    // The live shape (mapflow-qgis mapflow/mapflow.py set_processing_limit, mapflow-mcp src/schemas.ts): billingType names the
     // counter that bills the account; the other one reads 0. No `credits`, no `user`.
     const billing = ctx.live.billingType;
     return {

@@ -9,7 +9,7 @@
  *   then ends FAILED with them in `messages`, as the spec's error table says.
  */
 import { badRequest, SimHttpError } from './http.ts';
-import { DATA_PROVIDERS, findCatalogProvider, findDataProvider, type Model } from './catalogue.ts';
+import { DATA_PROVIDERS, findCatalogProvider, findDataProvider, LIVE_RESAMPLED_BELOW_M, type LiveImageRequirements, type Model } from './catalogue.ts';
 import { bboxesIntersect, type BBox } from './geometry.ts';
 import type { ImageRecord, ImagerySource, Message } from './store.ts';
 
@@ -162,7 +162,29 @@ function tileUrlMessages(url: unknown, sourceType: string): Message[] {
 }
 
 /** Checks of an uploaded image against the model (resolution, bands, data type) and the AOI. */
-export function imageMessages(image: ImageRecord, model: Model, aoiBbox: BBox): Message[] {
+export function imageMessages(image: ImageRecord, model: Model, aoiBbox: BBox, live = false): Message[] {
+  const found: Message[] = live ? liveImageMessages(image, model.sim.live) : specImageMessages(image, model);
+  if (found.length === 0 && !bboxesIntersect(image.footprintBbox, aoiBbox)) found.push(message('source-validator.NoDataInAOI'));
+  return found;
+}
+
+/**
+ * The live service (--real-shapes): RGB, RGBA or one band of any data type (preprocessed to uint8), at a
+ * pixel size, once resampled to at least 0.1 m, within the model's range (catalogue.ts LiveImageRequirements).
+ */
+function liveImageMessages(image: ImageRecord, req: LiveImageRequirements): Message[] {
+  if (!req.bandCounts.includes(image.meta_data.count)) {
+    return [message('source-validator.NChannelsNotAllowed', { required_nchannels: req.bandCounts, real_nchannels: String(image.meta_data.count) })];
+  }
+  const size = Math.max(image.groundPixelSize, LIVE_RESAMPLED_BELOW_M);
+  const resolution = String(Number(size.toFixed(3)));
+  if (size > req.maxPixelSize) return [message('source-validator.PixelSizeTooHigh', { actual_res: resolution, max_res: String(req.maxPixelSize) })];
+  if (size < req.minPixelSize) return [message('source-validator.PixelSizeTooLow', { actual_res: resolution, min_res: String(req.minPixelSize) })];
+  return [];
+}
+
+/** The spec's default-model table (spec mode). */
+function specImageMessages(image: ImageRecord, model: Model): Message[] {
   const found: Message[] = [];
   const dtype = image.meta_data.dtypes[0] ?? 'unknown';
   if (!model.sim.allowedDtypes.includes(dtype)) {
@@ -177,14 +199,13 @@ export function imageMessages(image: ImageRecord, model: Model, aoiBbox: BBox): 
   } else if (image.groundPixelSize < model.sim.minPixelSize) {
     found.push(message('source-validator.PixelSizeTooLow', { actual_res: String(resolution), min_res: String(model.sim.minPixelSize) }));
   }
-  if (found.length === 0 && !bboxesIntersect(image.footprintBbox, aoiBbox)) found.push(message('source-validator.NoDataInAOI'));
   return found;
 }
 
 const SENTINEL_GRANULE = /^S2[ABC]_MSIL2A_\d{8}T\d{6}_N\d{4}_R\d{3}_T\d{2}[A-Z]{3}_\d{8}T\d{6}(\.SAFE)?$/;
 
 /** Everything the source validator finds wrong with a source for a model (empty: fine). */
-export function sourceMessages(source: ImagerySource, model: Model, aoiBbox: BBox, lookup: ImageLookup, images?: ImageRecord[]): Message[] {
+export function sourceMessages(source: ImagerySource, model: Model, aoiBbox: BBox, lookup: ImageLookup, images?: ImageRecord[], live = false): Message[] {
   switch (source.kind) {
     case 'dataProvider':
     case 'imagerySearch':
@@ -192,7 +213,7 @@ export function sourceMessages(source: ImagerySource, model: Model, aoiBbox: BBo
     case 'myImagery': {
       const selected = images ?? [];
       if (selected.length === 0) return [message('source-validator.NoDataInAOI')];
-      const perImage = selected.map((image) => imageMessages(image, model, aoiBbox));
+      const perImage = selected.map((image) => imageMessages(image, model, aoiBbox, live));
       // Data anywhere in the AOI is enough; other problems are reported once.
       const problems = perImage.flat().filter((m) => m.code !== 'source-validator.NoDataInAOI');
       if (problems.length > 0) return dedupe(problems);
@@ -215,7 +236,7 @@ export function sourceMessages(source: ImagerySource, model: Model, aoiBbox: BBo
           if (typeof source.url !== 'string' || !source.url.startsWith('s3://')) return [message('source-validator.S3URLError', { actual_s3_link: String(source.url) })];
           const image = lookup.imageByUrl(source.url);
           if (!image) return [message('source-validator.ReadFromS3Failed', { s3_link: source.url })];
-          return imageMessages(image, model, aoiBbox);
+          return imageMessages(image, model, aoiBbox, live);
         }
         default:
           return [message('source-validator.SourceTypeIsNotAllowed', { source_type: source.sourceType, allowed_sources: ['XYZ', 'TMS', 'QUADKEY', 'SENTINEL_L2A', 'LOCAL'] })];

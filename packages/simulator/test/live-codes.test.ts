@@ -137,6 +137,19 @@ describe('error codes: --real-shapes sends only those the sources show (issue 25
     expect([...seen.keys()]).toEqual(expect.arrayContaining(['NOT_FOUND', 'ACCESS_DENIED', 'BAD_REQUEST', 'CONFLICT', 'FORBIDDEN', 'AREA_LIMIT_EXCEEDED', 'TOO_LARGE_PROCESSING', 'AUTHENTICATION_ERROR', 'ItemNotFound', 'FileOpenError']));
   });
 
+  it('answers an unknown model on the v1 create with 400 BAD_REQUEST "Workflow Definition not found" (RunProcessingService, issue 36 point 8), on v2 with 404 NOT_FOUND', async () => {
+    // Prepare
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    // Act
+    const v1 = await call(live, 'POST', '/processings', { wdId: unknown, geometry: BERN });
+    const v2 = await call(live, 'POST', '/processings/v2', create(mapbox, { wdId: unknown }));
+    // Assess
+    expect(v1.status).toBe(400);
+    expect(v1.json).toMatchObject({ code: 'BAD_REQUEST', message: 'Workflow Definition not found' });
+    expect(v2.status).toBe(404);
+    expect(v2.json).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
   it('keeps the reference\'s codes in the reference mode, on the same requests (so the paths above are the ones that sent them)', async () => {
     // Act
     const seen = await exercise(reference, false);

@@ -101,7 +101,7 @@ describe('sim command line', () => {
   });
 
   it.each([
-    [['--billing-type', 'FREE'], /--billing-type must be AREA or CREDITS/],
+    [['--billing-type', 'FREE'], /--billing-type must be AREA, CREDITS or NONE/],
     [['--storage-limit', 'lots'], /--storage-limit must be/],
     [['--result-delay-seconds=-1'], /--result-delay-seconds must be/],
     [['--max-aois', '0'], /--max-aois must be/],

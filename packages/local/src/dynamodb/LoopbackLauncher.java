@@ -10,12 +10,12 @@
  *   - stdin reaching end of file (the parent holds the other end of the pipe;
  *     the kernel closes it however the parent dies, kill -9 included);
  *   - the parent process no longer alive (polled every second).
- * Run by local/dynamodb/index.ts with Java's single-file source launcher
+ * Run by packages/local/src/dynamodb/index.ts with Java's single-file source launcher
  * (java -cp <jar and libs> LoopbackLauncher.java <DynamoDB Local options>).
  *
  * With MAPFLOW_BRIDGE_DDB_GATE_SECRET in its environment, it answers only
  * requests carrying that secret in the x-mapflow-bridge-gate header: only the
- * bridge's gate (local/auth/json-gate-proxy.ts), which checks signatures and
+ * bridge's gate (packages/local/src/auth/json-gate-proxy.ts), which checks signatures and
  * IAM, may reach DynamoDB Local, which accepts any key.
  */
 import java.lang.reflect.Field;

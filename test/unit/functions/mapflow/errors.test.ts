@@ -3,11 +3,13 @@ import {
   MapflowAuthError,
   MapflowBadResponse,
   MapflowError,
+  MapflowForbidden,
   MapflowNotFound,
   MapflowRequestError,
   MapflowUnavailable,
   parseErrorBody,
 } from '../../../../functions/mapflow/index.ts';
+import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import { BASE, JSON_HEADERS, mockClientsClosedAfterEach, rejectionOf, MINIMAL_CREATE } from './helpers.ts';
 
 const mockClient = mockClientsClosedAfterEach();
@@ -72,7 +74,7 @@ describe('error bodies', () => {
 
   it.each([
     [401, MapflowAuthError, 'MapflowAuthError'],
-    [403, MapflowAuthError, 'MapflowAuthError'],
+    [403, MapflowForbidden, 'MapflowForbidden'],
     [404, MapflowNotFound, 'MapflowNotFound'],
     [400, MapflowRequestError, 'MapflowRequestError'],
     [409, MapflowRequestError, 'MapflowRequestError'],
@@ -91,6 +93,31 @@ describe('error bodies', () => {
     expect(error.name).toBe(name);
     expect(error.status).toBe(status);
     expect(setup.delays).toEqual([]);
+  });
+
+  // Issue 36 point 8: a 403 is not a bad token unless the server says so.
+  it('tells a 403 on a resource of another account (data API AccessDenied) from a refused token', async () => {
+    // Prepare
+    const setup = mockClient();
+    setup.pool
+      .intercept({ path: `${BASE}/rasters/image/i-foreign`, method: 'GET' })
+      .reply(403, JSON.stringify({ detail: { code: 'AccessDenied', parameters: { instance_type: 'image', uid: 'i-foreign' } } }), JSON_HEADERS);
+    setup.pool.intercept({ path: `${BASE}/rasters/image/i-2`, method: 'GET' }).reply(403, JSON.stringify({ code: 'BAD_TOKEN', message: 'Bad token' }), JSON_HEADERS);
+
+    // Act
+    const foreign = await rejectionOf(setup.client.getImage('i-foreign'));
+    const badToken = await rejectionOf(setup.client.getImage('i-2'));
+    const reported = jobErrorFromTaskError({ Error: foreign.name, Cause: JSON.stringify({ errorType: foreign.name, errorMessage: foreign.message }) });
+
+    // Assess
+    expect(foreign).toBeInstanceOf(MapflowForbidden);
+    expect(foreign).not.toBeInstanceOf(MapflowAuthError);
+    expect(foreign).toMatchObject({ status: 403, code: 'AccessDenied' });
+    expect(badToken).toBeInstanceOf(MapflowAuthError);
+    expect(reported.rejected).toBe(false);
+    expect(reported.error.code).toBe('MAPFLOW_FORBIDDEN');
+    expect(reported.error.message).toMatch(/accepted the token but does not let this account do this \(403\).*another account's/);
+    expect(reported.error.message).not.toMatch(/check the Mapflow token/);
   });
 
   it('turns a 2xx answer it cannot read into MapflowBadResponse', async () => {

@@ -70,7 +70,7 @@ describe('point 1: upload answers without an image (mapflow-qgis spec/002_E_zoom
   });
 });
 
-describe('point 2: billing (mapflow-qgis functional/service/account_service.py, mapflow-mcp src/schemas.ts)', () => {
+describe('point 2: billing (mapflow-qgis mapflow/mapflow.py set_processing_limit, mapflow-mcp src/schemas.ts)', () => {
   it('reads billingType, remainingCredits (as credits), remainingArea, maxAoisPerProcessing and dataProviders', async () => {
     // Prepare
     const setup = mockClient();
@@ -141,7 +141,7 @@ describe('point 4: per-call timeouts (mapflow-qgis: results 300 s, uploads 3600 
   });
 });
 
-describe('point 6: tokens (mapflow-qgis functional/service/session_service.py pad_token, then "Basic {token}")', () => {
+describe('point 6: tokens (mapflow-qgis mapflow/mapflow.py line 4025 and login_basic, then "Basic {token}")', () => {
   const encoded = Buffer.from(`${EMAIL}:${TOKEN}x`).toString('base64'); // length not a multiple of 4 once unpadded
   const unpadded = encoded.replace(/=+$/, '');
 

@@ -46,6 +46,7 @@ describe('parseRoutes', () => {
       inferenceParams: { threshold: 0.5 },
       mosaicName: 'forest-images',
       creditBudget: 250,
+      areaBudgetSqKm: 40,
       meta: { team: 'gis' },
       splitFeatures: true,
     };
@@ -69,6 +70,7 @@ describe('parseRoutes', () => {
     ['prefix with leading slash', routesJson([{ name: 'a', prefix: '/b/' }]), /must be '' or a folder path/],
     ['wrong type', routesJson([{ name: 'a', prefix: '', processImages: 'yes' }]), /'processImages' must be true or false/],
     ['negative budget', routesJson([{ name: 'a', prefix: '', creditBudget: -1 }]), /'creditBudget' must be a number of credits >= 0/],
+    ['negative area budget', routesJson([{ name: 'a', prefix: '', areaBudgetSqKm: -1 }]), /'areaBudgetSqKm' must be a number of km² >= 0/],
     ['meta not strings', routesJson([{ name: 'a', prefix: '', meta: { n: 1 } }]), /'meta' must be an object of string values/],
     ['bad block', routesJson([{ name: 'a', prefix: '', blocks: [{ name: 'OSM' }] }]), /'blocks\[0\]' must be/],
     ['two sources', routesJson([{ name: 'a', prefix: '', source: { dataProvider: { providerName: 'm' }, userDefined: {} } }]), /exactly one of/],
@@ -199,6 +201,7 @@ describe('applyOverrides', () => {
   it.each([
     ['a non-object member', 'Forest', /must be an object/],
     ['the budget', { creditBudget: 1e6 }, /"mapflow.creditBudget" cannot be set from a file/],
+    ['the area budget', { areaBudgetSqKm: 1e6 }, /"mapflow.areaBudgetSqKm" cannot be set from a file/],
     ['the project', { project: { id: 'x' } }, /"mapflow.project" cannot be set/],
     ['an unknown key', { modle: 'x' }, /unknown key "mapflow.modle"; allowed keys: model/],
     ['a wrongly typed key', { splitFeatures: 'yes' }, /"mapflow.splitFeatures" must be true or false/],

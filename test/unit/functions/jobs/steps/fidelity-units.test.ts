@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BridgeError, InputRejected } from '../../../../../functions/core/errors.ts';
-import { MapflowAuthError, MapflowNotFound, MapflowRequestError, type MapflowClient } from '../../../../../functions/mapflow/index.ts';
+import { MapflowAuthError, MapflowForbidden, MapflowNotFound, MapflowRequestError, type MapflowClient } from '../../../../../functions/mapflow/index.ts';
 import { rejectionForRequestError } from '../../../../../functions/jobs/refusals.ts';
 import { jobErrorFromThrown } from '../../../../../functions/jobs/outcome.ts';
 import { explicitBlocks } from '../../../../../functions/jobs/models.ts';
@@ -20,7 +20,7 @@ describe('the server\'s error codes (package io.geoalert.mapflow.exception; serv
   it.each([
     ['TOO_LARGE_PROCESSING (TooLargeProcessing, 400)', new MapflowRequestError('m', { ...at, status: 400, code: 'TOO_LARGE_PROCESSING' }), 'AREA_TOO_LARGE'],
     ['AREA_LIMIT_EXCEEDED (AreaLimitExceeded, 400: the accumulated area)', new MapflowRequestError('An accumulative area limit of 5 sq.m. is set', { ...at, status: 400, code: 'AREA_LIMIT_EXCEEDED' }), 'INSUFFICIENT_CREDITS'],
-    ['ACCESS_DENIED (checkDataProviderAccess, 403)', new MapflowAuthError('Access denied to Data Provider 2b7c', { ...at, status: 403, code: 'ACCESS_DENIED' }), 'UNKNOWN_PROVIDER'],
+    ['ACCESS_DENIED (checkDataProviderAccess, 403)', new MapflowForbidden('Access denied to Data Provider 2b7c', { ...at, status: 403, code: 'ACCESS_DENIED' }), 'UNKNOWN_PROVIDER'],
     ['NOT_FOUND of a workflow definition (checkWorkflowDefPermission, 404)', new MapflowNotFound('WorkflowDef not found by id x', { ...at, status: 404, code: 'NOT_FOUND' }), 'UNKNOWN_MODEL'],
     ['NOT_FOUND of something else (404)', new MapflowNotFound('Entity Project with id=p not found.', { ...at, status: 404, code: 'NOT_FOUND' }), 'PROCESSING_REJECTED'],
     ['BAD_REQUEST about credits', new MapflowRequestError('Not enough credits: the processing costs 9 credits; 2 remain', { ...at, status: 400, code: 'BAD_REQUEST' }), 'INSUFFICIENT_CREDITS'],
@@ -33,6 +33,18 @@ describe('the server\'s error codes (package io.geoalert.mapflow.exception; serv
     expect(rejection?.cause).toBe(error);
   });
 
+  it('the v1 create\'s 400 BAD_REQUEST "Workflow Definition not found" (RunProcessingService; issue 36 point 8) is UNKNOWN_MODEL, not PROCESSING_REJECTED', () => {
+    // Prepare
+    const error = new MapflowRequestError('Workflow Definition not found', { ...at, path: '/processings', status: 400, code: 'BAD_REQUEST' });
+    // Act
+    const rejection = rejectionForRequestError(error, "part 'a'");
+    // Assess
+    expect(rejection).toBeInstanceOf(InputRejected);
+    expect(rejection?.code).toBe('UNKNOWN_MODEL');
+    expect(rejection?.message).toMatch(/Mapflow does not know the model of part 'a' \(Workflow Definition not found\).*set the route's "model"/);
+    expect(rejection?.cause).toBe(error);
+  });
+
   it('AREA_LIMIT_EXCEEDED says to raise the account\'s area limit, not to check the route\'s source', () => {
     const error = new MapflowRequestError('An accumulative area limit of 5 sq.m. is set for the user.', { ...at, status: 400, code: 'AREA_LIMIT_EXCEEDED' });
     expect(rejectionForRequestError(error, "part 'a'")?.message).toMatch(/accumulated area limit.*raise the account's area limit/);
@@ -41,7 +53,7 @@ describe('the server\'s error codes (package io.geoalert.mapflow.exception; serv
 
   it('FORBIDDEN (canRunProcessing: account suspended, 403) FAILS as ACCOUNT_SUSPENDED, not UNKNOWN_PROVIDER', () => {
     // Prepare
-    const error = new MapflowAuthError('User account is suspended due a team membership policy', { ...at, status: 403, code: 'FORBIDDEN' });
+    const error = new MapflowForbidden('User account is suspended due a team membership policy', { ...at, status: 403, code: 'FORBIDDEN' });
     // Act
     const failure = rejectionForRequestError(error, "part 'a'");
     const job = jobErrorFromThrown(failure);

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { InputRejected } from '../../../../../functions/core/errors.ts';
 import { aggregate } from '../../../../../functions/jobs/steps/finish-job.ts';
 import { checkBlocks, normaliseModelName, resolveModel } from '../../../../../functions/jobs/models.ts';
-import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../../../../functions/jobs/outcome.ts';
+import { isRejectionCode, jobErrorFromMapflow, jobErrorFromTaskError } from '../../../../../functions/jobs/outcome.ts';
 import { processingNameFor, shortJobId } from '../../../../../functions/jobs/common.ts';
 import { isLonLat, parseWktPolygon } from '../../../../../functions/jobs/wkt.ts';
 import { rejectionForUploadError } from '../../../../../functions/jobs/steps/upload-image.ts';
 import { rejectionForCreateError } from '../../../../../functions/jobs/steps/create-processing.ts';
-import { MapflowAuthError, MapflowRequestError, MapflowUnavailable } from '../../../../../functions/mapflow/index.ts';
+import { MapflowAuthError, MapflowForbidden, MapflowRequestError, MapflowUnavailable } from '../../../../../functions/mapflow/index.ts';
 import type { PlanPart } from '../../../../../functions/jobs/workflow.ts';
 
 const MODELS = [
@@ -76,6 +76,46 @@ describe('jobErrorFromMapflow', () => {
   });
 });
 
+describe('jobErrorFromMapflow on an uploaded image (issue 36: Mapflow\'s validator decides what the sources leave open)', () => {
+  const failed = (...codes: string[]) => codes.map((code) => ({ code, parameters: { level: 'error' } }));
+
+  it.each([
+    ['source-validator.DtypeNotAllowed', 'UNSUPPORTED_DATA_TYPE', /convert it to 8-bit/],
+    ['source-validator.NChannelsNotAllowed', 'UNSUPPORTED_BANDS', /keep the RGB bands, or one band/],
+    ['source-validator.PixelSizeTooHigh', 'PIXEL_SIZE_TOO_COARSE', /use sharper imagery/],
+    ['source-validator.PixelSizeTooLow', 'PIXEL_SIZE_TOO_FINE', /resample the image/],
+  ])('%s is the rejection %s, with the fix', (mapflowCode, code, fix) => {
+    // Act
+    const error = jobErrorFromMapflow('FAILED', failed(mapflowCode), 'FAILED', { image: true });
+
+    // Assess
+    expect(error.code).toBe(code);
+    expect(isRejectionCode(error.code)).toBe(true);
+    expect(error.message).toContain(`Mapflow's validator refused the image for the model: ${mapflowCode}`);
+    expect(error.message).toMatch(fix);
+    expect(error.mapflowMessages).toEqual(failed(mapflowCode));
+  });
+
+  it('takes the first code and lists every message when several are about the image', () => {
+    // Act
+    const error = jobErrorFromMapflow('FAILED', failed('source-validator.DtypeNotAllowed', 'source-validator.NChannelsNotAllowed'), 'FAILED', { image: true });
+
+    // Assess
+    expect(error.code).toBe('UNSUPPORTED_DATA_TYPE');
+    expect(error.message).toMatch(/DtypeNotAllowed.*; source-validator.NChannelsNotAllowed/);
+  });
+
+  it('stays a FAILED processing for a GeoJSON job, or when any message is not about the image', () => {
+    // Act
+    const geojson = jobErrorFromMapflow('FAILED', failed('source-validator.PixelSizeTooHigh'), 'FAILED');
+    const mixed = jobErrorFromMapflow('FAILED', failed('source-validator.PixelSizeTooHigh', 'dataloader.TileNotLoaded'), 'FAILED', { image: true });
+
+    // Assess
+    expect(geojson.code).toBe('PROCESSING_FAILED');
+    expect(mixed.code).toBe('PROCESSING_FAILED');
+  });
+});
+
 describe('aggregate', () => {
   it('succeeds when all parts are OK, rejects when all failed as rejections, fails otherwise', () => {
     const ok = { index: 0, name: 'a', status: 'OK' };
@@ -133,7 +173,7 @@ describe('Mapflow refusals as rejections', () => {
     [new MapflowRequestError('too large', { ...at, status: 400, code: 'TOO_LARGE_PROCESSING', params: { area: '5', aoiAreaLimit: '1' } }), 'AREA_TOO_LARGE'],
     [new MapflowRequestError('small', { ...at, status: 400, code: 'ProviderMinAreaError' }), 'AREA_TOO_SMALL'],
     [new MapflowRequestError('credits', { ...at, status: 400, code: 'NOT_ENOUGH_CREDITS' }), 'INSUFFICIENT_CREDITS'],
-    [new MapflowAuthError('forbidden', { ...at, status: 403 }), 'UNKNOWN_PROVIDER'],
+    [new MapflowForbidden('forbidden', { ...at, status: 403 }), 'UNKNOWN_PROVIDER'],
     [new MapflowRequestError('bad', { ...at, status: 400, code: 'BAD_REQUEST' }), 'PROCESSING_REJECTED'],
   ])('maps a create refusal to a rejection (%#)', (error, expected) => {
     expect(rejectionForCreateError(error, part)?.code).toBe(expected);
