@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { PROPS_DOC, renderPropsDoc } from '../../scripts/construct-props.ts';
+import { PROPS_DOC, README, renderPropsDoc, renderReadmeProps, withReadmeProps } from '../../scripts/construct-props.ts';
 
 const SOURCE = fileURLToPath(new URL('../../lib/mapflow-bridge.ts', import.meta.url));
 const SETTINGS = fileURLToPath(new URL('../../lib/settings.ts', import.meta.url));
@@ -44,5 +44,15 @@ describe('docs/construct-props.md', () => {
 
     // Assess
     expect(tableNames(committed).sort()).toEqual(names.sort());
+  });
+
+  it("is in the README's first screen as the short table of the same props", async () => {
+    // Act
+    const [readme, table] = await Promise.all([readFile(README, 'utf8'), renderReadmeProps()]);
+
+    // Assess: the README holds the generated table (one row per prop), before its local-mode section
+    expect(withReadmeProps(readme, table), "the README's props table is out of date: run `npm run docs:props`").toBe(readme);
+    expect(tableNames(table).sort()).toEqual(checkedPropNames().sort());
+    expect(readme.indexOf(table)).toBeLessThan(readme.indexOf('## Local mode'));
   });
 });

@@ -21,7 +21,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -69,9 +69,16 @@ async function appFolder(parent: string, name: string, type: 'module' | 'commonj
   return dir;
 }
 
+/** The README's TypeScript app (its one ```ts block), which must run as written. */
+function readmeApp(): string {
+  const blocks = [...readFileSync(path.join(ROOT, 'README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  expect(blocks, "the README's construct example").toHaveLength(1);
+  return blocks[0]!;
+}
+
 describe('the npm package in a fresh CDK app', () => {
   const folder: Partial<Folder> = {};
-  const apps: Record<'esm' | 'cjs', string> = { esm: '', cjs: '' };
+  const apps: Record<'esm' | 'cjs' | 'readme', string> = { esm: '', cjs: '', readme: '' };
 
   beforeAll(async () => {
     folder.dir = await mkdtemp(path.join(testTmp(), 'mfb-pack-'));
@@ -88,6 +95,10 @@ describe('the npm package in a fresh CDK app', () => {
     apps.cjs = await appFolder(folder.dir, 'cjs', 'commonjs');
     await symlink(path.join(apps.esm, 'node_modules'), path.join(apps.cjs, 'node_modules'), 'dir');
     await copyFile(path.join(HERE, 'cjs-app.ts.txt'), path.join(apps.cjs, 'app.ts'));
+    // The README's app, as a user copies it from "The construct in your CDK app".
+    apps.readme = await appFolder(folder.dir, 'readme', 'module');
+    await symlink(path.join(apps.esm, 'node_modules'), path.join(apps.readme, 'node_modules'), 'dir');
+    await writeFile(path.join(apps.readme, 'app.ts'), readmeApp());
     // One type check for both apps: each file's module format follows its own folder's package.json.
     await writeFile(
       path.join(folder.dir, 'tsconfig.json'),
@@ -96,7 +107,7 @@ describe('the npm package in a fresh CDK app', () => {
           target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true,
           erasableSyntaxOnly: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')],
         },
-        files: ['esm/app.ts', 'cjs/app.ts'],
+        files: ['esm/app.ts', 'cjs/app.ts', 'readme/app.ts'],
       }),
     );
     console.log(`pack (with build) and offline install: ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -157,6 +168,21 @@ describe('the npm package in a fresh CDK app', () => {
       expect(hashes).toContain(createHash('sha256').update(prebuilt).digest('hex'));
     }, 180_000);
   }
+
+  it("the README's app synthesizes as written: the bridge, the analysts' grant and an alarm on a metric method", async () => {
+    // Act
+    await run(NODE, ['app.ts'], { cwd: apps.readme, env: { ...process.env, CDK_OUTDIR: 'cdk.out' } }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`synth of the README's app failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);
+    });
+
+    // Assess
+    const template = JSON.parse(await readFile(path.join(apps.readme, 'cdk.out', 'GeoStack.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+    const resources = Object.entries(template.Resources);
+    expect(resources.filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(1);
+    const alarm = resources.find(([id, r]) => r.Type === 'AWS::CloudWatch::Alarm' && id.startsWith('GeoJsonJobsFailed'));
+    expect(alarm?.[1].Properties).toMatchObject({ MetricName: 'JobsFailed', Threshold: 1 });
+    expect(resources.filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('Analysts'))).toHaveLength(1);
+  }, 180_000);
 
   it("the ES module app's assembly gives each function its own handler, and `local run --assembly` runs it from those bundles", async () => {
     // Prepare: the app's assembly (the synth test above may not have run first)
