@@ -20,6 +20,14 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 const HELP_BATCH = path.join(ROOT, 'test/support/cli-help.ts');
 const SCRIPTS = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+/** The scripts of a workspace package, by its name (`npm test -w @mapflow-bridge/simulator`). */
+function workspaceScripts(name: string): Record<string, string> {
+  const manifest = readdirSync(path.join(ROOT, 'packages'))
+    .map((dir) => JSON.parse(read(`packages/${dir}/package.json`)) as { name: string; scripts?: Record<string, string> })
+    .find((pkg) => pkg.name === name);
+  expect(manifest, `no workspace package named ${name}`).toBeDefined();
+  return manifest!.scripts ?? {};
+}
 const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 /** Flags whose value is a folder the command creates, not an input. */
 const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir']);
@@ -49,10 +57,13 @@ function commandsOf(file: string): Command[] {
       found.push({ file, line: lineOf(index), text, block, synopsis: /[[<]|\.\.\.|…/.test(text), section: sectionAt(index) });
     }
   };
-  for (const match of markdown.matchAll(/```(?:sh|bash|shell|console)?\n([\s\S]*?)```/g)) {
+  // Every fenced block, whatever its language, so that a closing fence is never taken for an opening one;
+  // the shell blocks (no language, or a shell's) are read.
+  for (const match of markdown.matchAll(/```([a-z]*)\n([\s\S]*?)```/g)) {
+    if (!['', 'sh', 'bash', 'shell', 'console'].includes(match[1]!)) continue;
     let offset = match.index + match[0].indexOf('\n') + 1;
-    for (const line of match[1]!.split('\n')) {
-      add(line, offset, match[1]!);
+    for (const line of match[2]!.split('\n')) {
+      add(line, offset, match[2]!);
       offset += line.length + 1;
     }
   }
@@ -78,6 +89,8 @@ function cliCommand(argv: string[]): string[] {
 function cliArgs(command: Command): string[] | undefined {
   const argv = words(command.text);
   if (argv[0] === 'npx') return argv.slice(2);
+  // A workspace's own script (`npm start -w @mapflow-bridge/simulator`): its package's tests run it.
+  if (argv.includes('-w')) return undefined;
   if (argv[1] === 'start') return ['start', ...argv.slice(argv.indexOf('--') + 1 || argv.length)];
   if (argv[1] === 'run' && argv[2] === 'bench') return ['bench', ...(argv.includes('--') ? argv.slice(argv.indexOf('--') + 1) : [])];
   return undefined;
@@ -125,12 +138,16 @@ describe('README and docs commands', () => {
   });
 
   it.each(commands.filter((c) => c.text.startsWith('npm ')).map((c) => [label(c), c] as const))('%s uses an npm command or script that exists', (_label, command) => {
-    // Prepare
-    const [, verb, script] = words(command.text);
+    // Prepare: `-w <workspace>` runs that package's script, not the root's
+    const argv = words(command.text);
+    const [, verb] = argv;
+    const workspace = argv[argv.indexOf('-w') + 1];
+    const scripts = argv.includes('-w') ? workspaceScripts(workspace!) : SCRIPTS;
+    const script = argv.slice(2).find((word) => !word.startsWith('-') && word !== workspace);
 
     // Assess: built-in verbs, or a script of package.json
-    if (verb === 'run') expect(Object.keys(SCRIPTS)).toContain(script);
-    else if (verb === 'start' || verb === 'test') expect(SCRIPTS[verb!], `package.json has no "${verb}" script`).toBeDefined();
+    if (verb === 'run') expect(Object.keys(scripts)).toContain(script);
+    else if (verb === 'start' || verb === 'test') expect(scripts[verb!], `${workspace ?? 'the root'} has no "${verb}" script`).toBeDefined();
     else expect(['ci', 'install', 'exec', 'pack', 'view']).toContain(verb);
   });
 
