@@ -40,6 +40,8 @@ function withoutInvokeOf(template: Template, name: string): { roleLogicalId: str
       removed += resources.length - kept.length;
       statement.Resource = kept;
     }
+    // A statement left with no resource goes (IAM refuses an empty Resource, and the local evaluator refuses it loudly).
+    document.Statement = document.Statement.filter((statement) => [statement.Resource].flat().length > 0);
   }
   return { roleLogicalId, removed };
 }
