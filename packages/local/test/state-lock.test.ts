@@ -36,7 +36,8 @@ describe('abandoned temporary state folders', () => {
   it('removes only the folders whose lock names a process that is gone', async () => {
     // Prepare: four folders as a killed, a live, a kept and a just-created bridge leave them
     const parent = await tempDir();
-    const live = spawn('sleep', ['60']);
+    // A live bridge runs on Node.js (a live process of another program holds no lock: below)
+    const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     const lockOf = (pid: number) => `${JSON.stringify({ pid, since: new Date().toISOString(), command: 'mapflow-bridge local run' })}\n`;
     const make = async (name: string, lock?: string) => {
       await mkdir(path.join(parent, name, 'dynamodb'), { recursive: true });
@@ -101,6 +102,41 @@ describe('state folder lock', () => {
     } finally {
       sleeper.kill();
     }
+  });
+});
+
+describe('a lock naming a live process that is not a bridge (its pid reused)', () => {
+  it('is stale: the next bridge takes it over, and no message tells anyone to kill that process', { timeout: 30_000 }, async () => {
+    // Prepare: a live `sleep` (not Node.js) named by a lock with its real start time, as a reused pid would be
+    const dir = await tempDir();
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+    await once(sleeper, 'spawn');
+    try {
+      const stat = await readFile(`/proc/${sleeper.pid}/stat`, 'utf8');
+      const processStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const lockFile = path.join(dir, LOCK_FILE);
+      await writeFile(lockFile, JSON.stringify({ pid: sleeper.pid, since: '2026-11-23T10:00:00.000Z', command: 'mapflow-bridge start', processStart }));
+
+      // Act
+      const holderBefore = await lockHolder(dir);
+      const taken = await lockStateDir(dir, 'test');
+
+      // Assess
+      expect(holderBefore).toBeUndefined();
+      expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({ pid: process.pid, command: 'test' });
+      await taken.release();
+    } finally {
+      sleeper.kill();
+    }
+  });
+
+  it("names the lock file and never advises a kill when a bridge holds the folder", async () => {
+    // Prepare
+    const error = new StateDirLockedError('/tmp/state', { pid: 4242, since: '2026-11-23T10:00:00.000Z', command: 'mapflow-bridge start' });
+
+    // Assess
+    expect(error.message).toContain(path.join('/tmp/state', LOCK_FILE));
+    expect(error.message).not.toMatch(/\bkill\b/);
   });
 });
 
