@@ -39,6 +39,7 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
+import { repairEventsFile } from './events/file.ts';
 import { LOCAL_AWS } from './local-account.ts';
 import type { AssemblyModel, LocalNames, Principal } from './assembly/template.ts';
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
@@ -345,6 +346,9 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
   // What the template's bucket, ledger and state machine are called here (packages/local/src/assembly/template.ts).
   const localNames: LocalNames = { bucket, ledgerTable, stateMachineName: LOCAL_STATE_MACHINE_NAME };
   const eventsFile = path.join(stateDir, 'events.jsonl');
+  // A stop mid-append (kill -9, a full disk) can leave half a line, which would swallow the next event appended.
+  const torn = await repairEventsFile(eventsFile);
+  if (torn > 0) log(`local bridge: removed a half-written last line (${torn} bytes) from ${eventsFile}, left by a stop mid-write; an event it held is published again if its job still owes it`);
   // Issued once per state folder (0600), in memory for a temporary one.
   const credentialStore = persistent ? await timed('credentials', () => CredentialStore.open(stateDir)) : CredentialStore.inMemory();
   // Only the gate may reach the DynamoDB Local this bridge starts (it accepts any key).

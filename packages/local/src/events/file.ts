@@ -9,7 +9,7 @@
  * `DetailType`/`detailType`, and `detail` or `Detail` as an object or a JSON
  * string (PutEvents takes a string).
  */
-import { open, readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat, truncate } from 'node:fs/promises';
 import type { JobEventDetail } from 'mapflow-bridge/functions/events/types.ts';
 
 export interface LocalEvent {
@@ -54,6 +54,45 @@ export async function readEvents(file: string): Promise<LocalEvent[]> {
     throw error;
   });
   return text.split('\n').flatMap((line) => parseEventLine(line) ?? []);
+}
+
+/**
+ * Cuts a half-written last line off the events file (what a stop in the
+ * middle of an append leaves: no closing newline), so that the next event is
+ * not glued onto it and lost with it. Run before anything appends (the state
+ * folder is locked). Returns the bytes removed (0: the file was whole or is
+ * missing).
+ */
+export async function repairEventsFile(file: string): Promise<number> {
+  const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (!handle) return 0;
+  let keep: number;
+  let size: number;
+  try {
+    size = (await handle.stat()).size;
+    // Read back from the end in blocks until the last newline: the tail after it is the torn line.
+    const block = Buffer.alloc(64 * 1024);
+    let end = size;
+    keep = 0;
+    while (end > 0) {
+      const start = Math.max(0, end - block.length);
+      const { bytesRead } = await handle.read(block, 0, end - start, start);
+      const newline = block.subarray(0, bytesRead).lastIndexOf(0x0a);
+      if (newline >= 0) {
+        keep = start + newline + 1;
+        break;
+      }
+      end = start;
+    }
+  } finally {
+    await handle.close();
+  }
+  if (keep === size) return 0;
+  await truncate(file, keep);
+  return size - keep;
 }
 
 export interface EventFollower {

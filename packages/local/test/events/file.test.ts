@@ -1,7 +1,7 @@
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { followEvents, parseEventLine, readEvents, type LocalEvent } from '../../src/events/file.ts';
+import { followEvents, parseEventLine, readEvents, repairEventsFile, type LocalEvent } from '../../src/events/file.ts';
 import { testTmp } from '../../../../test/support/temp.ts';
 
 const detail = { jobId: 'j1', status: 'RECEIVED', kind: 'geojson', routeName: 'default', at: '2024-01-01T00:00:00Z' };
@@ -34,6 +34,26 @@ describe('local events file', () => {
     // Assess: the event written before following started is not replayed.
     expect(seen.map((e) => e.detailType)).toEqual(['Job Succeeded']);
     expect((await readEvents(file)).map((e) => e.detailType)).toEqual(['Old', 'Job Succeeded']);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('cuts a half-written last line (a stop mid-append), so the next event is not glued onto it and lost', async () => {
+    // Prepare: two whole lines, then half of a third, as a kill -9 in the middle of an append leaves them
+    const dir = await mkdtemp(path.join(testTmp(), 'mfb-events-'));
+    const file = path.join(dir, 'events.jsonl');
+    const line = (type: string) => JSON.stringify({ 'detail-type': type, detail });
+    const torn = line('Job Succeeded').slice(0, 40);
+    await writeFile(file, `${line('Job Received')}\n${line('Job Queued')}\n${torn}`);
+
+    // Act
+    const removed = await repairEventsFile(file);
+    await appendFile(file, `${line('Job Failed')}\n`);
+
+    // Assess: the torn bytes are gone, every whole event and the next one read back
+    expect(removed).toBe(torn.length);
+    expect((await readEvents(file)).map((e) => e.detailType)).toEqual(['Job Received', 'Job Queued', 'Job Failed']);
+    expect(await repairEventsFile(file)).toBe(0);
+    expect(await repairEventsFile(path.join(dir, 'missing.jsonl'))).toBe(0);
     await rm(dir, { recursive: true, force: true });
   });
 });
