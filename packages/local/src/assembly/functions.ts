@@ -159,6 +159,8 @@ export interface LocalFunctionOptions {
   environment: Record<string, string>;
   /** Where the function's output goes (omitted: discarded). */
   logDir?: string;
+  /** Told once when the function's log file cannot be written (a full disk): the bridge goes on without it. */
+  onLogError?: (message: string) => void;
   /** Also hands the function's output here (`local run --verbose`: stderr). */
   output?: (chunk: Buffer) => void;
   /** V8's compile cache for the bundles (cheaper cold starts); omitted: none. */
@@ -482,7 +484,17 @@ export class LocalFunction {
     this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? DEFAULT_MAX_ENVIRONMENTS);
     if (options.logDir) {
       mkdirSync(options.logDir, { recursive: true });
-      this.log = createWriteStream(path.join(options.logDir, `${options.spec.functionName}.log`), { flags: 'a' });
+      const file = path.join(options.logDir, `${options.spec.functionName}.log`);
+      this.log = createWriteStream(file, { flags: 'a' });
+      // A full disk (ENOSPC) or a removed folder must not crash the bridge with an unhandled 'error' event:
+      // say it once, and the function goes on without its log (CloudWatch Logs would drop nothing, but this is a file).
+      let told = false;
+      this.log.on('error', (error: NodeJS.ErrnoException) => {
+        if (told) return;
+        told = true;
+        const why = error.code === 'ENOSPC' ? 'the disk is full: free some space' : `${error.code ?? 'error'}: ${error.message}`;
+        options.onLogError?.(`local bridge: cannot write ${file} (${why}); ${options.spec.functionName} goes on without its log file`);
+      });
     }
   }
 

@@ -205,7 +205,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
             mapflowUrl: options.mapflow.url,
             credentials,
           }),
-          ...(options.logDir ? { logDir: options.logDir } : {}),
+          ...(options.logDir ? { logDir: options.logDir, onLogError: options.log } : {}),
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           budget,

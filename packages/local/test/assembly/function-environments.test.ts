@@ -10,7 +10,7 @@
  * (Linux), or, where there is no /proc (macOS), the child itself from a
  * thread of its own; both are run here, on any platform the second.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
@@ -302,5 +302,36 @@ describe('an out-of-memory step at Fail Job', () => {
     // Assess
     expect(afterProcessing).toMatchObject({ rejected: false, error: { code: 'RUNTIME_OUT_OF_MEMORY' } });
     expect(other).toMatchObject({ rejected: false, error: { code: 'RUNTIME_EXIT_ERROR' } });
+  });
+});
+
+describe("a function's log file on a full disk", () => {
+  it.skipIf(process.platform !== 'linux')('is an error told once, not a crash: the invocations go on', { timeout: 60_000 }, async () => {
+    // Prepare: the log file is /dev/full, whose every write fails with ENOSPC, as on a full disk
+    const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-env-'));
+    await writeFile(path.join(assetDir, 'index.mjs'), 'export const handler = async () => { console.log("a line for the log"); return { ok: true }; };\n');
+    const logDir = await mkdtemp(path.join(testTmp(), 'mfb-logs-'));
+    await symlink('/dev/full', path.join(logDir, 'mapflow-bridge-finish-job.log'));
+    const told: string[] = [];
+    fn = new LocalFunction({
+      spec: {
+        logicalId: 'FinishJob', bridgeFunction: 'finish-job', functionName: 'mapflow-bridge-finish-job',
+        arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-finish-job',
+        assetDir, moduleFile: 'index', exportName: 'handler', timeoutSeconds: 30, memoryMb: 256, environment: {},
+      },
+      environment: {},
+      isolation: 'thread',
+      logDir,
+      onLogError: (message) => told.push(message),
+    });
+
+    // Act
+    const first = await fn.invoke({});
+    const second = await fn.invoke({});
+
+    // Assess
+    expect([first, second]).toEqual([{ ok: true }, { ok: true }]);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/the disk is full/);
   });
 });
