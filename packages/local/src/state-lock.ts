@@ -37,8 +37,9 @@ export class StateDirLockedError extends Error {
     readonly holder: LockHolder,
   ) {
     super(
-      `${stateDir} is in use by another bridge: pid ${holder.pid} (${holder.command}, since ${holder.since}). ` +
-        `Stop that one first (Ctrl-C in its terminal, or kill ${holder.pid}), or give another --state-dir.`,
+      `${stateDir} is in use by another bridge: pid ${holder.pid} (${holder.command}, since ${holder.since}), ` +
+        `as its lock ${path.join(stateDir, LOCK_FILE)} says and that process's command line confirms. ` +
+        `Stop that bridge first (Ctrl-C in its terminal), or give another --state-dir.`,
     );
     this.name = 'StateDirLockedError';
   }
@@ -122,7 +123,25 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
 function isAlive(holder: LockHolder, file: string): boolean {
   // Our own pid: live only if this process holds it (else a previous run with the same pid died).
   if (holder.pid === process.pid) return heldHere.has(file);
-  return isProcessAlive(holder.pid, holder.processStart);
+  return isProcessAlive(holder.pid, holder.processStart) && mayBeBridge(holder.pid);
+}
+
+/**
+ * Whether the live process `pid` can be a bridge: bridges run on Node.js, so a
+ * process whose program is something else (a `sleep`, a shell, a browser that
+ * got the pid of a bridge that died) holds no lock, whatever the lock file
+ * says. Linux only (/proc/<pid>/cmdline); elsewhere, and for a process of
+ * another user whose command line cannot be read, the pid check alone decides.
+ */
+function mayBeBridge(pid: number): boolean {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return true;
+  }
+  const [program = '', ...args] = cmdline.split('\0');
+  return /node/i.test(path.basename(program)) || args.some((arg) => arg.includes('mapflow-bridge'));
 }
 
 /**
