@@ -47,7 +47,7 @@ import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
 import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
-import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, readStepsInFlight, StepsInFlight, writeResumeCounts } from './crash-resumes.ts';
+import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, readStepsInFlight, recordCrashes, StepsInFlight, takeCrashRecord, writeResumeCounts, type CrashRecord } from './crash-resumes.ts';
 
 export const LOCAL_BUCKET = 'mapflow-bridge-local';
 export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
@@ -528,11 +528,19 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
     const ledger = new Ledger(doc, ledgerTable);
     const s3 = localS3Client(s3rver.endpoint, credentialStore.user);
     const compileCacheRoot = definitionCacheDir();
-    // Read before this run's first step overwrites it: which jobs were mid-step when the last run stopped.
-    const runningAtStop = persistent ? readStepsInFlight(stateDir) : undefined;
+    // Read before this run's first step overwrites it: which jobs were mid-step when the last run stopped, and
+    // whether that run recorded its own death (an uncaught error). Only a recorded death counts against a job:
+    // a kill from outside (kill -9, a double Ctrl-C, the machine's OOM killer) leaves no record and blames no file.
+    const crash = persistent ? takeCrashRecord(stateDir) : undefined;
+    const midStep = persistent ? readStepsInFlight(stateDir) : undefined;
+    const runningAtStop = persistent ? new Set(crash ? crash.jobs.filter((jobId) => midStep?.has(jobId) ?? true) : []) : undefined;
     const stepsInFlight = new StepsInFlight(stateDir);
     // At once: a kill during the rest of the start must not count those jobs a second time.
-    if (persistent) stepsInFlight.reset();
+    if (persistent) {
+      stepsInFlight.reset();
+      const unhook = recordCrashes(stateDir, () => stepsInFlight.jobs());
+      stops.push({ name: 'the crash record', stop: async () => unhook() });
+    }
     const inboxPrefix = assembly.model.functions.find((fn) => fn.environment.INBOX_PREFIX)?.environment.INBOX_PREFIX ?? 'inbox/';
 
     // The functions of the assembly, each from its bundle, and the services they call.
@@ -585,7 +593,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
     stops.push({ name: 'the functions and their services', stop: () => runtime.close() });
     // After the start, in the background: one warm environment per function, in the order a job needs them.
     if (options.prewarm) void runtime.prewarm().catch(() => undefined);
-  return { ledger, s3, runningAtStop, runtime, engine: runtime.engine };
+  return { ledger, s3, runningAtStop, crash, runtime, engine: runtime.engine };
 }
 
 type BridgeFunctions = Awaited<ReturnType<typeof startFunctions>>;
@@ -702,7 +710,7 @@ async function publishFinalEventsOwed(start: BridgeStart, { ledger }: BridgeFunc
 }
 
 /** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */
-async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop }: BridgeFunctions, context: ReturnType<typeof import('mapflow-bridge/functions/runtime/context.ts').bridgeContext>): Promise<void> {
+async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop, crash }: BridgeFunctions, context: ReturnType<typeof import('mapflow-bridge/functions/runtime/context.ts').bridgeContext>): Promise<void> {
   const { options, log, timed, stops, persistent, stateDir } = start;
   if (!(options.resumeUnfinished ?? persistent)) return;
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
@@ -711,8 +719,9 @@ async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtS
           return finishJobAsFailed(context, row, undefined, new Date(), {
             code: PROCESS_CRASHED,
             message:
-              `The bridge stopped without closing ${uncleanStops} times in a row while this job was ${row.status} (a step of it may crash the process), so it was not resumed again. ` +
-              'Drop the file again under a new name to retry; if it ends the same way, the file is likely crafted to crash the bridge: keep it out of the inbox and report it.',
+              `The bridge's own process died ${uncleanStops} times in a row of an error no code caught, each time while a step that decodes this job's input ran ` +
+              `(the job was ${row.status}; the last error: ${(crash as CrashRecord | undefined)?.reason ?? 'unknown'}), so it was not resumed again: that is taken as the file's doing. ` +
+              'A kill or Ctrl-C never counts. `npx mapflow-bridge jobs retry <jobId>` runs it again; if it ends the same way, keep the file out of the inbox and report it.',
           });
         }),
       );

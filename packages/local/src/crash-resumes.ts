@@ -1,5 +1,6 @@
 /**
- * Jobs that keep taking the bridge down are not resumed forever (issue 23).
+ * Jobs that keep taking the bridge down are not resumed forever (issue 23),
+ * and a death the bridge cannot attribute is never blamed on a file (issue 39).
  *
  * `npm start` resumes every unfinished job when it starts. A job whose step
  * crashes the process (a native abort, an out-of-memory kill) would crash it
@@ -11,11 +12,16 @@
  * found so MAX_UNCLEAN_RESUMES times is not resumed: it ends FAILED with
  * PROCESS_CRASHED, and the bridge serves the others.
  *
- * Only a running step that decodes the input counts (UNTRUSTED_INPUT_STEPS:
- * where a crafted file can take the process down): a kill -9 from outside
- * (issue 24's chaos run) finds jobs waiting or in their other steps, often
- * the Register Job of every resumed job right after a start, and a job that
- * was merely unfinished through several kills must be resumed, not failed.
+ * Only a death the bridge itself recorded counts (a crash record: an error
+ * no code caught, written by the dying process with the jobs whose
+ * input-decoding step ran then, UNTRUSTED_INPUT_STEPS). A kill -9, a Ctrl-C
+ * pressed twice, an out-of-memory kill of the machine or a laptop's lid leave
+ * no record: the bridge cannot tell them from a poison file, so they count
+ * against no job, and an interrupted job is resumed and ends as its
+ * processing does. (The steps that decode the input run in child processes
+ * of their own, so a crafted file kills only that child, which the job sees
+ * as an invocation error; what can still take the bridge's own process down
+ * leaves a record.)
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -87,6 +93,52 @@ export function clearResumeCounts(stateDir: string): void {
 }
 
 export const STEPS_IN_FLIGHT_FILE = 'steps-in-flight.json';
+export const CRASH_RECORD_FILE = 'crash.json';
+
+/** What a bridge that died of an error no code caught wrote as it died. */
+export interface CrashRecord {
+  /** The jobs one of whose input-decoding steps ran then. */
+  jobs: string[];
+  /** The error, one line (no stack: it may quote the input). */
+  reason: string;
+  at: string;
+}
+
+/**
+ * Writes the crash record as this process dies of an uncaught error (Node's
+ * `uncaughtExceptionMonitor`: it changes nothing of how the process dies).
+ * Returns the function that removes the hook.
+ */
+export function recordCrashes(stateDir: string, inFlight: () => string[]): () => void {
+  const monitor = (error: unknown) => {
+    const reason = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split('\n')[0]!.slice(0, 300);
+    try {
+      writeFileSync(path.join(stateDir, CRASH_RECORD_FILE), JSON.stringify({ jobs: inFlight(), reason, at: new Date().toISOString() } satisfies CrashRecord));
+    } catch {
+      // The state folder is gone or the disk full: the death then counts against no job.
+    }
+  };
+  process.on('uncaughtExceptionMonitor', monitor);
+  return () => process.off('uncaughtExceptionMonitor', monitor);
+}
+
+/** The crash record the last run left, and removes it (it is read once); undefined when that run left none. */
+export function takeCrashRecord(stateDir: string): CrashRecord | undefined {
+  const file = path.join(stateDir, CRASH_RECORD_FILE);
+  if (!existsSync(file)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<CrashRecord>;
+    return {
+      jobs: Array.isArray(parsed.jobs) ? parsed.jobs.filter((id): id is string => typeof id === 'string') : [],
+      reason: typeof parsed.reason === 'string' ? parsed.reason : 'unknown',
+      at: typeof parsed.at === 'string' ? parsed.at : '',
+    };
+  } catch {
+    return undefined; // cut short: nothing can be attributed
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
 
 /** The functions that parse or decode the input's bytes (GeoJSON, GeoTIFF, results): the steps a crafted file can crash. */
 export const UNTRUSTED_INPUT_STEPS: ReadonlySet<string> = new Set(['inspect-geotiff', 'plan-processing', 'upload-image', 'store-results']);
@@ -126,6 +178,11 @@ export class StepsInFlight {
   reset(): void {
     this.running.clear();
     this.write();
+  }
+
+  /** The jobs with an input-decoding step running now. */
+  jobs(): string[] {
+    return [...this.running.keys()];
   }
 
   private write(): void {
