@@ -17,6 +17,7 @@ import type { LocalBridge } from '../../packages/local/src/bridge.ts';
 import type { LocalEvent } from '../../packages/local/src/events/file.ts';
 import { runCostsCommand } from '../../packages/cli/src/costs.ts';
 import { startControlServer, type ControlServer } from '../../packages/cli/src/control.ts';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { runJobsCommand } from '../../packages/cli/src/jobs.ts';
 import { ENDPOINTS_FILE } from '../../packages/cli/src/start.ts';
 import { runCli, squareAoi, startTestBridge, tempFile } from './helpers.ts';
@@ -110,6 +111,36 @@ describe('jobs retry (local)', () => {
     const shown = await jobs(['show', outcome.jobId]);
     expect(shown.out).toContain(`retry of    ${failed} (attempt 2)`);
   }, 180_000);
+});
+
+describe('jobs retry of a job that failed after its processing finished', () => {
+  it('takes the finished processing over: no second processing, no credits spent twice, SUCCEEDED', async () => {
+    // Prepare: a job whose processing ran to OK, then recorded FAILED as a kill during Store Results leaves it
+    const jobId = await drop('stored-late.geojson', squareAoi({ west: 7.47 }));
+    const done = await bridge.waitForJob(jobId, { timeoutMs: 120_000 });
+    const processingId = done?.parts?.[0]?.processingId;
+    // (The ledger's own API only moves a job forward: the row is rewritten as such a run leaves it.)
+    const doc = (bridge.ledger as unknown as { doc: DynamoDBDocumentClient }).doc;
+    await doc.send(new UpdateCommand({
+      TableName: bridge.ledgerTable,
+      Key: { jobId },
+      UpdateExpression: 'SET #status = :failed, #error = :error',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: { ':failed': 'FAILED', ':error': { code: 'RUNTIME_EXIT_ERROR', message: 'Store Results was killed' } },
+    }));
+    const createdBefore = bridge.simulator?.stats().processingsCreated;
+
+    // Act
+    const { code, out } = await jobs(['retry', jobId, '--json']);
+    const retried = await bridge.waitForJob((JSON.parse(out) as { jobId: string }).jobId, { timeoutMs: 120_000 });
+
+    // Assess
+    expect(code).toBe(0);
+    expect(processingId).toBeDefined();
+    expect(retried).toMatchObject({ status: 'SUCCEEDED', retryOf: jobId });
+    expect(retried?.parts?.[0]?.processingId).toBe(processingId);
+    expect(bridge.simulator?.stats().processingsCreated).toBe(createdBefore);
+  }, 240_000);
 });
 
 describe('jobs cancel (local)', () => {

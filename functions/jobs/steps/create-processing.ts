@@ -63,7 +63,29 @@ async function findEarlierProcessing(ctx: StepContext, client: MapflowClient, jo
       return undefined;
     }
   }
-  return findInProject(client, job, part);
+  return (await processingOfRetriedJob(ctx, client, row?.retryOf, part)) ?? findInProject(client, job, part);
+}
+
+/**
+ * A retry (`jobs retry`) of a job whose part already has a processing that did
+ * not fail (it finished, or still runs: the job failed after it, in Store
+ * Results or a kill) takes that processing over instead of paying for a
+ * second one; a FAILED, CANCELLED or REFUNDED one is the reason for the retry, and a new
+ * processing is created.
+ */
+async function processingOfRetriedJob(ctx: StepContext, client: MapflowClient, retryOf: string | undefined, part: PlanPart): Promise<Processing | undefined> {
+  if (!retryOf) return undefined;
+  const earlierId = (await ctx.ledger.get(retryOf))?.parts?.find((p) => p.index === part.index)?.processingId;
+  if (!earlierId) return undefined;
+  try {
+    const earlier = await client.getProcessing(earlierId);
+    if (['FAILED', 'CANCELLED', 'REFUNDED'].includes(earlier.status)) return undefined;
+    ctx.logger.info('a retried job takes over the processing of the job it retries', { retryOf, part: part.index, processingId: earlier.id });
+    return earlier;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 /** A processing of the part's project with the part's deterministic name, or the bridge's meta. */
