@@ -10,8 +10,9 @@
  * `<path>/<file>` is the input's path below the inbox, kept whole (extension
  * included) so that `a.tif` and `a.geojson` never share a result folder.
  *
- * Keys with '.', '..' or empty path segments, or control characters, are not
- * jobs' keys (keyProblem): dispatch starts them only to be REJECTED
+ * Keys with '.', '..' or empty path segments, control characters, U+2028/2029
+ * or no UTF-8 form are not jobs' keys (keyProblem), nor keys whose job would
+ * write a key over S3's 1,024 bytes (keyLengthProblem): dispatch starts them only to be REJECTED
  * (INVALID_KEY), their report goes to `failed/.invalid-keys/<hash of the key>/`,
  * and no result or work key is ever derived from them, so nothing the bridge
  * writes can leave its prefixes, whatever a file system or client makes of
@@ -118,8 +119,9 @@ function utf8SequenceLength(bytes: Uint8Array, i: number): number {
 /**
  * Why a key cannot be a job's key, or undefined: a '.' or '..' segment, an
  * empty segment ('//' or a leading '/'; a trailing '/' is a folder marker and
- * allowed here), or a control character. The local S3 applies the same rule
- * (packages/local/src/s3/s3rver-process.cjs).
+ * allowed here), a control character or U+2028/2029, or no UTF-8 form. The
+ * local S3 refuses the segments and control characters itself
+ * (packages/local/src/s3/s3rver-process.cjs) and stores the rest, as S3 does.
  */
 export function keyProblem(key: string): string | undefined {
   if (LONE_SURROGATE.test(key)) return 'characters that have no UTF-8 form (a lone UTF-16 surrogate)';
