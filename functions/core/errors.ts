@@ -4,11 +4,17 @@
  * keep these names stable.
  */
 
-/** Base class: keeps the cause (like Powertools' errors) and a stable code. */
+import { wellFormed } from './text.ts';
+
+/**
+ * Base class: keeps the cause (like Powertools' errors) and a stable code.
+ * The message quotes user text (names, values from files): a lone surrogate
+ * in it becomes U+FFFD, so the ledger, the report and the event can carry it.
+ */
 export class BridgeError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(wellFormed(message), options);
     this.name = 'BridgeError';
     this.code = code;
   }

@@ -164,6 +164,14 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
 
   const outline = densifiedOutline(transform, width, height);
   const footprintRing = outline.map(toWgs84(epsg));
+  // In longitude/latitude an image may run on past ±180° (GDAL reads 179.5° to 180.5° as it is): one
+  // whose longitudes pass ±180° straddles the antimeridian, which is said as such rather than "not on Earth".
+  if (geographic && footprintRing.every(([lon, lat]) => Number.isFinite(lon) && Number.isFinite(lat) && Math.abs(lat) <= 90)) {
+    const west = Math.min(...footprintRing.map((p) => p[0]));
+    const east = Math.max(...footprintRing.map((p) => p[0]));
+    const meridian = [180, -180].find((m) => west < m && east > m);
+    if (meridian !== undefined && east - west < 360) throw crossesAntimeridian([meridian, footprintRing[0]![1]], epsg);
+  }
   if (footprintRing.some(([lon, lat]) => !Number.isFinite(lon) || !Number.isFinite(lat) || Math.abs(lon) > 180 || Math.abs(lat) > 90)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -173,14 +181,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   // Mapflow receives the footprint as the processing's geometry: one that wraps across ±180° would be read
   // as a band around the world, and the budget guard would price the wrong area (RFC 7946 3.1.9).
   const crossing = footprintRing.findIndex((p, i) => Math.abs(footprintRing[(i + 1) % footprintRing.length]![0] - p[0]) > 180);
-  if (crossing >= 0) {
-    throw new InputRejected(
-      'CROSSES_ANTIMERIDIAN',
-      `the image straddles the antimeridian (180° longitude) near ${footprintRing[crossing]!.map((v) => +v.toFixed(4)).join(', ')}: cut it at 180° into two images ` +
-        '(e.g. gdalwarp -te with each side\'s extent) and drop them separately',
-      { details: { epsg } },
-    );
-  }
+  if (crossing >= 0) throw crossesAntimeridian(footprintRing[crossing]!, epsg);
   checkPlacement(epsg, outline, footprintRing, bbox);
   const lons = footprintRing.map((p) => p[0]);
   const lats = footprintRing.map((p) => p[1]);
@@ -521,6 +522,15 @@ function checkPlacement(epsg: number, outline: [number, number][], footprint: [n
       { details: { epsg, areaOfUse: area, position: outside } },
     );
   }
+}
+
+function crossesAntimeridian(near: [number, number], epsg: number): InputRejected {
+  return new InputRejected(
+    'CROSSES_ANTIMERIDIAN',
+    `the image straddles the antimeridian (180° longitude) near ${near.map((v) => +v.toFixed(4)).join(', ')}: cut it at 180° into two images ` +
+      '(e.g. gdalwarp -te with each side\'s extent) and drop them separately',
+    { details: { epsg } },
+  );
 }
 
 /** A ground pixel between 1 mm and 100 km: anything else is not imagery of the Earth as Mapflow processes it. */

@@ -6,6 +6,7 @@
  * EventBridge: a NUL or an escape sequence copied from a binary file would
  * corrupt all of them, so user text is only ever quoted through `printable`.
  */
+import { wellFormed } from '../core/text.ts';
 
 /** A binary format a user may drop under the wrong name, with the advice that goes with it. */
 export interface KnownFormat {
@@ -47,11 +48,12 @@ export const MAX_EXCERPT_CHARS = 80;
 
 /**
  * User text made safe to quote in a message: every character that is not
- * printable becomes '?', runs of whitespace one space, and the result is cut
+ * printable becomes '?' (a lone surrogate U+FFFD), runs of whitespace one space, and the result is cut
  * to `maxChars` (with '…'). Whole code points are kept (no half emoji).
  */
 export function printable(text: string, maxChars = MAX_EXCERPT_CHARS): string {
-  const clean = text.replace(/[\t\n\r ]+/g, ' ').replace(NOT_PRINTABLE, '?');
+  // A lone surrogate (category Cs, not matched above) has no UTF-8 form: U+FFFD.
+  const clean = wellFormed(text.replace(/[\t\n\r ]+/g, ' ').replace(NOT_PRINTABLE, '?'));
   const chars = Array.from(clean);
   return chars.length > maxChars ? `${chars.slice(0, maxChars - 1).join('')}…` : clean;
 }

@@ -88,6 +88,43 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     expect(row.reportKey).toBe('failed/drawings/sketch.PNG/report.json');
   });
 
+  it('rejects a U+2028 key put with an S3 client (INVALID_KEY), through dispatch and the IAM gate, with its report', { timeout: 300_000 }, async () => {
+    // Prepare / Act: the local S3 stores it, as S3 does; the gate's wildcards must match the separator
+    const key = 'inbox/sep\u2028line.geojson';
+    const { jobId } = await putObject(key, '{}');
+    // Assess
+    const row = await expectRejected(jobId, key, 'INVALID_KEY');
+    expect(row.reportKey).toMatch(/^failed\/\.invalid-keys\/[0-9a-f]{32}\/report\.json$/);
+  });
+
+  it('rejects a 1,000-byte key (INVALID_KEY) before anything is spent: its results key would pass 1,024 bytes', { timeout: 300_000 }, async () => {
+    // Prepare: a valid GeoJSON, so only the length stands in the way
+    const key = `inbox/long/${'x'.repeat(1000 - 'inbox/long/'.length - '.geojson'.length)}.geojson`;
+    const square = JSON.stringify({ type: 'Polygon', coordinates: [[[10, 50], [10.01, 50], [10.01, 50.01], [10, 50.01], [10, 50]]] });
+    // Act
+    const { jobId } = await putObject(key, square);
+    // Assess
+    const row = await expectRejected(jobId, key, 'INVALID_KEY');
+    expect(row.error?.message).toMatch(/over S3's limit of 1024/);
+    expect(row.processingId).toBeUndefined();
+    expect(Buffer.byteLength(row.reportKey!, 'utf8')).toBeLessThanOrEqual(1024);
+  });
+
+  it('rejects a name with escape sequences dropped into the drop folder (INVALID_KEY), once, without uploading it', { timeout: 300_000 }, async () => {
+    // Prepare: the local S3 refuses this key; the old watcher retried it every 10 s for ever
+    const name = 'esc-\x1b[2J\x1b]0;pwned\x07.geojson';
+    const before = await listKeys(bridge.s3, bridge.bucket, 'inbox/');
+    // Act
+    await writeFile(path.join(bridge.dropDir, name), '{}');
+    await bridge.waitForJobs({ timeoutMs: 240_000 });
+    // Assess
+    const ended = (await bridge.ledger.listByStatus('REJECTED', { limit: 1_000 })).find((r) => r.input.key === `inbox/${name}`);
+    expect(ended).toBeDefined();
+    await expectRejected(ended!.jobId, `inbox/${name}`, 'INVALID_KEY');
+    expect(await listKeys(bridge.s3, bridge.bucket, 'inbox/')).toEqual(before);
+    expect(await readdir(bridge.dropDir)).not.toContain(name);
+  });
+
   it('waitForJobs waits for the job of an object put with an S3 client just before the call', { timeout: 300_000 }, async () => {
     // Prepare: the upload is answered, its notification is still on its way
     const { jobId } = await putObject('inbox/late-notice/readme.txt', 'not an input');

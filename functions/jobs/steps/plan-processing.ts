@@ -27,6 +27,7 @@ import {
   applyOverrides,
   partNameFor,
   splitPartNames,
+  invalidKeyRejection,
   workKey,
   type Route,
 } from '../../routing/index.ts';
@@ -89,6 +90,9 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
     }
     if (route.splitFeatures && aoi.features.length > 1) {
       const names = splitPartNames(input.key, aoi.features);
+      // Feature names make the result folders: refuse now, before spending, a name whose results S3 would refuse.
+      const tooLong = invalidKeyRejection(input.key, ctx.config.prefixes, names);
+      if (tooLong) throw tooLong;
       drafts = aoi.features.map((f, i) => ({
         index: i,
         name: names[i]!,

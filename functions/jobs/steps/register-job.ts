@@ -58,7 +58,8 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
     ctx.logger.info('job already final; nothing to do', { jobId, status: row.status });
     return result;
   }
-  const invalidKey = invalidKeyRejection(input.key);
+  // Before anything is spent: a key whose job could not write its results on S3 is refused now.
+  const invalidKey = invalidKeyRejection(input.key, ctx.config.prefixes);
   if (invalidKey) throw invalidKey;
   if (kind === 'unsupported') {
     throw new InputRejected(

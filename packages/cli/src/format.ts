@@ -6,6 +6,11 @@
 import type { JobError, LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 import { jobCost } from 'mapflow-bridge/functions/core/credits.ts';
 import { partsDone } from 'mapflow-bridge/functions/core/progress.ts';
+import { printable } from 'mapflow-bridge/functions/core/text.ts';
+
+// Names and messages come from files and from Mapflow: every one printed goes through printable
+// (functions/core/text.ts), here and in the commands, so none can drive the terminal.
+export { printable };
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));
@@ -18,12 +23,12 @@ export function formatCost(cost: number | undefined): string {
 }
 
 export function formatError(error: JobError | undefined): string {
-  return error ? `${error.code}: ${error.message.replace(/^[A-Z][A-Z0-9_.]+: /, '')}` : '';
+  return error ? printable(`${error.code}: ${error.message.replace(/^[A-Z][A-Z0-9_.]+: /, '')}`) : '';
 }
 
 /** The file a job was made from, relative to the inbox. */
 export function inputName(row: Pick<LedgerRow, 'input'>): string {
-  return row.input.key.replace(/^inbox\//, '');
+  return printable(row.input.key.replace(/^inbox\//, ''));
 }
 
 /** Credits a job cost: what Mapflow charged when known (functions/core/credits.ts), else the estimate. */
@@ -49,8 +54,9 @@ export function describeProgress(row: Pick<LedgerRow, 'percentCompleted' | 'part
   return `${percent}% of job${planned > 1 ? `, ${done} of ${planned} parts done` : ''}`;
 }
 
-/** Columns padded to the widest cell. */
-export function table(rows: string[][]): string {
+/** Columns padded to the widest cell; each cell printable (a name or message may hold control characters). */
+export function table(cells: string[][]): string {
+  const rows = cells.map((row) => row.map(printable));
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n');
 }

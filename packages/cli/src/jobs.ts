@@ -18,7 +18,7 @@ import { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import { LOCAL_LEDGER_TABLE } from '@mapflow-bridge/local/bridge';
 import { startDynamoDbLocal, type DynamoDbLocal } from '@mapflow-bridge/local/dynamodb';
 import { issueCredentials, readCredentialsFile, type IssuedCredentials } from '@mapflow-bridge/local/auth/credentials';
-import { describeProgress, formatCost, formatJobCost, formatError, inputName, progressBar, table } from './format.ts';
+import { describeProgress, formatCost, formatJobCost, formatError, inputName, printable, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
 import { lockHolder } from '@mapflow-bridge/local/state-lock';
@@ -374,5 +374,6 @@ export function formatJob(row: LedgerRow): string {
   }
   lines.push('history');
   for (const step of row.statusHistory) lines.push(`  ${step.at}  ${step.status}${step.note ? `  ${step.note}` : ''}`);
-  return lines.join('\n');
+  // Keys, part names and messages come from files: each line printable.
+  return lines.map(printable).join('\n');
 }

@@ -7,11 +7,12 @@
  * Exit codes: 0 every job SUCCEEDED, 1 any job did not, 2 usage error.
  * With --json, stdout carries exactly one JSON document; every log goes to stderr.
  */
-import { mkdtemp, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isFinalStatus, type InputKind, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
-import { invalidKeyRejection, recordedKind } from 'mapflow-bridge/functions/routing/index.ts';
+import { fileNameFromBytes, keyProblem, recordedKind } from 'mapflow-bridge/functions/routing/index.ts';
+import { printable } from 'mapflow-bridge/functions/core/text.ts';
 import { LocalBridgeTimeout, startLocalBridge, type LocalBridge } from '@mapflow-bridge/local/bridge';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR, OutputConflict } from './outputs.ts';
 import { clock, costOf, formatCost, formatError, table } from './format.ts';
@@ -76,6 +77,8 @@ export interface RunJobSummary {
 
 interface RunOptions extends BridgeChoice {
   files: string[];
+  /** The bytes of each file's path whose name is not UTF-8 (its entry in `files` has U+FFFD for them). */
+  rawPaths?: Map<string, Buffer>;
   json: boolean;
   timeoutMs: number;
   verbose: boolean;
@@ -112,20 +115,30 @@ async function runOptions(values: OptionValues<typeof LOCAL_RUN_COMMAND.options>
   const timeoutMs = (values.timeout === undefined ? 900 : positiveOption(values.timeout, '--timeout')) * 1000;
   const files = positionals.map((file) => path.resolve(file));
   const names = new Map<string, string>();
+  const rawPaths = new Map<string, Buffer>();
   for (const [index, file] of files.entries()) {
-    const info = await stat(file).catch(() => undefined);
-    if (!info) throw new UsageError(`no such file: ${positionals[index]}`);
+    let info = await stat(file).catch(() => undefined);
+    if (!info) {
+      // A name that is not UTF-8 reaches argv with U+FFFD in place of its bytes: find the file by its bytes.
+      const raw = await rawPathOf(file);
+      if (raw) {
+        rawPaths.set(file, raw);
+        info = await stat(raw).catch(() => undefined);
+      }
+    }
+    if (!info) throw new UsageError(`no such file: ${printable(positionals[index] ?? '')}`);
     if (!info.isFile()) throw new UsageError(`not a file: ${positionals[index]}`);
     const name = path.basename(file);
     // The bridge ignores hidden files everywhere (editors' partial copies): no job would start.
-    if (name.startsWith('.')) throw new UsageError(`'${name}' is a hidden file (its name starts with '.'), which the bridge ignores; rename it.`);
+    if (name.startsWith('.')) throw new UsageError(`'${printable(name)}' is a hidden file (its name starts with '.'), which the bridge ignores; rename it.`);
     const other = names.get(name);
-    if (other) throw new UsageError(`two files have the name '${name}' (${other} and ${file}); each lands in the inbox under its base name.`);
+    if (other) throw new UsageError(`two files have the name '${printable(name)}' (${printable(other)} and ${printable(file)}); each lands in the inbox under its base name.`);
     names.set(name, file);
   }
   return {
     ...bridge,
     files,
+    rawPaths,
     json: values.json ?? false,
     timeoutMs,
     verbose: values.verbose ?? false,
@@ -136,7 +149,8 @@ async function runOptions(values: OptionValues<typeof LOCAL_RUN_COMMAND.options>
 }
 
 async function runFiles(options: RunOptions): Promise<number> {
-  const log = (message: string) => process.stderr.write(`${clock(new Date())}  ${message}\n`);
+  // File names and messages reach these lines: no control character goes to the terminal raw.
+  const log = (message: string) => process.stderr.write(`${clock(new Date())}  ${printable(message)}\n`);
   // stdout is reserved for the result: whatever else writes there (the
   // handlers' structured logs) goes to stderr while the pipeline runs.
   const restoreStdout = redirectStdoutToStderr();
@@ -203,11 +217,15 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
   // Uploads run side by side (bounded), in file order; each is logged as it lands. A file whose name
   // cannot become a key (or that the local S3 refuses) gets its summary and the run goes on.
   const dropped = await mapBounded(options.files, DROP_CONCURRENCY, async (file): Promise<{ file: string; jobId: string; kind: InputKind } | RunJobSummary> => {
-    const name = path.basename(file);
-    const refused = localKeyProblem(name);
-    if (refused) {
-      log(`${printableName(name)}: REJECTED INVALID_KEY`);
-      return notDropped(file, 'REJECTED', refused);
+    const raw = options.rawPaths?.get(file);
+    // The key-safe name: a byte that is not UTF-8 is SUB and its hex (fileNameFromBytes), always INVALID_KEY.
+    const name = raw ? fileNameFromBytes(raw.subarray(raw.lastIndexOf(0x2f) + 1)).name : path.basename(file);
+    const problem = keyProblem(`inbox/${name}`);
+    if (problem) {
+      // Not uploaded (the local S3 refuses some such keys): its job starts anyway and ends REJECTED INVALID_KEY with a report.
+      const { object, jobId } = await bridge.rejectInbox(raw ?? file, name);
+      log(`${printableName(name)}: not uploaded, its name has ${problem}; job ${jobId} ends REJECTED INVALID_KEY`);
+      return { file, jobId, kind: recordedKind(object.key) };
     }
     let dropped: Awaited<ReturnType<LocalBridge['putInbox']>>;
     try {
@@ -222,7 +240,7 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
     const { object, jobId } = dropped;
     // Every file is a job; one the bridge does not take ends REJECTED UNSUPPORTED_FILE_TYPE like on any other path.
     const kind = recordedKind(object.key);
-    log(`dropped ${name} -> s3://${bridge.bucket}/${object.key} (job ${jobId})`);
+    log(`dropped ${printable(name)} -> s3://${bridge.bucket}/${printable(object.key)} (job ${jobId})`);
     return { file, jobId, kind };
   });
   const deadline = started + options.timeoutMs;
@@ -265,35 +283,18 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
   return summaries;
 }
 
-/** A job's line of the summary, from its final ledger row. */
-/**
- * Longest file name the local S3 can store: s3rver keeps each object as a
- * file named after the key's last segment plus '._S3rver_metadata.json', and
- * file systems take 255 bytes per name (a 240-byte name got a 500). S3 itself
- * takes keys up to 1,024 bytes.
- */
-export const LOCAL_MAX_NAME_BYTES = 255 - '._S3rver_metadata.json'.length;
-
-/** Why `name` cannot be put into the local inbox, or undefined. */
-export function localKeyProblem(name: string): { code: string; message: string } | undefined {
-  const rejection = invalidKeyRejection(`inbox/${name}`);
-  if (rejection) {
-    return { code: 'INVALID_KEY', message: `the file name ${printableName(name)} cannot be a key: ${rejection.message.replace(/^INVALID_KEY: /, '')}` };
-  }
-  const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > LOCAL_MAX_NAME_BYTES) {
-    return {
-      code: 'INVALID_KEY',
-      message: `the file name is ${bytes} bytes long; the local S3 stores at most ${LOCAL_MAX_NAME_BYTES} bytes per name (each object is a file; S3 on AWS takes up to 1,024 bytes per key). Rename the file to a shorter name and run it again.`,
-    };
-  }
-  return undefined;
-}
-
 /** A file name for a log line or message: control characters as escapes, long names cut. */
 function printableName(name: string): string {
-  const escaped = JSON.stringify(name);
-  return escaped.length > 80 ? `${escaped.slice(0, 60)}..." (${Buffer.byteLength(name, 'utf8')} bytes)` : escaped;
+  const escaped = printable(name);
+  return escaped.length > 80 ? `${escaped.slice(0, 60)}... (${Buffer.byteLength(name, 'utf8')} bytes)` : escaped;
+}
+
+/** The path whose bytes decode (with U+FFFD for what is not UTF-8) to `file`, when exactly one does. */
+async function rawPathOf(file: string): Promise<Buffer | undefined> {
+  if (!path.basename(file).includes('\ufffd')) return undefined;
+  const entries = await readdir(path.dirname(file), { encoding: 'buffer' }).catch(() => [] as Buffer[]);
+  const matches = entries.filter((entry) => entry.toString('utf8') === path.basename(file));
+  return matches.length === 1 ? Buffer.concat([Buffer.from(`${path.dirname(file)}${path.sep}`), matches[0]!]) : undefined;
 }
 
 /** The summary of a file that never became a job. */
@@ -379,7 +380,7 @@ function formatSummary(jobs: RunJobSummary[], outDir: string): string {
     table(rows),
     '',
     `${succeeded} of ${jobs.length} job(s) succeeded.`,
-    ...(files.length > 0 ? [`Outputs (copied to ${outDir}):`, ...files.map((file) => `  ${file}`)] : []),
+    ...(files.length > 0 ? [`Outputs (copied to ${printable(outDir)}):`, ...files.map((file) => `  ${printable(file)}`)] : []),
   ].join('\n');
 }
 

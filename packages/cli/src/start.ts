@@ -30,7 +30,7 @@ import { BRIDGE_OPTIONS, bridgeChoice, integerOption, OPTIONS, positiveOption, r
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs } from './outputs.ts';
 import { levelOutputFolder } from './output-level.ts';
-import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
+import { costOf, formatCost, formatError, inputName, printable, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
 import { startOperatorServices } from './console/command.ts';
 
@@ -258,9 +258,9 @@ async function levelOutputs(bridge: LocalBridge, outDir: string, say: (message: 
     const level = await levelOutputFolder(bridge, outDir);
     if (level.copied.length > 0) {
       say(`${level.copied.length} job(s) ended while no bridge copied their outputs; copied now:`);
-      for (const { row, files } of level.copied) say(`  ${inputName(row)}  ${row.status}: ${files.map((file) => path.relative(process.cwd(), file) || file).join(', ')}`);
+      for (const { row, files } of level.copied) say(`  ${inputName(row)}  ${row.status}: ${files.map((file) => printable(path.relative(process.cwd(), file) || file)).join(', ')}`);
     }
-    for (const failure of level.failed) say(`cannot copy the outputs of job ${failure.jobId}: ${failure.message} (tried again on the next start)`);
+    for (const failure of level.failed) say(`cannot copy the outputs of job ${failure.jobId}: ${printable(failure.message)} (tried again on the next start)`);
   } catch (error) {
     say(`cannot bring ${outDir} level with the ledger: ${(error as Error).message} (tried again on the next start)`);
   }
@@ -322,7 +322,8 @@ export class JobProgress {
 
   onEvent(event: LocalEvent): void {
     const { detail } = event;
-    const name = detail.input.key.replace(/^inbox\//, '');
+    // The key is the user's file name: printable, so it cannot drive the terminal.
+    const name = printable(detail.input.key.replace(/^inbox\//, ''));
     const at = new Date(event.time ?? detail.at);
     const extras = [
       // The job's percent (a part's own percent is in the event's message): say which it is.
@@ -384,9 +385,9 @@ export class JobProgress {
       const outputs = await copyJobOutputs(this.bridge.s3, this.bridge.bucket, row, this.outDir);
       const lines = [...outputs.results, ...(outputs.report ? [outputs.report] : [])];
       if (lines.length === 0) return;
-      this.out.line([`${inputName(row)}  ${row.status}: ${row.status === 'SUCCEEDED' ? 'results' : 'report'} in`, ...lines.map((line) => `  ${line}`)].join('\n'));
+      this.out.line([`${inputName(row)}  ${row.status}: ${row.status === 'SUCCEEDED' ? 'results' : 'report'} in`, ...lines.map((line) => `  ${printable(line)}`)].join('\n'));
     } catch (error) {
-      this.out.line(`${inputName(row)}: cannot copy the outputs: ${(error as Error).message}`);
+      this.out.line(`${inputName(row)}: cannot copy the outputs: ${printable((error as Error).message)}`);
     }
   }
 }

@@ -53,7 +53,8 @@ function report(row: LedgerRow, before: Seen | undefined, options: WatchOptions)
       JSON.stringify({
         at: row.updatedAt,
         jobId: row.jobId,
-        file: inputName(row),
+        // JSON escapes by itself: the name as it is, not as printed.
+        file: row.input.key.replace(/^inbox\//, ''),
         status: row.status,
         ...(row.percentCompleted !== undefined ? { percentCompleted: row.percentCompleted } : {}),
         ...(costOf(row) !== undefined ? { cost: costOf(row) } : {}),

@@ -17,7 +17,7 @@
  * (jobs retry / cancel); startLocalBridge sets them and restores them on
  * close, so one bridge runs per process at a time.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +29,7 @@ import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
 import { localPollPolicy } from './poll-policy.ts';
 import { jobIdFor, parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
+import { printable } from 'mapflow-bridge/functions/core/text.ts';
 // Only light modules above and here; the rest (the SDK, the engine, the handlers, the simulator)
 // comes from ./bridge-modules.ts once the JVM and s3rver are starting.
 import { ensureLedgerTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb/index.ts';
@@ -225,6 +226,12 @@ export interface LocalBridge {
   /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
   putInbox(file: string, relativeKey: string): Promise<{ object: InputObject; jobId: string }>;
   /**
+   * Starts the job of a local file whose key the bridge refuses (keyProblem),
+   * without uploading it: it ends REJECTED INVALID_KEY with a report. `file`
+   * may be raw bytes (a name that is not UTF-8).
+   */
+  rejectInbox(file: string | Buffer, relativeKey: string): Promise<{ object: InputObject; jobId: string }>;
+  /**
    * Resolves when nothing is left to do: drop folder empty, every upload the
    * local S3 answered before (or during) the call notified and dispatched, no
    * execution running.
@@ -263,7 +270,7 @@ export async function startLocalBridge(options: LocalBridgeOptions = {}): Promis
     await followEventsForCaller(start, modules);
     const reconcileNow = startReconciler(start, functions.runtime);
     await resumeUnfinished(start, functions, context);
-    const drop = await watchDrop(start, modules, functions.s3);
+    const drop = await watchDrop(start, modules, functions.s3, functions.engine);
     return bridgeHandle(start, modules, up, functions, reconcileNow, drop);
   } catch (error) {
     await start.stopAll();
@@ -304,7 +311,9 @@ type BridgeModules = typeof import('./bridge-modules.ts');
 
 /** State folder and lock, the sweep of abandoned ones, the names, and the credentials the endpoints accept. */
 async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart> {
-  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  // Names and messages from files reach these lines: no control character goes to a terminal raw.
+  const sink = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const log = (message: string) => sink(printable(message));
   const entryMs = performance.now();
   const phases: StartupPhase[] = [];
   // Times one phase of the start (ms since process start) for the start-up timeline.
@@ -732,7 +741,7 @@ async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtS
 }
 
 /** The drop folder: what is copied into <stateDir>/drop goes up to inbox/<same path> (unless dropFolder is false). */
-async function watchDrop(start: BridgeStart, { watchDropFolder }: BridgeModules, s3: S3Client): Promise<DropFolder | undefined> {
+async function watchDrop(start: BridgeStart, { watchDropFolder }: BridgeModules, s3: S3Client, engine: LocalEngine): Promise<DropFolder | undefined> {
   const { options, log, timed, stops, stateDir, bucket, dropDir } = start;
   if (!(options.dropFolder ?? true)) return undefined;
   const drop = await timed('drop folder watched', () => watchDropFolder({
@@ -748,7 +757,13 @@ async function watchDrop(start: BridgeStart, { watchDropFolder }: BridgeModules,
           log(`uploaded ${upload.key} to s3://${bucket}/ (the file moved to ${moved})`);
           // A file of another type is a job too: it ends REJECTED UNSUPPORTED_FILE_TYPE, in the events like any other.
         },
-        onError: (file, error) => log(`local bridge: cannot upload ${file}: ${describe(error)} (retrying in 10 s)`),
+        // A name the bridge refuses is not uploaded: its job starts to be REJECTED INVALID_KEY, with a report.
+        reject: async ({ file, key, etag, size, problem }) => {
+          const { jobId } = await startRejection(engine, { bucket, key, etag, size });
+          log(`not uploaded: ${path.relative(process.cwd(), file) || file}: its key ${key} has ${problem}; job ${jobId} ends REJECTED INVALID_KEY (the file moved to ${path.join(stateDir, 'uploaded')})`);
+        },
+        onError: (file, error) =>
+          log(`local bridge: cannot upload ${file}: ${describe(error)}${(error as Error)?.name === 'KeyRefused' ? '' : ' (retrying in 10 s)'}`),
         onWaiting: (file, why) => log(`waiting for ${path.relative(process.cwd(), file) || file} to ${why === 'open' ? 'be closed by the program writing it' : 'stop changing'}; it goes up once unchanged for ${(options.dropStableMs ?? 3_000) / 1000} s and closed`),
       }));
   stops.push({ name: 'the drop folder', stop: () => drop.close() });
@@ -790,6 +805,13 @@ function bridgeHandle(
         const result = await new Upload({ client: s3, params: { Bucket: bucket, Key: key, Body: createReadStream(file) } }).done();
         const object: InputObject = { bucket, key, etag: (result.ETag ?? '').replace(/"/g, ''), size };
         return { object, jobId: jobIdFor(object) };
+      },
+
+      async rejectInbox(file, relativeKey) {
+        const hash = createHash('md5');
+        for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+        const size = (await stat(file)).size;
+        return startRejection(engine, { bucket, key: `inbox/${relativeKey.replace(/^\/+/, '')}`, etag: hash.digest('hex'), size });
       },
 
       async waitForJobs({ timeoutMs = 600_000 } = {}) {
@@ -912,6 +934,18 @@ async function withTimeout<T>(what: string, ms: number, work: () => Promise<T>):
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Starts the job of an object that is not in the local S3 (its name cannot be
+ * stored there): Register Job reads only its key, and rejects it (INVALID_KEY).
+ * The same input, job id and path as an uploaded file's.
+ */
+async function startRejection(engine: LocalEngine, object: InputObject): Promise<{ object: InputObject; jobId: string }> {
+  const jobId = jobIdFor(object);
+  const input: ExecutionInput = { jobId, input: object };
+  await engine.start(jobId, input);
+  return { object, jobId };
 }
 
 function describe(error: unknown): string {

@@ -15,12 +15,23 @@
  * `uploadedDir` (same relative path), so a restart does not upload it again and
  * nothing is deleted; a file written again under the same name later is a new
  * version, uploaded again (a new job, since its ETag differs).
+ *
+ * A name that cannot be a key the bridge takes (keyProblem: control
+ * characters, U+2028/2029, bytes that are not UTF-8...) is not uploaded: the
+ * local S3 refuses some of them, and none would become a job. It is handed to
+ * `reject` instead, which starts its job to be REJECTED INVALID_KEY with a
+ * report, and the file is moved to `uploadedDir` like an uploaded one. Names
+ * are read as bytes: a byte that is not UTF-8 (S3 keys are UTF-8) is shown in
+ * the key as SUB and its hex (fileNameFromBytes), so the key is safe to store
+ * and print and is always INVALID_KEY.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { access, mkdir, readdir, readlink, realpath, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { fileNameFromBytes, keyProblem } from 'mapflow-bridge/functions/routing/keys.ts';
 
 /** How long a file must stay unchanged before it is uploaded, by default. */
 export const DEFAULT_STABLE_MS = 3_000;
@@ -43,6 +54,12 @@ export interface DropFolderOptions {
    */
   checkOpenHandles?: boolean;
   onUploaded?: (upload: { file: string; key: string; etag: string; size: number }) => void;
+  /**
+   * A file whose key the bridge refuses (keyProblem), not uploaded: starts its
+   * job (REJECTED INVALID_KEY, with a report). Without it the file is left
+   * where it is and reported once through onError.
+   */
+  reject?: (refused: { file: string; key: string; etag: string; size: number; problem: string }) => Promise<void>;
   onError?: (file: string, error: unknown) => void;
   /**
    * Once per file that is still not stable a whole window after it appeared
@@ -87,12 +104,27 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
   let pending = 0;
   let closed = false;
 
+  /** The raw path (bytes) of each file listed, by its key-safe relative name. */
+  let rawPaths = new Map<string, Buffer>();
+
   const uploadOne = async (relative: string, expected: Seen): Promise<void> => {
-    const file = path.join(options.dir, relative);
+    const file = rawPaths.get(relative) ?? path.join(options.dir, relative);
     const key = dropKey(relative, inboxPrefix);
+    const problem = keyProblem(key);
+    if (problem) {
+      if (!options.reject) throw new KeyRefused(key, problem);
+      // The bytes a plain upload's ETag is the MD5 of: the same job id as an upload would give.
+      const etag = await md5Of(file);
+      await options.reject({ file: path.join(options.dir, relative), key, etag, size: expected.size, problem });
+      const target = await freeName(path.join(options.uploadedDir, relative));
+      await mkdir(path.dirname(target), { recursive: true });
+      await rename(file, target);
+      seen.delete(relative);
+      return;
+    }
     const upload = new Upload({
       client: options.s3,
-      params: { Bucket: options.bucket, Key: key, Body: createReadStream(file), ContentType: contentTypeFor(file) },
+      params: { Bucket: options.bucket, Key: key, Body: createReadStream(file), ContentType: contentTypeFor(relative) },
     });
     const result = await upload.done();
     const after = await stat(file);
@@ -116,11 +148,12 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
   };
 
   const scanOnce = async (): Promise<void> => {
-    const files = await listFiles(options.dir);
+    rawPaths = await listFiles(options.dir);
+    const files = [...rawPaths.keys()];
     const now = Date.now();
     const ready: [string, Seen][] = [];
     for (const relative of files) {
-      const info = await stat(path.join(options.dir, relative)).catch(() => undefined);
+      const info = await stat(rawPaths.get(relative)!).catch(() => undefined);
       if (!info) continue;
       const before = seen.get(relative);
       const unchanged = before && before.size === info.size && before.mtimeMs === info.mtimeMs && before.ino === info.ino;
@@ -147,7 +180,8 @@ export async function watchDropFolder(options: DropFolderOptions): Promise<DropF
         await uploadOne(relative, before);
       } catch (error) {
         const current = seen.get(relative);
-        if (current) current.retryAfter = Date.now() + 10_000;
+        // A refused name is said once; it is tried again only when the file changes.
+        if (current) current.retryAfter = error instanceof KeyRefused ? Number.POSITIVE_INFINITY : Date.now() + 10_000;
         options.onError?.(path.join(options.dir, relative), error);
       } finally {
         pending--;
@@ -234,17 +268,43 @@ async function freeName(file: string): Promise<string> {
   }
 }
 
-/** Files under dir, relative, skipping hidden files and folders. */
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  const files: string[] = [];
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const relative = path.relative(dir, path.join(entry.parentPath, entry.name));
-    if (relative.split(path.sep).some((part) => part.startsWith('.'))) continue;
-    files.push(relative);
+/** A name the bridge refuses as a key (keyProblem), with no `reject` hook to start its job. */
+export class KeyRefused extends Error {
+  constructor(
+    readonly key: string,
+    readonly problem: string,
+  ) {
+    super(`the key ${JSON.stringify(key)} has ${problem}; the bridge takes no file under it: rename the file`);
+    this.name = 'KeyRefused';
   }
-  return files.sort();
+}
+
+/**
+ * Files under dir, skipping hidden files and folders: their raw paths (bytes,
+ * so a name that is not UTF-8 can still be opened) by key-safe relative name
+ * (fileNameFromBytes), sorted by name.
+ */
+export async function listFiles(dir: string): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  const walk = async (raw: Buffer, relative: string): Promise<void> => {
+    const entries = await readdir(raw, { withFileTypes: true, encoding: 'buffer' }).catch(() => []);
+    for (const entry of entries) {
+      const { name } = fileNameFromBytes(entry.name);
+      if (name.startsWith('.')) continue;
+      const rawChild = Buffer.concat([raw, Buffer.from(path.sep), entry.name]);
+      const child = relative ? path.join(relative, name) : name;
+      if (entry.isDirectory()) await walk(rawChild, child);
+      else if (entry.isFile()) files.set(child, rawChild);
+    }
+  };
+  await walk(Buffer.from(dir), '');
+  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+async function md5Of(file: string | Buffer): Promise<string> {
+  const hash = createHash('md5');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 function contentTypeFor(file: string): string {

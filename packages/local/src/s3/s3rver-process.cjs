@@ -49,6 +49,8 @@ const FilesystemStore = require('s3rver/lib/stores/filesystem');
 const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account');
 
 replaceAtomically(FilesystemStore.prototype);
+// Names over 255 bytes, which S3 takes and file systems do not (long-names.cjs).
+require('./long-names.cjs').allowLongNames(FilesystemStore);
 
 const options = JSON.parse(process.argv[2]);
 
