@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LambdaFunctionError } from '../engine/lambda.ts';
 import type { AssemblyFunctionSpec } from './template.ts';
+import { countedTimeout } from './standstill.ts';
 
 const RUNTIME = fileURLToPath(new URL('./lambda-runtime.mjs', import.meta.url));
 
@@ -419,13 +420,14 @@ class Environment {
     const deadline = Date.now() + timeoutMs;
     const id = ++this.nextId;
     return new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      // Counted time: a bridge that stood still (SIGSTOP, Ctrl-Z) does not time its invocations out for it (standstill.ts).
+      const cancelTimeout = countedTimeout(timeoutMs, () => {
         // As on AWS: the invocation's sandbox is stopped, the next invocation gets a fresh one.
         this.exitReason = new LambdaFunctionError('Sandbox.Timedout', `Task timed out after ${this.options.spec.timeoutSeconds.toFixed(2)} seconds`);
         void this.stop();
-      }, timeoutMs);
+      });
       const settle = <T>(work: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
+        cancelTimeout();
         work(value);
       };
       this.pending = { id, resolve: settle(resolve), reject: settle(reject) };
