@@ -15,6 +15,7 @@
  * copies) may be replaced by a later run.
  * Objects are streamed to disk, never held in memory.
  */
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -140,8 +141,9 @@ async function download(s3: S3Client, bucket: string, key: string, target: strin
   const { GetObjectCommand } = await import('@aws-sdk/client-s3');
   const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   await mkdir(path.dirname(target), { recursive: true });
-  // Written aside, then renamed: a copy cut short (a kill) is never taken for a whole one.
-  const partial = `${target}.partial-${process.pid}`;
+  // Written aside, then renamed: a copy cut short (a kill) is never taken for a whole one. Named per copy, not
+  // per process: two copies of one job's outputs at once (the live copy and a resumed one) must not share it.
+  const partial = `${target}.partial-${process.pid}-${randomUUID().slice(0, 8)}`;
   try {
     await pipeline(object.Body as Readable, createWriteStream(partial));
     await rename(partial, target);
