@@ -163,7 +163,7 @@ export function checkImageLimits(
  * metadata of the images already in the mosaic.
  * @throws InputRejected MOSAIC_MISMATCH when the band count differs
  */
-export function checkImageAgainstMosaic(info: Pick<GeoTiffInfo, 'bands'>, existing: { count?: number }[]): void {
+export function checkImageAgainstMosaic(info: Pick<GeoTiffInfo, 'bands'>, existing: { crs?: string; count?: number; pixel_size?: number[] }[]): void {
   const reference = existing.find((e) => e.count !== undefined);
   if (!reference || reference.count === info.bands) return;
   const difference = `${info.bands} band(s) instead of ${reference.count}`;

@@ -53,6 +53,11 @@ export interface SimulatorOptions {
    * `AccessDenied` (mapflow-qgis mapflow/errors/data_errors.py; the status 403 is the simulator's reading).
    */
   foreignImageIds?: string[];
+  /**
+   * realShapes: a project another account owns and shares with this one, whose `user` (the owner) carries the
+   * owner's `aoiAreaLimit`, the limit of processings in it (mapflow-qgis functional/service/project_service.py lines 50-56).
+   */
+  sharedProject?: { name: string; ownerEmail: string; aoiAreaLimitSqM: number };
 }
 
 export interface RunningSimulator {
@@ -122,6 +127,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const temporaryDir = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'mapflow-sim-'));
   const dataDir = options.dataDir ?? temporaryDir!;
   const store = StateStore.open(dataDir, () => initialState(new Date().toISOString()));
+  const shared = options.sharedProject;
+  if (shared && !store.state.projects.some((p) => p.owner && p.name === shared.name)) {
+    const now = new Date().toISOString();
+    store.state.projects.push({ id: randomUUID(), name: shared.name, description: null, isDefault: false, created: now, updated: now, owner: { email: shared.ownerEmail, aoiAreaLimitSqM: shared.aoiAreaLimitSqM } });
+  }
   const limits: Limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) };
 
   let baseUrl = '';

@@ -79,9 +79,13 @@ function stringMap(value: unknown, field: string): Record<string, string> {
   return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 }
 
-/** The account's limits on one processing's area (real-api-notes.md: total and each AOI's bbox). */
-function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number): void {
-  const limit = ctx.limits.aoiAreaLimitSqM;
+/**
+ * The account's limits on one processing's area (real-api-notes.md: total and each AOI's bbox). The AOI limit
+ * is that of the project's owner: for a shared project another account's (mapflow-qgis
+ * functional/service/project_service.py lines 50-56).
+ */
+function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number, project?: ProjectRecord): void {
+  const limit = project?.owner?.aoiAreaLimitSqM ?? ctx.limits.aoiAreaLimitSqM;
   const tooLarge = (area: number) =>
     new SimHttpError(400, 'TOO_LARGE_PROCESSING', `The processing area ${Math.round(area)} m² exceeds the AOI area limit ${limit} m²`, {
       area: Math.round(area),
@@ -147,7 +151,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   const name = optionalString(body, 'name');
   if (apiVersion === 'v2' && !name) throw badRequest('name is required');
   const projectId = optionalString(body, 'projectId') ?? ctx.store.defaultProject().id;
-  projectOr404(ctx, projectId);
+  const project = projectOr404(ctx, projectId);
   const model = modelFrom(body, ctx.realShapes, apiVersion);
   if (body.geometry === undefined) throw badRequest('geometry is required');
   const geometry = readGeometry(body.geometry, ctx.realShapes);
@@ -167,7 +171,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
 
   const total = areaSqM(geometry);
   if (ctx.realShapes) checkAoiCount(ctx, geometry);
-  checkAreaLimits(ctx, geometry, total);
+  checkAreaLimits(ctx, geometry, total, project);
   checkProviderMinArea(source, total);
   const cost = costOf(model, total, blocks, ctx.realShapes ? sourcePrice(source) : 0);
   const { state } = ctx.store;
@@ -308,7 +312,8 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
     // mapflow-qgis functional/service/processing_service.py).
     if (body.geometry !== undefined && body.geometry !== null) {
       const geometry = readGeometry(body.geometry, ctx.realShapes);
-      checkAreaLimits(ctx, geometry, area);
+      const projectId = optionalString(body, 'projectId');
+      checkAreaLimits(ctx, geometry, area, projectId === undefined ? undefined : projectOr404(ctx, projectId));
     }
     if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) {
       const source = sourceFromV2(body.params, true);
@@ -335,7 +340,7 @@ function userStatus(ctx: SimContext): unknown {
       remainingArea: billing === 'AREA' ? remainingArea : 0,
       remainingCredits: billing === 'CREDITS' ? credits : 0,
       areaLimit: ctx.limits.areaLimitSqM,
-      aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
+      // No aoiAreaLimit: the plugin reads it from the project's user (mapflow-qgis functional/service/project_service.py lines 50-56).
       memoryLimit: ctx.limits.storageLimitBytes,
       maxAoisPerProcessing: ctx.live.maxAoisPerProcessing,
       searchAreaLimit: ctx.live.searchAreaLimitSqM,

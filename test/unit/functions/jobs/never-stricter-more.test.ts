@@ -58,3 +58,44 @@ describe('mosaics (mapflow-docs-en reference.rst lines 25-26: reprojected and re
     expect(driver.calls.some((c) => c.state === 'Upload Image')).toBe(false);
   });
 });
+
+/** A rectangle of about 20 km² near Bern. */
+const twentySqKm = JSON.stringify({
+  type: 'FeatureCollection',
+  features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[7.40, 46.92], [7.46, 46.92], [7.46, 46.96], [7.40, 46.96], [7.40, 46.92]]] } }],
+});
+
+describe('the AOI area limit of the target project (mapflow-qgis project_service.py lines 50-56)', () => {
+  // This account may process 10 km² at once; the owner of the shared project 5,000 km².
+  const sharedProject = { name: 'team-project', ownerEmail: 'owner@example.com', aoiAreaLimitSqM: 5e9 };
+  const simulator = { limits: { aoiAreaLimitSqM: 1e7 }, sharedProject };
+
+  it('processes 20 km² in a shared project whose owner may process more than this account', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'team', prefix: '', project: { name: 'team-project' }, creditBudget: 10_000 }], simulator });
+    const start = await dropInput(benches.aws.s3, 'inbox/twenty.geojson', twentySqKm);
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(final.finish?.error).toBeUndefined();
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    const project = (await b.client.listProjects()).find((p) => p.name === 'team-project');
+    expect(final.plan?.projectId).toBe(project?.id);
+  });
+
+  it('refuses the same 20 km² in the account\'s own project before anything is created', async () => {
+    // Prepare
+    const b = await open({ routes: [{ name: 'own', prefix: '', creditBudget: 10_000 }], simulator });
+    const start = await dropInput(benches.aws.s3, 'inbox/twenty.geojson', twentySqKm);
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(final.finish?.status).toBe('REJECTED');
+    expect(final.finish?.error?.message).toMatch(/aoiAreaLimit|limit/);
+    expect(b.sim.stats().processingsCreated).toBe(0);
+  });
+});
