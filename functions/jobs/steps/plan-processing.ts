@@ -113,7 +113,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
   }
 
   if (catalogSearch) {
-    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec, status.searchAreaLimitSqM);
+    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec, status.searchAreaLimitSqM, status.searchDataProviders);
     sourceParams = found.sourceParams;
     drafts = drafts.map((draft) => cropDraft(draft, found.footprint));
   }

@@ -50,6 +50,8 @@ export interface LiveBehaviour {
   suspended: boolean;
   /** Images of another account (ids): the status endpoint answers 404, the image endpoints 403 AccessDenied. */
   foreignImageIds: ReadonlySet<string>;
+  /** Least processing area (km²) of catalog providers, by lower-case name (searchDataProviders, search results' minAreaSqkm). */
+  catalogMinAreasSqKm: Readonly<Record<string, number>>;
 }
 
 /** What a handler answers; the router writes it (or drops it, see dropAfterCommit). */

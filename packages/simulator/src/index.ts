@@ -58,6 +58,12 @@ export interface SimulatorOptions {
    * owner's `aoiAreaLimit`, the limit of processings in it (mapflow-qgis functional/service/project_service.py lines 50-56).
    */
   sharedProject?: { name: string; ownerEmail: string; aoiAreaLimitSqM: number };
+  /**
+   * realShapes: least processing area (km²) of catalog providers, by lower-case name: in /user/status
+   * `searchDataProviders[].minAreaSqkm` and each search result's `minAreaSqkm` (mapflow-qgis mapflow/mapflow.py
+   * lines 3069-3114, schema/catalog.py line 82); a processing on a smaller area is refused ProviderMinAreaError. Default none.
+   */
+  catalogMinAreasSqKm?: Record<string, number>;
 }
 
 export interface RunningSimulator {
@@ -159,6 +165,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       searchAreaLimitSqM: options.searchAreaLimitSqM ?? 1e9,
       suspended: options.suspended ?? false,
       foreignImageIds: new Set(options.foreignImageIds ?? []),
+      catalogMinAreasSqKm: Object.fromEntries(Object.entries(options.catalogMinAreasSqKm ?? {}).map(([name, min]) => [name.toLowerCase(), min])),
     },
     baseUrl: () => baseUrl,
     now: () => Date.now(),

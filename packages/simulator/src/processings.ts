@@ -120,7 +120,17 @@ function billsCredits(ctx: SimContext): boolean {
 }
 
 /** ProviderMinAreaError (params as mapflow-qgis errors/api_errors.py: aoiArea, providerName, providerMinArea; km²). */
-function checkProviderMinArea(source: ReturnType<typeof sourceFromV2>, totalSqM: number): void {
+function checkProviderMinArea(ctx: SimContext, source: ReturnType<typeof sourceFromV2>, totalSqM: number): void {
+  if (source.kind === 'imagerySearch' && ctx.realShapes) {
+    // A catalog provider's minimum (searchDataProviders[].minAreaSqkm), on the geometry sent (the AOI cropped to the image).
+    const min = ctx.live.catalogMinAreasSqKm[source.dataProvider.toLowerCase()];
+    if (min === undefined || totalSqM / 1e6 >= min) return;
+    throw new SimHttpError(400, 'ProviderMinAreaError', `Geometry area is smaller than the minimum required area for ${source.dataProvider}`, {
+      aoiArea: Math.round((totalSqM / 1e6) * 100) / 100,
+      providerName: source.dataProvider,
+      providerMinArea: min,
+    });
+  }
   if (source.kind !== 'dataProvider') return;
   const provider = findDataProvider(source.providerName);
   if (provider?.minAreaSqKm === undefined || totalSqM / 1e6 >= provider.minAreaSqKm) return;
@@ -172,7 +182,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   const total = areaSqM(geometry);
   if (ctx.realShapes) checkAoiCount(ctx, geometry);
   checkAreaLimits(ctx, geometry, total, project);
-  checkProviderMinArea(source, total);
+  checkProviderMinArea(ctx, source, total);
   const cost = costOf(model, total, blocks, ctx.realShapes ? sourcePrice(source) : 0);
   const { state } = ctx.store;
   const remaining = ctx.limits.credits - state.creditsUsed;
@@ -317,7 +327,7 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
     }
     if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) {
       const source = sourceFromV2(body.params, true);
-      checkProviderMinArea(source, area);
+      checkProviderMinArea(ctx, source, area);
       price = sourcePrice(source);
     }
   }
@@ -354,6 +364,12 @@ function userStatus(ctx: SimContext): unknown {
         previewUrl: `https://example.invalid/${p.name}/{z}/{x}/{y}.png`,
         price: [{ zoom: 18, priceSqKm: PROVIDER_PRICE_PER_SQ_KM }],
       })),
+      // The catalog providers the account may search, each with its minimum area, spelt minAreaSqkm
+      // (mapflow-qgis mapflow/mapflow.py lines 3069-3114).
+      searchDataProviders: CATALOG_PROVIDERS.map((p) => {
+        const min = ctx.live.catalogMinAreasSqKm[p.name];
+        return { name: p.name, displayName: p.catalogName, ...(min !== undefined && { minAreaSqkm: min }) };
+      }),
       teams: [],
     };
   }

@@ -5,9 +5,10 @@
  * processing, mosaics that take any CRS and pixel size, and ordered scenes
  * that stay AWAITING.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tiff } from '../../../../packages/bench/fixtures/tiff.ts';
 import type { Route } from '../../../../functions/routing/index.ts';
+import { pickProduct, searchBody, type ImagerySearchSpec } from '../../../../functions/jobs/imagery-search.ts';
 import { Driver, dropInput, useBenches, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
 
 const benches = useBenches((options) => ({
@@ -97,5 +98,62 @@ describe('the AOI area limit of the target project (mapflow-qgis project_service
     expect(final.finish?.status).toBe('REJECTED');
     expect(final.finish?.error?.message).toMatch(/aoiAreaLimit|limit/);
     expect(b.sim.stats().processingsCreated).toBe(0);
+  });
+});
+
+/** About 1 km² near Bern. */
+const bernAoi = { type: 'Polygon' as const, coordinates: [[[7.44, 46.94], [7.453, 46.94], [7.453, 46.949], [7.44, 46.949], [7.44, 46.94]]] };
+const bernFile = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: bernAoi }] });
+
+describe('provider minimum areas of catalog jobs (mapflow-qgis processing_service.py lines 175-235, mapflow.py lines 3069-3114)', () => {
+  const search: ImagerySearchSpec = { pick: 'newest', minIntersection: 50 };
+  const catalogRoute = (providers?: string[]): Route => ({ name: 'catalog', prefix: '', imagery: { search: { ...search, ...(providers && { providers }) } }, creditBudget: 10_000 });
+  const live = { realShapes: true, billingType: 'CREDITS', preprocessingSeconds: 0, queuedSeconds: 0.1, awaitingSeconds: 0.1 } as const;
+
+  it('uses the next candidate when the best one\'s provider needs more area than the AOI has', async () => {
+    // Prepare: the provider of the product the rule picks first needs 1,000,000 km²
+    const b = await open({ routes: [catalogRoute()] });
+    const best = pickProduct((await b.client.searchCatalog(searchBody(search, bernAoi))).images, search, bernAoi)!.product;
+    const provider = best.providerName!.toLowerCase();
+    await b.restartSimulator({ ...live, catalogMinAreasSqKm: { [provider]: 1e6 } });
+    const start = await dropInput(benches.aws.s3, 'inbox/bern.geojson', bernFile);
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(final.finish?.error).toBeUndefined();
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    const row = await b.ledger.get(start.jobId);
+    expect(row?.imagery?.productId).not.toBe(best.id);
+    expect(row?.imagery?.providerName.toLowerCase()).not.toBe(provider);
+  });
+
+  it('refuses a route whose providers are none of the account\'s catalog providers, before searching', async () => {
+    // Prepare
+    const b = await open({ routes: [catalogRoute(['NoSuchSatellite'])] });
+    const start = await dropInput(benches.aws.s3, 'inbox/bern.geojson', bernFile);
+    const searched = vi.spyOn(b.client, 'searchCatalog');
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(final.finish).toMatchObject({ status: 'REJECTED', error: { code: 'UNKNOWN_PROVIDER' } });
+    expect(final.finish?.error?.message).toMatch(/none of the providers NoSuchSatellite is a catalog provider of this Mapflow account.*use one of: maxar, orbview, pleiades, maxar_vivid/);
+    expect(searched).not.toHaveBeenCalled();
+  });
+
+  it('searches with the account\'s spelling of a provider written in another case', async () => {
+    // Prepare
+    const b = await open({ routes: [catalogRoute(['MAXAR'])] });
+    const start = await dropInput(benches.aws.s3, 'inbox/bern.geojson', bernFile);
+    const searched = vi.spyOn(b.client, 'searchCatalog');
+
+    // Act
+    await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(searched.mock.calls[0]?.[0].dataProviders).toEqual(['maxar']);
   });
 });
