@@ -188,9 +188,13 @@ export interface RestartResult {
 
 /** Result of Store Results (`$.results`). */
 export interface StoreResult {
-  resultKey: string;
-  jobJsonKey: string;
+  /** Unset when nothing was stored (a FAILED processing without partial results). */
+  resultKey?: string;
+  /** Unset for partial results (the failure report says what failed). */
+  jobJsonKey?: string;
   bytes: number;
+  /** A FAILED processing's partial results (resultKey under failed/), with their feature count. */
+  partial?: { features: number };
   /** The processing's raster result, not copied (its tile URLs). */
   rasterResult?: RasterResult;
 }

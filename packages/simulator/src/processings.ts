@@ -271,10 +271,14 @@ async function restartProcessing(ctx: SimContext, request: RouteRequest): Promis
 async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<Reply> {
   const record = processingOr404(ctx, request.params[0]!);
   const state = stateOf(ctx, record);
-  if (state.status !== 'OK' && ctx.realShapes) {
+  // The live service serves what a FAILED processing made before it failed: "Unfinished or failed processings
+  // yield partial or no results" (mapflow-qgis mapflow/functional/layer_utils.py line 636); here the share of
+  // each AOI's features that its percentCompleted says was done.
+  const partial = ctx.realShapes && state.status === 'FAILED';
+  if (state.status !== 'OK' && ctx.realShapes && !partial) {
     throw new SimHttpError(409, 'CONFLICT', `Results are available once the processing is OK; it is ${state.status}`);
   }
-  if (state.status !== 'OK') {
+  if (state.status !== 'OK' && !partial) {
     throw new SimHttpError(409, 'PROCESSING_NOT_COMPLETED', `Results are available once the processing is OK; it is ${state.status}`, { status: state.status });
   }
   const aoiId = request.url.searchParams.get('aoiId');
@@ -298,6 +302,7 @@ async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<R
       enabledBlocks: record.blocks.filter((b) => b.enabled).map((b) => b.name),
     },
     indexes,
+    partial ? state.percentCompleted / 100 : 1,
   );
   return { kind: 'stream', contentType: 'application/octet-stream', body: stream };
 }

@@ -157,7 +157,7 @@ describe('synthLocalDefinition', () => {
       WAIT: 'Wait For Processing',
       RESTART: 'Restart Processing',
       OK: 'Store Results',
-      FAILED: 'Finish Part',
+      FAILED: 'Store Results', // partial results, under failed/
       TIMEOUT: 'Finish Part',
     });
     expect(part['Wait For Processing']).toEqual({ Type: 'Wait', SecondsPath: '$.poll.waitSeconds', Next: 'Poll Processing' });

@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { tiff } from '../../../../packages/bench/fixtures/tiff.ts';
 import type { Route } from '../../../../functions/routing/index.ts';
 import { pickProduct, searchBody, type ImagerySearchSpec } from '../../../../functions/jobs/imagery-search.ts';
-import { Driver, dropInput, useBenches, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
+import { Driver, dropInput, readJsonObject, readText, useBenches, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
 
 const benches = useBenches((options) => ({
   ...options,
@@ -155,5 +155,27 @@ describe('provider minimum areas of catalog jobs (mapflow-qgis processing_servic
 
     // Assess
     expect(searched.mock.calls[0]?.[0].dataProviders).toEqual(['maxar']);
+  });
+});
+
+describe('partial results of a FAILED processing (mapflow-qgis layer_utils.py line 636: "failed processings yield partial or no results")', () => {
+  it('keeps what the processing made under failed/<path>/<part>/ and names it in the report and the Job Failed event', async () => {
+    // Prepare: the simulator fails the processing half way (meta.simulate), with no restart
+    const b = await open({ routes: [{ name: 'default', prefix: '', creditBudget: 10_000, meta: { simulate: 'fail:dataloader.NoDataTile' } }] });
+    const start = await dropInput(benches.aws.s3, 'inbox/bern.geojson', bernFile);
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess
+    expect(final.finish?.status).toBe('FAILED');
+    const key = 'failed/bern.geojson/bern/partial-result.geojson';
+    const partial = JSON.parse((await readText(benches.aws.s3, key))!) as { features: unknown[] };
+    expect(partial.features.length).toBeGreaterThan(0);
+    const report = (await readJsonObject<{ partialResults: unknown[]; parts: { partialResult?: unknown }[] }>(benches.aws.s3, 'failed/bern.geojson/report.json'))!;
+    expect(report.partialResults).toEqual([{ part: 'bern', key, features: partial.features.length }]);
+    const failed = b.events.find((e) => e.detailType === 'Job Failed')!;
+    expect(failed.detail.partialResults).toEqual([{ part: 'bern', key, features: partial.features.length }]);
+    expect(failed.detail.messages).toEqual([expect.stringContaining(`these partial results are kept at ${key}`)]);
   });
 });
