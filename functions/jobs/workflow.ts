@@ -178,6 +178,13 @@ export interface PollResult {
   previousPercent?: number;
   /** The poll policy's estimate of the end, carried to the next poll (a few numbers; see planNextPoll). */
   estimate?: PollEstimate;
+  /**
+   * Time and polls spent AWAITING (an ordered scene), not counted toward
+   * maxJobSeconds and the poll count up to MAX_AWAITING_SECONDS
+   * (poll-policy.ts): `seconds` of the spans that ended, `since` the start of
+   * the current one, `polls` made while AWAITING.
+   */
+  awaiting?: { seconds: number; polls: number; since?: string };
 }
 
 /** Result of Restart Processing (`$.restart`). */

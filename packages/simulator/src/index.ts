@@ -64,6 +64,12 @@ export interface SimulatorOptions {
    * lines 3069-3114, schema/catalog.py line 82); a processing on a smaller area is refused ProviderMinAreaError. Default none.
    */
   catalogMinAreasSqKm?: Record<string, number>;
+  /**
+   * realShapes: seconds a processing on a catalog Scene stays AWAITING before it runs: a scene is "available for
+   * ordering by request" (mapflow-docs-en source/api/api_reference.rst lines 1251-1252), which can take days.
+   * Default: awaitingSeconds, as any other source.
+   */
+  orderAwaitingSeconds?: number;
 }
 
 export interface RunningSimulator {
@@ -101,7 +107,7 @@ function checkOptions(options: SimulatorOptions): void {
     if (name === 'storageLimitBytes' && value === null) continue;
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`limits.${name} must be 0 or more`);
   }
-  for (const name of ['resultDelaySeconds', 'preprocessingSeconds', 'queuedSeconds', 'awaitingSeconds'] as const) {
+  for (const name of ['resultDelaySeconds', 'preprocessingSeconds', 'queuedSeconds', 'awaitingSeconds', 'orderAwaitingSeconds'] as const) {
     const value = options[name];
     if (value !== undefined && (!Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`${name} must be a number of seconds, 0 or more`);
   }
@@ -161,6 +167,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       preprocessingMs: (options.preprocessingSeconds ?? 2) * 1000,
       queuedMs: (options.queuedSeconds ?? 1) * 1000,
       awaitingMs: (options.awaitingSeconds ?? 2) * 1000,
+      orderAwaitingMs: (options.orderAwaitingSeconds ?? options.awaitingSeconds ?? 2) * 1000,
       maxAoisPerProcessing: options.maxAoisPerProcessing ?? 10,
       searchAreaLimitSqM: options.searchAreaLimitSqM ?? 1e9,
       suspended: options.suspended ?? false,

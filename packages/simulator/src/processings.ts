@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CATALOG_PROVIDERS, DATA_PROVIDERS, findDataProvider, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
+import { CATALOG_PROVIDERS, DATA_PROVIDERS, findCatalogProvider, findDataProvider, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
 import { imageReady } from './rasters.ts';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { costOf, resolveBlocks } from './cost.ts';
@@ -141,6 +141,15 @@ function checkProviderMinArea(ctx: SimContext, source: ReturnType<typeof sourceF
   });
 }
 
+/**
+ * How long a new processing stays AWAITING: a catalog Scene is "available for ordering by request"
+ * (mapflow-docs-en source/api/api_reference.rst lines 1251-1252), a Mosaic is processed at once.
+ */
+function awaitingMsOf(ctx: SimContext, source: ReturnType<typeof sourceFromV2>): number {
+  const scene = source.kind === 'imagerySearch' && findCatalogProvider(source.dataProvider)?.productType === 'Scene';
+  return scene ? ctx.live.orderAwaitingMs : ctx.live.awaitingMs;
+}
+
 /** Price per km² of a data provider source (its `price` in /user/status with --real-shapes); other sources 0. */
 export const PROVIDER_PRICE_PER_SQ_KM = 1;
 function sourcePrice(source: ReturnType<typeof sourceFromV2>): number {
@@ -222,7 +231,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
     runStartedAt: now,
     durationMs: ctx.processingMs,
     ...(ctx.unevenProgress && { progressSeed: seedFrom(ctx.seed, id) }),
-    ...(ctx.realShapes && { queuedMs: ctx.live.queuedMs, ...(source.kind !== 'myImagery' && { awaitingMs: ctx.live.awaitingMs }) }),
+    ...(ctx.realShapes && { queuedMs: ctx.live.queuedMs, ...(source.kind !== 'myImagery' && { awaitingMs: awaitingMsOf(ctx, source) }) }),
     vectorLayerId: randomUUID(),
     rasterLayerId: randomUUID(),
     created: isoTime(now),

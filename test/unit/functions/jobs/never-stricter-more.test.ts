@@ -179,3 +179,22 @@ describe('partial results of a FAILED processing (mapflow-qgis layer_utils.py li
     expect(failed.detail.messages).toEqual([expect.stringContaining(`these partial results are kept at ${key}`)]);
   });
 });
+
+describe('an ordered scene that stays AWAITING (mapflow-docs-en api_reference.rst line 1252: "available for ordering by request")', () => {
+  it('keeps polling past maxJobSeconds while the processing is AWAITING, and stores the result when it comes', async () => {
+    // Prepare: the job may take 3 s, but the ordered scene keeps its processing AWAITING for 6 s
+    const route: Route = { name: 'catalog', prefix: '', imagery: { search: { pick: 'newest', minIntersection: 50, providers: ['maxar'] } }, creditBudget: 10_000 };
+    const b = await open({ routes: [route], simulator: { orderAwaitingSeconds: 6 }, pollPolicy: { maxJobSeconds: 3 } });
+    const start = await dropInput(benches.aws.s3, 'inbox/bern.geojson', bernFile);
+    const startedAt = Date.now();
+
+    // Act
+    const final = await new Driver(b.ctx).runJob(start);
+
+    // Assess: done after more than maxJobSeconds, with the result
+    expect(final.finish?.error).toBeUndefined();
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    expect(Date.now() - startedAt).toBeGreaterThan(3_000);
+    expect(await readText(benches.aws.s3, 'results/bern.geojson/bern/result.geojson')).toMatch(/FeatureCollection/);
+  });
+});
