@@ -9,6 +9,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { tiff } from '../../../../packages/bench/fixtures/tiff.ts';
 import type { Route } from '../../../../functions/routing/index.ts';
 import { pickProduct, searchBody, type ImagerySearchSpec } from '../../../../functions/jobs/imagery-search.ts';
+import { awaitedSeconds, awaitingAfter } from '../../../../functions/jobs/steps/poll-processing.ts';
+import { MAX_AWAITING_SECONDS, awaitingPollsBound, awaitingWaitSeconds } from '../../../../functions/polling/poll-policy.ts';
 import { Driver, dropInput, readJsonObject, readText, useBenches, type Bench, type BenchOptions } from '../../../support/workflow-harness.ts';
 
 const benches = useBenches((options) => ({
@@ -196,5 +198,27 @@ describe('an ordered scene that stays AWAITING (mapflow-docs-en api_reference.rs
     expect(final.finish?.status).toBe('SUCCEEDED');
     expect(Date.now() - startedAt).toBeGreaterThan(3_000);
     expect(await readText(benches.aws.s3, 'results/bern.geojson/bern/result.geojson')).toMatch(/FeatureCollection/);
+  });
+});
+
+describe('the AWAITING clock (poll-processing.ts awaitingAfter, poll-policy.ts awaitingWaitSeconds)', () => {
+  it('adds up the spans spent AWAITING and polls them more slowly the longer they last, at most hourly', () => {
+    // Prepare
+    const t = (seconds: number) => new Date(Date.UTC(2026, 0, 1) + seconds * 1000);
+
+    // Act: AWAITING from 0 s to 7,200 s, then IN_PROGRESS
+    const first = awaitingAfter(undefined, 'AWAITING', t(0));
+    const still = awaitingAfter(first, 'AWAITING', t(3_600));
+    const after = awaitingAfter(still, 'IN_PROGRESS', t(7_200));
+
+    // Assess
+    expect(awaitedSeconds(still, t(3_600))).toBe(3_600);
+    expect(after).toEqual({ seconds: 7_200, polls: 2 });
+    expect(awaitedSeconds(after, t(9_000))).toBe(7_200);
+    expect(awaitingWaitSeconds(30, 15)).toBe(15);
+    expect(awaitingWaitSeconds(3_600, 15)).toBe(360);
+    expect(awaitingWaitSeconds(5 * 86_400, 15)).toBe(3_600);
+    expect(awaitingPollsBound()).toBeLessThan(400);
+    expect(MAX_AWAITING_SECONDS).toBe(7 * 86_400);
   });
 });
