@@ -10,6 +10,7 @@
  * construct create them with the safe defaults of lib/private/defaults.ts. Every
  * created resource is a public property.
  */
+import { MAX_AWAITING_SECONDS } from '../functions/polling/poll-policy.ts';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -293,7 +294,8 @@ export class MapflowBridge extends Construct implements IBridgeMetrics {
     const workflow = new BridgeWorkflow(this, 'Workflow', {
       taskFunctions,
       maxConcurrency: this.settings.maxConcurrentProcessings,
-      timeout: Duration.seconds(this.settings.pollPolicy.maxJobSeconds).plus(STATE_MACHINE_TIMEOUT_MARGIN),
+      // Time a processing spends AWAITING an ordered scene does not count toward maxJobSeconds, up to MAX_AWAITING_SECONDS (poll-policy.ts).
+      timeout: Duration.seconds(this.settings.pollPolicy.maxJobSeconds + MAX_AWAITING_SECONDS).plus(STATE_MACHINE_TIMEOUT_MARGIN),
       logRetention,
       removalPolicy,
     });

@@ -138,6 +138,11 @@ export interface JobPart {
   /** When Restart Processing asked Mapflow to restart (recorded before the request: a killed bridge's resumed execution still knows). */
   restartRequestedAt?: string;
   resultKey?: string;
+  /**
+   * The partial results of a processing that FAILED, kept under
+   * `failed/<path>/<part>/` (store-results.ts storePartialResults), with their feature count.
+   */
+  partialResult?: { key: string; features: number };
   /** A raster result Mapflow made, which the bridge does not copy (store-results.ts `rasterResultOf`). */
   rasterResult?: RasterResult;
   error?: JobError;

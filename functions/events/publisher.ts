@@ -97,6 +97,7 @@ export function eventDetailFromRow(row: LedgerRow): JobEventDetail {
   const processingIds = [
     ...new Set([row.processingId, ...(row.parts ?? []).map((part) => part.processingId)].filter((id): id is string => Boolean(id))),
   ];
+  const partialResults = (row.parts ?? []).flatMap((part) => (part.partialResult ? [{ part: part.name, ...part.partialResult }] : []));
   const detail: JobEventDetail = {
     jobId: row.jobId,
     status: row.status,
@@ -112,6 +113,7 @@ export function eventDetailFromRow(row: LedgerRow): JobEventDetail {
     actualCost: row.actualCost,
     resultPrefix: row.resultPrefix,
     reportKey: row.reportKey,
+    partialResults: partialResults.length > 0 ? partialResults : undefined,
     error: row.error,
     imagery: row.imagery,
     messages: row.messages,

@@ -88,6 +88,19 @@ const detailProperties = {
   actualCost: Type.Optional(Type.Number({ minimum: 0, description: 'Credits Mapflow charged.' })),
   resultPrefix: Type.Optional(Type.String({ description: 'Where the results are (results/<path under inbox>/).' })),
   reportKey: Type.Optional(Type.String({ description: 'The failure report (failed/<path under inbox>/report.json).' })),
+  partialResults: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          part: Type.String({ description: 'The part whose processing failed.' }),
+          key: Type.String({ description: 'Where its partial results are (failed/<path under inbox>/<part>/partial-result.geojson).' }),
+          features: Type.Integer({ minimum: 0, description: 'Features in them.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'What FAILED processings made before they failed, kept beside the report.' },
+    ),
+  ),
   error: Type.Optional(JobErrorSchema),
   imagery: Type.Optional(ImageryChoiceSchema),
   messages: Type.Optional(Type.Array(Type.String())),

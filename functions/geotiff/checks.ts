@@ -154,46 +154,24 @@ export function checkImageLimits(
   }
 }
 
-/** Relative tolerance when comparing pixel sizes (the same source gives identical sizes; float noise aside). */
-const PIXEL_SIZE_TOLERANCE = 1e-3;
-
 /**
- * All images of a mosaic must share CRS, band count and resolution. Compares
- * the image with the metadata of the images already in the mosaic.
- * @throws InputRejected MOSAIC_MISMATCH listing every difference
+ * All images of a mosaic must have the same band count; nothing else. The
+ * live service reprojects and resamples a new image "to match the CRS and
+ * GSD (pixel size) of other images in collection" (mapflow-docs-en
+ * source/userguides/reference.rst lines 25-26), so a CRS or pixel size unlike
+ * the mosaic's is no reason to refuse it. Compares the image with the
+ * metadata of the images already in the mosaic.
+ * @throws InputRejected MOSAIC_MISMATCH when the band count differs
  */
-export function checkImageAgainstMosaic(
-  info: Pick<GeoTiffInfo, 'crs' | 'bands' | 'pixelSizeM'> & { pixelSize?: [number, number] },
-  existing: { crs?: string; count?: number; pixel_size?: number[] }[],
-): void {
-  const reference = existing.find((e) => e.crs !== undefined || e.count !== undefined || e.pixel_size !== undefined);
-  if (!reference) return;
-  const differences: string[] = [];
-  const theirs = epsgOf(reference.crs);
-  const ours = epsgOf(info.crs);
-  if (theirs !== undefined && ours !== undefined && theirs !== ours) differences.push(`CRS ${info.crs} instead of EPSG:${theirs}`);
-  if (reference.count !== undefined && reference.count !== info.bands) differences.push(`${info.bands} band(s) instead of ${reference.count}`);
-  // Mapflow reports pixel_size in CRS units: compare like with like.
-  const size = info.pixelSize ?? info.pixelSizeM;
-  const ref = reference.pixel_size;
-  if (ref && ref.length >= 2 && (theirs === undefined || theirs === ours)) {
-    const differs = [0, 1].some((i) => Math.abs(Math.abs(ref[i]!) - size[i]!) > PIXEL_SIZE_TOLERANCE * Math.abs(ref[i]!));
-    if (differs) differences.push(`pixel size ${size.map(m).join(' x ')} instead of ${ref.map((v) => m(Math.abs(v))).join(' x ')}`);
-  }
-  if (differences.length === 0) return;
+export function checkImageAgainstMosaic(info: Pick<GeoTiffInfo, 'bands'>, existing: { crs?: string; count?: number; pixel_size?: number[] }[]): void {
+  const reference = existing.find((e) => e.count !== undefined);
+  if (!reference || reference.count === info.bands) return;
+  const difference = `${info.bands} band(s) instead of ${reference.count}`;
   throw new InputRejected(
     'MOSAIC_MISMATCH',
-    `the image does not match the images already in its mosaic: ${differences.join('; ')}. All images of a mosaic need the same CRS, band count and resolution: warp it to match, or drop it under a route with another mosaic`,
-    { details: { differences } },
+    `the image does not match the images already in its mosaic: ${difference}. All images of a mosaic need the same band count (Mapflow reprojects and resamples the rest): convert it to ${reference.count} band(s), or drop it under a route with another mosaic`,
+    { details: { differences: [difference] } },
   );
-}
-
-/** EPSG code from 'EPSG:3857', 'epsg:3857', '+init=epsg:3857' or WKT with AUTHORITY["EPSG","3857"] (the last one, the CRS's own). */
-function epsgOf(crs: string | undefined): number | undefined {
-  if (!crs) return undefined;
-  const matches = [...crs.matchAll(/EPSG\D{0,4}(\d{4,6})/gi)];
-  const last = matches[matches.length - 1];
-  return last ? Number(last[1]) : undefined;
 }
 
 function describeList(values: number[]): string {

@@ -67,6 +67,7 @@ export async function finaliseJob(ctx: StepContext, given: Finalisation): Promis
       ...(f.error?.mapflowMessages && { mapflowMessages: f.error.mapflowMessages }),
       ...(f.parts && { parts: f.parts }),
       ...(f.resultPrefix && { resultPrefix: f.resultPrefix }),
+      ...partialResultsOf(f.parts),
       ...f.report,
       ...(quicklookKey && { quicklookKey }),
       at: now,
@@ -114,10 +115,26 @@ async function tagInput(ctx: StepContext, f: Finalisation, status: string): Prom
   }
 }
 
-/** The detail of a final row's event: the row, and a line per raster result the bridge did not copy. */
+/** The detail of a final row's event: the row, and a line per raster result not copied and per partial result kept. */
 export function finalEventDetail(row: LedgerRow, at: Date): JobEventDetail {
-  const rasters = rasterMessages(row.parts ?? []);
-  return { ...eventDetailFromRow(row), ...(rasters.length > 0 && { messages: rasters }), at: at.toISOString() };
+  const lines = [...rasterMessages(row.parts ?? []), ...partialResultMessages(row.parts ?? [])];
+  return { ...eventDetailFromRow(row), ...(lines.length > 0 && { messages: lines }), at: at.toISOString() };
+}
+
+/** The report's list of partial results kept for FAILED processings (store-results.ts storePartialResults), and what it means. */
+function partialResultsOf(parts: readonly JobPart[] | undefined): { partialResults?: { part: string; key: string; features: number }[]; partialResultsNote?: string } {
+  const kept = (parts ?? []).flatMap((part) => (part.partialResult ? [{ part: part.name, ...part.partialResult }] : []));
+  return kept.length > 0 ? { partialResults: kept, partialResultsNote: PARTIAL_RESULTS_NOTE } : {};
+}
+
+export const PARTIAL_RESULTS_NOTE =
+  'the processing failed in Mapflow after it had made part of its results; what it made was kept beside this report (partial-result.geojson): it covers only part of the area.';
+
+/** One line per part whose FAILED processing's partial results were kept. */
+export function partialResultMessages(parts: readonly JobPart[]): string[] {
+  return parts
+    .filter((part) => part.partialResult)
+    .map((part) => `part '${part.name}'${part.processingId ? ` (processing ${part.processingId})` : ''} failed after making ${part.partialResult!.features} features; these partial results are kept at ${part.partialResult!.key}`);
 }
 
 /** The AOI (the GeoJSON input, else the first part's geometry) and the reason, beside the report; never fails the job. */

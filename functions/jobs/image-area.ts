@@ -15,20 +15,55 @@ import type { Polygon, MultiPolygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
 import { geodesicAreaSqM } from '../aoi/geodesic-area.ts';
 import { formatKm2 } from '../aoi/index.ts';
-import type { MapflowClient, UserStatus } from '../mapflow/index.ts';
+import type { MapflowClient, Project, UserStatus } from '../mapflow/index.ts';
+import type { Route } from '../routing/index.ts';
+import { isNotFound } from './common.ts';
 import type { StepContext } from './context.ts';
 
-/** The account's AOI area limit (m²): from the user status, else from the default project's user. */
-export async function aoiAreaLimitOf(client: MapflowClient, status: UserStatus, ctx: StepContext): Promise<number | undefined> {
-  if (typeof status.aoiAreaLimitSqM === 'number' && status.aoiAreaLimitSqM > 0) return status.aoiAreaLimitSqM;
+/**
+ * The AOI area limit (m²) of the project the processing goes into: its
+ * `user.aoiAreaLimit`, which for a project shared with this account is the
+ * owner's, the limit that applies (mapflow-qgis
+ * functional/service/project_service.py lines 50-56, schema/project.py lines
+ * 57-66). The project is looked up, never created: a route's named project
+ * not made yet will be this account's own, with the default project's
+ * limit. Without a limit on the project, the user status's `aoiAreaLimit`
+ * (the spec's shape) counts; a zero or unknown limit checks nothing here
+ * (Mapflow checks it on the create).
+ */
+export async function aoiAreaLimitOf(client: MapflowClient, status: UserStatus, route: Pick<Route, 'project'>, ctx: StepContext): Promise<number | undefined> {
+  return (await targetProjectLimit(client, status, route, ctx)).limitSqM;
+}
+
+/** aoiAreaLimitOf, and the id of the target project when it exists already (the cost call names it, as the plugin's does). */
+export async function targetProjectLimit(client: MapflowClient, status: UserStatus, route: Pick<Route, 'project'>, ctx: StepContext): Promise<{ limitSqM?: number; projectId?: string }> {
+  const positive = (limit: unknown): number | undefined => (typeof limit === 'number' && limit > 0 ? limit : undefined);
   try {
-    const project = await client.getDefaultProject();
-    const limit = project.user?.aoiAreaLimit;
-    return typeof limit === 'number' && limit > 0 ? limit : undefined;
+    const project = await targetProject(client, route, ctx);
+    const ids = project ? { projectId: project.id } : {};
+    const limit = positive(project?.user?.aoiAreaLimit) ?? positive(status.aoiAreaLimitSqM);
+    if (limit !== undefined || project?.isDefault) return { limitSqM: limit, ...ids };
+    return { limitSqM: positive((await client.getDefaultProject()).user?.aoiAreaLimit), ...ids };
   } catch (err) {
-    ctx.logger.warn('could not read the AOI area limit from the default project; Mapflow will check it', { err: String(err) });
-    return undefined;
+    ctx.logger.warn('could not read the AOI area limit of the target project; Mapflow will check it', { err: String(err) });
+    return { limitSqM: positive(status.aoiAreaLimitSqM) };
   }
+}
+
+/** The project a route's processings go into, if it exists yet (plan-processing.ts projectFor makes it). */
+async function targetProject(client: MapflowClient, route: Pick<Route, 'project'>, ctx: StepContext): Promise<Project | undefined> {
+  const wanted = route.project;
+  if (wanted?.id) return client.getProject(wanted.id);
+  if (!wanted?.name) return client.getDefaultProject();
+  const known = await ctx.projects.get(wanted.name);
+  if (known) {
+    try {
+      return await client.getProject(known.id);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return (await client.listProjects()).find((p) => p.name === wanted.name);
 }
 
 /** Area of the longitude/latitude box around a polygon's outer ring. */

@@ -23,7 +23,7 @@ import area from '@turf/area';
 import intersect from '@turf/intersect';
 import { featureCollection, feature } from '@turf/helpers';
 import type { ImageryChoice } from '../events/types.ts';
-import { AUTH_ERROR_CODES, MapflowError, type CatalogProduct, type CatalogSearch, type MapflowClient, type SourceParams } from '../mapflow/index.ts';
+import { AUTH_ERROR_CODES, MapflowError, type CatalogProduct, type CatalogSearch, type DataProviderInfo, type MapflowClient, type SourceParams } from '../mapflow/index.ts';
 import { geodesicAreaSqM } from '../aoi/geodesic-area.ts';
 import { formatKm2 } from '../aoi/index.ts';
 import { isPlainObject } from '../routing/routes.ts';
@@ -203,6 +203,13 @@ export interface PickedProduct {
 
 /** The product the rule picks among those that pass the filters and cover enough of the AOI. */
 export function pickProduct(products: readonly CatalogProduct[], spec: ImagerySearchSpec, aoi: Geometry): PickedProduct | undefined {
+  const ranked = rankProducts(products, spec, aoi);
+  const best = ranked[0];
+  return best && { ...best, candidates: ranked.length };
+}
+
+/** The products that pass the filters and cover enough of the AOI, best first by the rule. */
+export function rankProducts(products: readonly CatalogProduct[], spec: ImagerySearchSpec, aoi: Geometry): { product: CatalogProduct; intersectionPercent: number }[] {
   const minimum = spec.minIntersection ?? DEFAULT_MIN_INTERSECTION;
   const candidates = products
     .filter((p) => passesFilters(p, spec))
@@ -215,8 +222,46 @@ export function pickProduct(products: readonly CatalogProduct[], spec: ImagerySe
   };
   const by = key[spec.pick];
   candidates.sort((a, b) => by(a.product) - by(b.product) || time(b.product) - time(a.product) || (a.product.id < b.product.id ? -1 : 1));
-  const best = candidates[0];
-  return best && { ...best, candidates: candidates.length };
+  return candidates;
+}
+
+/**
+ * The least area (km²) a processing on a catalog product needs: the larger of
+ * the product's own `minAreaSqkm` and its provider's in `searchDataProviders`
+ * of /user/status, matched by name or display name in any case, as Geoalert's
+ * plugin keys them (mapflow-qgis mapflow/mapflow.py lines 3080-3095,
+ * functional/service/provider_service.py lines 228-265,
+ * processing_service.py lines 175-235). Undefined when neither says.
+ */
+export function productMinAreaSqKm(product: CatalogProduct, searchProviders: readonly DataProviderInfo[] = []): number | undefined {
+  const name = product.providerName?.toLowerCase();
+  const provider = name === undefined ? undefined : searchProviders.find((p) => p.name.toLowerCase() === name || p.displayName?.toLowerCase() === name);
+  const minimums = [product.minAreaSqKm, provider?.minAreaSqKm].filter((v): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0);
+  return minimums.length > 0 ? Math.max(...minimums) : undefined;
+}
+
+/**
+ * The route's `providers` in the account's own names: each matched against
+ * `searchDataProviders` of /user/status by name or display name, in any case
+ * (the plugin searches only through the account's providers: mapflow-qgis
+ * mapflow/mapflow.py lines 3107-3114). Names the account lacks are dropped;
+ * when the status lists no search providers, the route's names go as written.
+ * @throws InputRejected UNKNOWN_PROVIDER when none of them is the account's
+ */
+export function accountSearchProviders(spec: ImagerySearchSpec, searchProviders: readonly DataProviderInfo[] | undefined): ImagerySearchSpec {
+  if (!spec.providers || searchProviders === undefined) return spec;
+  const matched = spec.providers
+    .map((wanted) => searchProviders.find((p) => p.name.toLowerCase() === wanted.toLowerCase() || p.displayName?.toLowerCase() === wanted.toLowerCase())?.name)
+    .filter((name): name is string => name !== undefined);
+  if (matched.length === 0) {
+    const available = searchProviders.map((p) => p.name);
+    throw new InputRejected(
+      'UNKNOWN_PROVIDER',
+      `"imagery.search": none of the providers ${spec.providers.join(', ')} is a catalog provider of this Mapflow account, so nothing was searched or spent; ${available.length > 0 ? `use one of: ${available.join(', ')}` : 'the account has no catalog providers: ask Mapflow to link one'}, or leave 'providers' out to search them all.`,
+      { details: { providers: spec.providers, available } },
+    );
+  }
+  return { ...spec, providers: [...new Set(matched)] };
 }
 
 /** What was searched, for the NO_IMAGERY message and report. */
@@ -243,15 +288,39 @@ export async function findImageryForJob(
   client: MapflowClient,
   jobId: string,
   aoi: Geometry,
-  spec: ImagerySearchSpec,
+  asked: ImagerySearchSpec,
   searchAreaLimitSqM?: number,
+  searchProviders?: readonly DataProviderInfo[],
 ): Promise<{ sourceParams: SourceParams; choice: ImageryChoice; footprint?: Geometry }> {
   checkSearchArea(aoi, searchAreaLimitSqM);
+  const spec = accountSearchProviders(asked, searchProviders);
   const body = searchBody(spec, aoi);
   const result = await client.searchCatalog(body).catch((err: unknown) => {
     throw searchRefusal(err) ?? err;
   });
-  const picked = pickProduct(result.images, spec, aoi);
+  const ranked = rankProducts(result.images, spec, aoi);
+  // A candidate whose provider needs more area than the AOI has inside its footprint would be refused
+  // (ProviderMinAreaError): the next candidate is taken instead (processing_service.py lines 175-235).
+  const tooSmall: { productId: string; providerName?: string; areaSqKm: number; minAreaSqKm: number }[] = [];
+  const usable = ranked.find(({ product }) => {
+    const minAreaSqKm = productMinAreaSqKm(product, searchProviders);
+    if (minAreaSqKm === undefined) return true;
+    const cropped = cropToFootprint(aoi, product.footprint as Geometry | undefined);
+    const areaSqKm = cropped ? geodesicAreaSqM(cropped) / 1e6 : 0;
+    if (areaSqKm >= minAreaSqKm) return true;
+    tooSmall.push({ productId: product.id, ...(product.providerName && { providerName: product.providerName }), areaSqKm, minAreaSqKm });
+    return false;
+  });
+  if (tooSmall.length > 0) ctx.logger.info('catalog images skipped: the area inside their footprint is below their provider\'s minimum', { jobId, skipped: tooSmall.slice(0, 10) });
+  if (!usable && tooSmall.length > 0) {
+    const least = Math.min(...tooSmall.map((s) => s.minAreaSqKm));
+    throw new InputRejected(
+      'AREA_TOO_SMALL',
+      `every catalog image that matched (${tooSmall.length}) needs a larger area than the ${formatKm2(tooSmall[0]!.areaSqKm * 1e6)} of the AOI it covers (their providers' minimum, at least ${least} km²); nothing was spent. Draw a larger area, or name other providers in "imagery.search".`,
+      { details: { skipped: tooSmall.slice(0, 10), candidates: ranked.length } },
+    );
+  }
+  const picked = usable && { ...usable, candidates: ranked.length };
   if (!picked) {
     const { aoi: _aoi, ...searched } = body;
     throw new InputRejected(

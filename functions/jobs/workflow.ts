@@ -178,6 +178,13 @@ export interface PollResult {
   previousPercent?: number;
   /** The poll policy's estimate of the end, carried to the next poll (a few numbers; see planNextPoll). */
   estimate?: PollEstimate;
+  /**
+   * Time and polls spent AWAITING (an ordered scene), not counted toward
+   * maxJobSeconds and the poll count up to MAX_AWAITING_SECONDS
+   * (poll-policy.ts): `seconds` of the spans that ended, `since` the start of
+   * the current one, `polls` made while AWAITING.
+   */
+  awaiting?: { seconds: number; polls: number; since?: string };
 }
 
 /** Result of Restart Processing (`$.restart`). */
@@ -188,9 +195,13 @@ export interface RestartResult {
 
 /** Result of Store Results (`$.results`). */
 export interface StoreResult {
-  resultKey: string;
-  jobJsonKey: string;
+  /** Unset when nothing was stored (a FAILED processing without partial results). */
+  resultKey?: string;
+  /** Unset for partial results (the failure report says what failed). */
+  jobJsonKey?: string;
   bytes: number;
+  /** A FAILED processing's partial results (resultKey under failed/), with their feature count. */
+  partial?: { features: number };
   /** The processing's raster result, not copied (its tile URLs). */
   rasterResult?: RasterResult;
 }

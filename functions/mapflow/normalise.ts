@@ -312,6 +312,7 @@ export function normaliseUserStatus(value: unknown): UserStatus {
     maxAoisPerProcessing: num(pick('maxAoisPerProcessing')),
     searchAreaLimitSqM: num(pick('searchAreaLimit')),
     dataProviders: (Array.isArray(value.dataProviders) ? value.dataProviders : []).filter(isRecord).map(normaliseDataProvider).filter((p) => p.name !== ''),
+    searchDataProviders: Array.isArray(value.searchDataProviders) ? value.searchDataProviders.filter(isRecord).map(normaliseDataProvider).filter((p) => p.name !== '') : undefined,
     processedAreaSqM: num(pick('processedArea')),
     remainingAreaSqM: num(pick('remainingArea')),
     areaLimitSqM: num(pick('areaLimit')),
@@ -487,6 +488,8 @@ export function normaliseCatalog(value: unknown): CatalogResult {
         pixelResolution: num(p.pixelResolution),
         cloudCover: num(p.cloudCover),
         offNadirAngle: num(p.offNadirAngle),
+        // Spelt minAreaSqkm on the live service (mapflow-qgis schema/catalog.py line 82).
+        minAreaSqKm: num(p.minAreaSqkm) ?? num(p.minAreaSqKm),
       }) as CatalogProduct;
     },
   );

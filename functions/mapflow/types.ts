@@ -254,6 +254,12 @@ export interface UserStatus extends Extra {
   searchAreaLimitSqM?: number;
   /** Imagery providers the account may use, as the account names them. */
   dataProviders: DataProviderInfo[];
+  /**
+   * Catalog providers the account may search (`searchDataProviders`, with
+   * `minAreaSqkm`: mapflow-qgis mapflow/mapflow.py lines 3069-3114). Undefined
+   * when the status does not list them (the spec's shapes).
+   */
+  searchDataProviders?: DataProviderInfo[];
   processedAreaSqM?: number;
   remainingAreaSqM?: number;
   areaLimitSqM?: number;
@@ -439,6 +445,8 @@ export interface CatalogProduct extends Extra {
   footprint?: Geometry;
   /** The zoom the product is processed at (a string on the live service: mapflow-qgis schema/catalog.py). */
   zoom?: string | number;
+  /** Least area (km²) of a processing on it, the search result's `minAreaSqkm` (mapflow-qgis schema/catalog.py line 82). */
+  minAreaSqKm?: number;
 }
 
 export interface CatalogResult {

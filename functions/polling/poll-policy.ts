@@ -65,6 +65,36 @@ export function pollsFor(policy: Pick<PollPolicy, 'initialSeconds' | 'maxSeconds
   return Math.ceil(polls * 1.1) + 1;
 }
 
+/**
+ * A catalog scene "available for ordering by request" (mapflow-docs-en
+ * source/api/api_reference.rst lines 1251-1252) keeps its processing AWAITING
+ * until the provider delivers, which can take days. Time spent AWAITING, up
+ * to this long, does not count toward `maxJobSeconds`, nor do the polls made
+ * meanwhile count toward the poll count: the job keeps polling, slowly, and
+ * fetches the result when it comes, instead of ending TIMEOUT while the
+ * processing lives on in Mapflow. 7 days.
+ */
+export const MAX_AWAITING_SECONDS = 7 * 86_400;
+/** Slowest poll while AWAITING, seconds: an hour. */
+export const AWAITING_MAX_WAIT_SECONDS = 3_600;
+
+/**
+ * The wait after a poll that found the processing AWAITING for
+ * `awaitedSeconds` in all: a tenth of the time it has waited so far, up to an
+ * hour, or what the policy planned if that is longer (a short AWAITING, as
+ * for a data provider, is polled as before).
+ */
+export function awaitingWaitSeconds(awaitedSeconds: number, plannedSeconds: number): number {
+  return Math.max(plannedSeconds, Math.min(AWAITING_MAX_WAIT_SECONDS, Math.floor(awaitedSeconds / 10)));
+}
+
+/** Most polls awaitingWaitSeconds makes over MAX_AWAITING_SECONDS with planned waits of a second or more, plus a tenth (the execution history's bound). */
+export function awaitingPollsBound(): number {
+  let polls = 0;
+  for (let awaited = 0; awaited < MAX_AWAITING_SECONDS; polls++) awaited += awaitingWaitSeconds(awaited, 1);
+  return Math.ceil(polls * 1.1) + 1;
+}
+
 /** Fraction of the wait that jitter may add or take away. */
 const JITTER = 0.1;
 

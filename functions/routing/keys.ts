@@ -5,6 +5,7 @@
  *   inbox/<path>/<file>                      what users drop (never changed)
  *   results/<path>/<file>/<part>/result.geojson and job.json beside it
  *   failed/<path>/<file>/report.json         why a job was rejected or failed
+ *   failed/<path>/<file>/<part>/partial-result.geojson   what a FAILED processing made (partialResultKey)
  *   work/<jobId>/<name>                      intermediate objects of a job
  *
  * `<path>/<file>` is the input's path below the inbox, kept whole (extension
@@ -256,6 +257,17 @@ export function resultKeys(prefixes: KeyPrefixes, key: string, partName: string)
   assertSegment(partName, 'part name');
   const folder = `${prefixes.results}${relativeInputPath(key, prefixes.inbox)}/${partName}/`;
   return { resultKey: `${folder}result.geojson`, jobJsonKey: `${folder}job.json` };
+}
+
+/**
+ * Where the partial results of a part whose processing FAILED are written:
+ * `failed/<path>/<part>/partial-result.geojson`, beside the job's report.
+ * Throws InputRejected INVALID_KEY for a key keyProblem refuses.
+ */
+export function partialResultKey(prefixes: KeyPrefixes, key: string, partName: string): string {
+  assertJobKey(key);
+  assertSegment(partName, 'part name');
+  return `${prefixes.failed}${relativeInputPath(key, prefixes.inbox)}/${partName}/partial-result.geojson`;
 }
 
 /** The folder holding all of a job's results (`results/<path>/<file>/`). Throws for a key keyProblem refuses. */

@@ -17,7 +17,7 @@
 import { Stack, type CfnResource } from 'aws-cdk-lib';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { IConstruct } from 'constructs';
-import { maxPollsOf, pollsFor, type PollPolicy } from '../../functions/polling/poll-policy.ts';
+import { awaitingPollsBound, maxPollsOf, pollsFor, type PollPolicy } from '../../functions/polling/poll-policy.ts';
 import { TASKS, type HandlerName } from '../../functions/core/catalog.ts';
 import { MapflowBridgeConfigError } from '../errors.ts';
 
@@ -78,7 +78,11 @@ function taskState(fn: HandlerName): string {
 export function bridgeLoopBounds(policy: PollPolicy): Record<string, LoopBound> {
   return {
     // The poll that finds the count spent ends the loop (TIMEOUT); one more for safety.
-    [taskState('poll-processing')]: { visits: maxPollsOf(policy) + 1, source: 'maxPollsOf(pollPolicy): the poll count from maxJobSeconds and the waits' },
+    // Polls while AWAITING (an ordered scene) are not counted toward maxPollsOf, up to MAX_AWAITING_SECONDS: their bound is added.
+    [taskState('poll-processing')]: {
+      visits: maxPollsOf(policy) + awaitingPollsBound() + 1,
+      source: 'maxPollsOf(pollPolicy): the poll count from maxJobSeconds and the waits; awaitingPollsBound(): the polls while AWAITING',
+    },
     [taskState('restart-processing')]: { visits: 1, source: 'shouldRestart: one restart per processing' },
     // Bounded by time only (maxJobSeconds since the upload) with waits of
     // nextPollSeconds without progress, at least 0.9 x the ramp of pollsFor:

@@ -71,7 +71,8 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   // Releases the slot the moment the processing is done: the next waiter gets it (SendTaskSuccess).
   'poll-processing': [...JOB_TASK, 'mapflow:token', 'workflow:respond'],
   'restart-processing': [...JOB_TASK, 'mapflow:token'],
-  'store-results': [...JOB_TASK, 'work:read', 'results:write', 'results:read', 'mapflow:token'],
+  // The results under results/; a FAILED processing's partial results under failed/.
+  'store-results': [...JOB_TASK, 'work:read', 'results:write', 'results:read', 'failed:write', 'mapflow:token'],
   // Releasing a slot hands it to the oldest waiter (SendTaskSuccess).
   'finish-part': [...JOB_TASK, 'workflow:respond'],
   // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.

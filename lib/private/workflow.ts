@@ -157,10 +157,9 @@ export function buildJobDefinition(
       .when(sfn.Condition.stringEquals('$.poll.outcome', 'WAIT'), waitForProcessing.next(pollProcessing))
       .when(sfn.Condition.stringEquals('$.poll.outcome', 'RESTART'), restartProcessing.next(waitForProcessing))
       .when(sfn.Condition.stringEquals('$.poll.outcome', 'OK'), storeResults.next(finishPart))
-      .when(
-        sfn.Condition.or(sfn.Condition.stringEquals('$.poll.outcome', 'FAILED'), sfn.Condition.stringEquals('$.poll.outcome', 'TIMEOUT')),
-        finishPart,
-      ),
+      // A FAILED processing's partial results are kept under failed/ (store-results.ts storePartialResults).
+      .when(sfn.Condition.stringEquals('$.poll.outcome', 'FAILED'), storeResults)
+      .when(sfn.Condition.stringEquals('$.poll.outcome', 'TIMEOUT'), finishPart),
     // No default on purpose: an unknown outcome is a bug; it fails the part's
     // execution, the Map, and the top-level Catch runs Fail Job.
   );

@@ -308,7 +308,7 @@ describe('state machine', () => {
     });
     expect(definition).not.toContain('QueryLanguage');
     expect(definition).not.toContain('JSONata');
-    expect(definition).toContain('\\"TimeoutSeconds\\":108000');
+    expect(definition).toContain('\\"TimeoutSeconds\\":712800');
   });
 
   it('runs every Task state on its own function', () => {

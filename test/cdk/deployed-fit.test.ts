@@ -148,6 +148,7 @@ const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
   'restart-processing': [...jobRow, putEvents, mapflowSecret],
   'store-results': [
     ...s3Write('results', 'writeStream of result.geojson, writeJson of job.json'),
+    ...s3Write('failed', 'writeStream of partial-result.geojson of a FAILED processing'),
     ...s3Read('work', 'readWorkJson of the request'),
     ...jobRow,
     mapflowSecret,

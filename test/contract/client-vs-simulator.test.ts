@@ -460,8 +460,9 @@ describe.each([
       const mosaic = await client.createMosaic({ name: 'mismatch' });
       await client.uploadImage(mosaic.id, raster('cogeo.tif'));
 
-      // Act
-      const error = await rejectionOf(client.uploadImage(mosaic.id, raster('RGB.byte.tif')));
+      // Act: the live service takes another CRS or pixel size (it reprojects and resamples), not another band count
+      // (mapflow-docs-en source/userguides/reference.rst lines 25-26)
+      const error = await rejectionOf(client.uploadImage(mosaic.id, raster(realShapes ? 'RGBA.uint16.tif' : 'RGB.byte.tif')));
 
       // Assess
       expect(error).toBeInstanceOf(MapflowRequestError);

@@ -337,7 +337,10 @@ export class Driver {
         } else if (outcome === 'OK') {
           state.results = await this.task('Store Results', storeResults, state);
           break;
-        } else if (outcome === 'FAILED' || outcome === 'TIMEOUT') {
+        } else if (outcome === 'FAILED') {
+          state.results = await this.task('Store Results', storeResults, state);
+          break;
+        } else if (outcome === 'TIMEOUT') {
           break;
         } else {
           throw new Error(`unknown outcome ${String(outcome)}`);

@@ -2,8 +2,8 @@
  * Ensure Mosaic: finds the route's mosaic (by the id remembered in the
  * ledger, verified with Mapflow; else by name in the account's mosaic list)
  * or creates it, and checks that the image
- * can join it: Mapflow wants every image of a mosaic to share CRS, band count
- * and resolution, and says so only after a whole upload.
+ * can join it: Mapflow wants every image of a mosaic to have the same band count
+ * (it reprojects and resamples the rest), and says so only after a whole upload.
  */
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { MosaicResult, WorkflowState } from '../workflow.ts';

@@ -32,12 +32,14 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
   };
   if (state.error) {
     outcome.error = jobErrorFromTaskError(state.error).error;
-  } else if (poll?.outcome === 'OK' && state.results) {
+  } else if (poll?.outcome === 'OK' && state.results?.resultKey) {
     outcome.status = 'OK';
     outcome.resultKey = state.results.resultKey;
     if (state.results.rasterResult) outcome.rasterResult = state.results.rasterResult;
   } else if (poll?.outcome === 'FAILED' || poll?.outcome === 'TIMEOUT') {
     outcome.error = jobErrorFromMapflow(poll.status, poll.messages, poll.outcome, { image: job.kind === 'geotiff' });
+    // What the processing made before it failed (store-results.ts storePartialResults).
+    if (state.results?.partial && state.results.resultKey) outcome.partialResult = { key: state.results.resultKey, features: state.results.partial.features };
   } else {
     outcome.error = { code: 'INTERNAL_ERROR', message: `part '${part.name}' ended without an outcome (poll ${poll?.outcome ?? 'none'}); ${HOW_TO_RETRY}.` };
   }

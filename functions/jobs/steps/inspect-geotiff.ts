@@ -61,7 +61,7 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext, inv
     if (requirements) checkImageForModel(info, requirements);
     // Before any byte goes up (an image the model cannot take is told so first): Mapflow would refuse
     // the processing only after the upload (image-area.ts).
-    checkImageArea(info.footprint4326, await aoiAreaLimitOf(client, status, ctx), input.key);
+    checkImageArea(info.footprint4326, await aoiAreaLimitOf(client, status, route, ctx), input.key);
     // The route's blocks are checked before the upload too (a mandatory block disabled is refused).
     explicitBlocks(model, route.blocks);
     // No cost call here: the service prices the processing with its source, which for an image is the

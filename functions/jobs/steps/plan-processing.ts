@@ -35,7 +35,7 @@ import { readObjectBytes, writeJson } from '../../storage/s3.ts';
 import { isNotFound, isOutcomeUnknown, mapLimit, processingNameFor, round, routeOf, topJob } from '../common.ts';
 import type { StepContext } from '../context.ts';
 import { cropToFootprint, findImageryForJob, takeImagerySearch, type ImagerySearchSpec } from '../imagery-search.ts';
-import { aoiAreaLimitOf } from '../image-area.ts';
+import { targetProjectLimit } from '../image-area.ts';
 import { explicitBlocks, resolveModel } from '../models.ts';
 import { rejectionForRequestError, TOO_MANY_AOIS_ADVICE } from '../refusals.ts';
 
@@ -67,8 +67,11 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
   let sourceParams: SourceParams;
   let ignored: PlanResult['ignored'];
   let catalogSearch: { spec: ImagerySearchSpec; aoi: Geometry } | undefined;
+  // The limit of the project the processing goes into (for a shared project, its owner's), and that
+  // project's id for the cost calls, when it exists already (image-area.ts).
+  const target = await targetProjectLimit(client, status, route, ctx);
   if (job.kind === 'geojson') {
-    const aoiAreaLimitSqM = await aoiAreaLimitOf(client, status, ctx);
+    const aoiAreaLimitSqM = target.limitSqM;
     // Bytes, not text: a binary file dropped as .geojson is named from its first bytes.
     const bytes = await readObjectBytes(ctx.s3, input, MAX_GEOJSON_BYTES, geoJsonTooLarge);
     // In a worker thread locally (packages/local/src/engine/workers.ts): validating and dissolving a large file takes seconds.
@@ -114,7 +117,7 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
   }
 
   if (catalogSearch) {
-    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec, status.searchAreaLimitSqM);
+    const found = await findImageryForJob(ctx, client, jobId, catalogSearch.aoi, catalogSearch.spec, status.searchAreaLimitSqM, status.searchDataProviders);
     sourceParams = found.sourceParams;
     drafts = drafts.map((draft) => cropDraft(draft, found.footprint));
   }
@@ -147,7 +150,8 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
   try {
     estimates = await mapLimit(bodies, ESTIMATE_CONCURRENCY, (body, i) =>
       client
-        .estimateCost(body as never)
+        // With the project it goes into, as the plugin posts its whole create body (processing_api.py lines 93-99): the server checks that project's limits.
+        .estimateCost({ ...body, ...(target.projectId && { projectId: target.projectId }) } as never)
         // The server checks more on the cost call than the price (a provider's minimum area): same codes as the create.
         .catch((err: unknown) => {
           throw rejectionForRequestError(err, `part '${drafts[i]!.name}'`) ?? err;

@@ -14,7 +14,9 @@
 import { BridgeError } from '../../core/errors.ts';
 import { EVENT_DETAIL_TYPES } from '../../core/model.ts';
 import type { PartState, PollOutcome, PollResult } from '../workflow.ts';
-import { mapflowClockOffset, nextPollSeconds, planNextPoll, pollsFor, pollBudgetExhausted, shouldRestart, type PollEstimate } from '../../polling/poll-policy.ts';
+import {
+  MAX_AWAITING_SECONDS, awaitingWaitSeconds, mapflowClockOffset, nextPollSeconds, planNextPoll, pollsFor, pollBudgetExhausted, shouldRestart, type PollEstimate,
+} from '../../polling/poll-policy.ts';
 import type { MapflowClient, Processing } from '../../mapflow/index.ts';
 import { jobContextOf, publishRow, releaseSlot } from '../common.ts';
 import { jobPercent } from '../../core/progress.ts';
@@ -48,7 +50,13 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
   const percent = processing.percentCompleted ?? previous?.percentCompleted ?? 0;
   const messages = FAILED_STATUSES.has(status) ? await failureMessages(client, processing) : [];
   const policy = ctx.config.pollPolicy;
-  const jobStart = startOf(job.createdAt, state.processing?.startedAt);
+  // Time and polls spent AWAITING (an ordered scene) are not counted, up to MAX_AWAITING_SECONDS (poll-policy.ts).
+  const awaiting = awaitingAfter(previous?.awaiting, status, ctx.now());
+  const awaited = awaitedSeconds(awaiting, ctx.now());
+  const excused = awaited <= MAX_AWAITING_SECONDS ? { seconds: awaited, polls: awaiting.polls } : { seconds: 0, polls: 0 };
+  const registered = startOf(job.createdAt, state.processing?.startedAt);
+  const jobStart = registered && new Date(registered.getTime() + excused.seconds * 1000);
+  const counted = polls - excused.polls;
 
   let outcome: PollOutcome;
   let waitSeconds = 0;
@@ -61,7 +69,7 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     outcome = 'RESTART';
     resendRestart = true;
     waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
-  } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, polls, undefined, ctx.now())) {
+  } else if (status === 'FAILED' && failureBeforeRestart(processing.updated, state.restart?.restartedAt) && !pollBudgetExhausted(policy, counted, undefined, ctx.now())) {
     // Still the failure the restart answered (Mapflow has not picked the restart up yet).
     outcome = 'WAIT';
     waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
@@ -70,7 +78,7 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     waitSeconds = nextPollSeconds(policy, { polls: 1 }, ctx.random);
   } else if (FAILED_STATUSES.has(status)) {
     outcome = 'FAILED';
-  } else if (pollBudgetExhausted(policy, polls, jobStart, ctx.now())) {
+  } else if (pollBudgetExhausted(policy, counted, jobStart, ctx.now())) {
     outcome = 'TIMEOUT';
   } else {
     outcome = 'WAIT';
@@ -82,12 +90,13 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
       { at: now, status, percent: await finePercent(client, processing, percent), ...updatedOnOurClock(processing, state) },
       {
         // The derived count, not an explicit maxPolls: that one is meant to end the job early.
-        pollsLeft: pollsFor(policy) - polls,
+        pollsLeft: pollsFor(policy) - counted,
         secondsLeft: policy.maxJobSeconds - (jobStart ? (now - jobStart.getTime()) / 1000 : 0),
       },
       ctx.random,
     );
-    waitSeconds = plan.waitSeconds;
+    // AWAITING for long (an ordered scene): polled slowly, a tenth of the time waited so far, up to an hour.
+    waitSeconds = status === 'AWAITING' ? awaitingWaitSeconds(awaited, plan.waitSeconds) : plan.waitSeconds;
     estimate = plan.estimate;
   }
 
@@ -127,7 +136,21 @@ export async function pollProcessing(state: PartState, ctx: StepContext): Promis
     ...(messages.length > 0 && { messages }),
     ...(previous?.percentCompleted !== undefined && { previousPercent: previous.percentCompleted }),
     ...(estimate && { estimate }),
+    ...((awaiting.polls > 0 || awaiting.since) && { awaiting }),
   };
+}
+
+/** The AWAITING record after a poll that saw `status` (PollResult.awaiting). */
+export function awaitingAfter(previous: PollResult['awaiting'], status: string, now: Date): NonNullable<PollResult['awaiting']> {
+  const before = previous ?? { seconds: 0, polls: 0 };
+  if (status === 'AWAITING') return { seconds: before.seconds, polls: before.polls + 1, since: before.since ?? now.toISOString() };
+  const span = before.since ? Math.max(0, (now.getTime() - Date.parse(before.since)) / 1000) : 0;
+  return { seconds: before.seconds + span, polls: before.polls };
+}
+
+/** All the seconds spent AWAITING until `now`. */
+export function awaitedSeconds(awaiting: NonNullable<PollResult['awaiting']>, now: Date): number {
+  return awaiting.seconds + (awaiting.since ? Math.max(0, (now.getTime() - Date.parse(awaiting.since)) / 1000) : 0);
 }
 
 /**

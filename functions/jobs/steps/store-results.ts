@@ -6,7 +6,7 @@
 import { BridgeError } from '../../core/errors.ts';
 import type { PartState, ProcessingRequest, StoreResult } from '../workflow.ts';
 import type { Processing } from '../../mapflow/index.ts';
-import { resultKeys } from '../../routing/index.ts';
+import { partialResultKey, resultKeys } from '../../routing/index.ts';
 import { writeJson } from '../../storage/s3.ts';
 import { writeStream } from '../../storage/s3-upload.ts';
 import { tapResult, writeResultQuicklook } from '../../quicklook/index.ts';
@@ -19,6 +19,7 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
   const { part } = state;
   const processingId = state.processing?.processingId;
   if (!processingId) throw new BridgeError('STATE_INCOMPLETE', `part '${part.name}' of job ${job.jobId} has no processing at $.processing`);
+  if (state.poll?.outcome === 'FAILED') return storePartialResults(state, ctx, processingId);
   const client = await ctx.mapflow();
   const { resultKey, jobJsonKey } = resultKeys(ctx.config.prefixes, job.input.key, part.name);
 
@@ -92,6 +93,34 @@ export async function storeResults(state: PartState, ctx: StepContext): Promise<
     ...(raster && { rasterResult: { stored: false, ...(raster.tileJsonUrl && { tileJsonUrl: raster.tileJsonUrl }), ...(raster.tileUrl && { tileUrl: raster.tileUrl }) } }),
   });
   return { resultKey, jobJsonKey, bytes, ...(raster && { rasterResult: { stored: false, ...(raster.tileJsonUrl && { tileJsonUrl: raster.tileJsonUrl }), ...(raster.tileUrl && { tileUrl: raster.tileUrl }) } }) };
+}
+
+/**
+ * The results a processing that FAILED made before it failed: Geoalert's
+ * plugin downloads a failed processing's results too, as "Unfinished or failed
+ * processings yield partial or no results" (mapflow-qgis
+ * mapflow/functional/layer_utils.py lines 630-647, line 636), and the credits may be
+ * spent. Kept under `failed/<path>/<part>/partial-result.geojson`; Finish Part
+ * records it in the part, so the report and the Job Failed event name it.
+ * Never throws: the part failed in Mapflow, and a download that fails too
+ * must not hide Mapflow's reason behind its own.
+ */
+async function storePartialResults(state: PartState, ctx: StepContext, processingId: string): Promise<StoreResult> {
+  const job = jobContextOf(state.job);
+  // Only FAILED: a CANCELLED or REFUNDED processing is not the run that made something; at 0 % nothing was made.
+  if (state.poll?.status !== 'FAILED' || !(state.poll.percentCompleted > 0)) return { bytes: 0 };
+  const key = partialResultKey(ctx.config.prefixes, job.input.key, state.part.name);
+  try {
+    const client = await ctx.mapflow();
+    const tapped = tapResult(await client.downloadResults(processingId));
+    const { bytes } = await writeStream(ctx.s3, job.input.bucket, key, tapped.body, 'application/geo+json');
+    const features = tapped.scanner.count;
+    ctx.logger.info('kept the partial results of a failed processing', { jobId: job.jobId, processingId, key, features });
+    return { resultKey: key, bytes, partial: { features } };
+  } catch (err) {
+    ctx.logger.warn('could not keep the partial results of a failed processing', { jobId: job.jobId, processingId, err: String(err) });
+    return { bytes: 0 };
+  }
 }
 
 /**

@@ -264,7 +264,7 @@ export function rejectionForUploadError(err: unknown, filename: string): InputRe
     case 'FileValidationFailed':
       return new InputRejected(
         'MOSAIC_MISMATCH',
-        `Mapflow refused '${filename}' for its mosaic${detail}: all images of a mosaic need the same CRS, band count and resolution; fix the file, or use a route with another mosaicName for this image.`,
+        `Mapflow refused '${filename}' for its mosaic${detail}: all images of a mosaic need the same band count (Mapflow reprojects and resamples the rest); fix the file, or use a route with another mosaicName for this image.`,
         options,
       );
     case 'ImageOutOfBounds':
@@ -277,7 +277,7 @@ export function rejectionForUploadError(err: unknown, filename: string): InputRe
   if (status === 413 || status === 422) {
     return new InputRejected(
       'MOSAIC_MISMATCH',
-      `Mapflow refused '${filename}' for its mosaic (${message}); all images of a mosaic need the same CRS, band count and resolution: use a route with another mosaicName.`,
+      `Mapflow refused '${filename}' for its mosaic (${message}); all images of a mosaic need the same band count: use a route with another mosaicName.`,
       options,
     );
   }

@@ -254,7 +254,9 @@ async function searchCatalog(ctx: SimContext, { req }: RouteRequest): Promise<Re
   });
   const page = matches.slice(offset, offset + limit);
   if (!ctx.realShapes) return json(page);
-  const images = page.map((p) => ({ ...p, productType: p.productType === 'Scene' ? 'Image' : p.productType }));
+  // Each result carries its provider's minimum area, minAreaSqkm (mapflow-qgis schema/catalog.py line 82).
+  const minAreaOf = (p: CatalogProduct) => ctx.live.catalogMinAreasSqKm[p.providerName.toLowerCase()];
+  const images = page.map((p) => ({ ...p, productType: p.productType === 'Scene' ? 'Image' : p.productType, ...(minAreaOf(p) !== undefined && { minAreaSqkm: minAreaOf(p) }) }));
   return json({ images, total: matches.length, limit, offset });
 }
 

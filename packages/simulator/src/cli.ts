@@ -27,6 +27,9 @@ Options:
   --preprocessing-seconds <n>   with --real-shapes: time to preprocess an upload  default 2
   --queued-seconds <n>          with --real-shapes: time a processing is UNPROCESSED default 1
   --awaiting-seconds <n>        with --real-shapes: then time it is AWAITING      default 2
+  --order-awaiting-seconds <n>  with --real-shapes: time a processing on a catalog Scene (ordered) is AWAITING  default: --awaiting-seconds
+  --catalog-min-area <name=km²> with --real-shapes: a catalog provider's minimum area (searchDataProviders, minAreaSqkm); repeatable
+  --shared-project <name,owner e-mail,m²> with --real-shapes: a project another account shares, with the owner's aoiAreaLimit
   --max-aois <n>                with --real-shapes: most polygons per processing  default 10
   --search-area-limit <m²>      with --real-shapes: searchAreaLimit of /user/status (0: none) default 1e9
   --suspended                   with --real-shapes: the account is suspended (creates: 403 FORBIDDEN)
@@ -35,6 +38,25 @@ Options:
   -h, --help                    show this help`;
 
 class UsageError extends Error {}
+
+/** `--catalog-min-area maxar=25` (repeatable) as { maxar: 25 }. */
+function catalogMinAreas(entries: string[]): Record<string, number> {
+  return Object.fromEntries(
+    entries.map((entry) => {
+      const match = /^([^=\s]+)=(\d+(?:\.\d+)?)$/.exec(entry.trim());
+      if (!match) throw new UsageError(`--catalog-min-area must be <provider>=<km²>, e.g. maxar=25 (got '${entry}')`);
+      return [match[1]!, Number(match[2])];
+    }),
+  );
+}
+
+/** `--shared-project team,owner@example.com,5e9`. */
+function sharedProject(text: string): { name: string; ownerEmail: string; aoiAreaLimitSqM: number } {
+  const [name, ownerEmail, limit] = text.split(',').map((part) => part.trim());
+  const aoiAreaLimitSqM = Number(limit);
+  if (!name || !ownerEmail?.includes('@') || !(aoiAreaLimitSqM > 0)) throw new UsageError(`--shared-project must be <name>,<owner e-mail>,<aoiAreaLimit m²> (got '${text}')`);
+  return { name, ownerEmail, aoiAreaLimitSqM };
+}
 
 function number(name: string, text: string | undefined, check: (n: number) => boolean, what: string): number | undefined {
   if (text === undefined) return undefined;
@@ -66,6 +88,9 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
         'preprocessing-seconds': { type: 'string' },
         'queued-seconds': { type: 'string' },
         'awaiting-seconds': { type: 'string' },
+        'order-awaiting-seconds': { type: 'string' },
+        'catalog-min-area': { type: 'string', multiple: true },
+        'shared-project': { type: 'string' },
         'max-aois': { type: 'string' },
         'search-area-limit': { type: 'string' },
         suspended: { type: 'boolean' },
@@ -98,6 +123,9 @@ export function parseSimArgs(args: string[]): SimulatorOptions | 'help' {
     ...(seconds('preprocessing-seconds') !== undefined && { preprocessingSeconds: seconds('preprocessing-seconds') }),
     ...(seconds('queued-seconds') !== undefined && { queuedSeconds: seconds('queued-seconds') }),
     ...(seconds('awaiting-seconds') !== undefined && { awaitingSeconds: seconds('awaiting-seconds') }),
+    ...(seconds('order-awaiting-seconds') !== undefined && { orderAwaitingSeconds: seconds('order-awaiting-seconds') }),
+    ...(values['catalog-min-area'] && { catalogMinAreasSqKm: catalogMinAreas(values['catalog-min-area']) }),
+    ...(values['shared-project'] !== undefined && { sharedProject: sharedProject(values['shared-project']) }),
     ...(maxAois !== undefined && { maxAoisPerProcessing: maxAois }),
     ...(searchAreaLimit !== undefined && { searchAreaLimitSqM: searchAreaLimit }),
     ...(values.suspended && { suspended: true }),

@@ -42,6 +42,8 @@ export interface LiveBehaviour {
   queuedMs: number;
   /** Then AWAITING (waiting for its imagery provider) for this long. */
   awaitingMs: number;
+  /** AWAITING this long instead for a processing on a catalog Scene, which is ordered by request. */
+  orderAwaitingMs: number;
   /** Most polygons in one processing (server default 10). */
   maxAoisPerProcessing: number;
   /** `searchAreaLimit` of /user/status (m², 0: none): the largest AOI of an immediate catalog search. */
@@ -50,6 +52,8 @@ export interface LiveBehaviour {
   suspended: boolean;
   /** Images of another account (ids): the status endpoint answers 404, the image endpoints 403 AccessDenied. */
   foreignImageIds: ReadonlySet<string>;
+  /** Least processing area (km²) of catalog providers, by lower-case name (searchDataProviders, search results' minAreaSqkm). */
+  catalogMinAreasSqKm: Readonly<Record<string, number>>;
 }
 
 /** What a handler answers; the router writes it (or drops it, see dropAfterCommit). */

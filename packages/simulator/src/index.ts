@@ -53,6 +53,23 @@ export interface SimulatorOptions {
    * `AccessDenied` (mapflow-qgis mapflow/errors/data_errors.py; the status 403 is the simulator's reading).
    */
   foreignImageIds?: string[];
+  /**
+   * realShapes: a project another account owns and shares with this one, whose `user` (the owner) carries the
+   * owner's `aoiAreaLimit`, the limit of processings in it (mapflow-qgis functional/service/project_service.py lines 50-56).
+   */
+  sharedProject?: { name: string; ownerEmail: string; aoiAreaLimitSqM: number };
+  /**
+   * realShapes: least processing area (km²) of catalog providers, by lower-case name: in /user/status
+   * `searchDataProviders[].minAreaSqkm` and each search result's `minAreaSqkm` (mapflow-qgis mapflow/mapflow.py
+   * lines 3069-3114, schema/catalog.py line 82); a processing on a smaller area is refused ProviderMinAreaError. Default none.
+   */
+  catalogMinAreasSqKm?: Record<string, number>;
+  /**
+   * realShapes: seconds a processing on a catalog Scene stays AWAITING before it runs: a scene is "available for
+   * ordering by request" (mapflow-docs-en source/api/api_reference.rst lines 1251-1252), which can take days.
+   * Default: awaitingSeconds, as any other source.
+   */
+  orderAwaitingSeconds?: number;
 }
 
 export interface RunningSimulator {
@@ -90,7 +107,7 @@ function checkOptions(options: SimulatorOptions): void {
     if (name === 'storageLimitBytes' && value === null) continue;
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`limits.${name} must be 0 or more`);
   }
-  for (const name of ['resultDelaySeconds', 'preprocessingSeconds', 'queuedSeconds', 'awaitingSeconds'] as const) {
+  for (const name of ['resultDelaySeconds', 'preprocessingSeconds', 'queuedSeconds', 'awaitingSeconds', 'orderAwaitingSeconds'] as const) {
     const value = options[name];
     if (value !== undefined && (!Number.isFinite(value) || value < 0)) throw new SimulatorOptionsError(`${name} must be a number of seconds, 0 or more`);
   }
@@ -122,6 +139,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const temporaryDir = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'mapflow-sim-'));
   const dataDir = options.dataDir ?? temporaryDir!;
   const store = StateStore.open(dataDir, () => initialState(new Date().toISOString()));
+  const shared = options.sharedProject;
+  if (shared && !store.state.projects.some((p) => p.owner && p.name === shared.name)) {
+    const now = new Date().toISOString();
+    store.state.projects.push({ id: randomUUID(), name: shared.name, description: null, isDefault: false, created: now, updated: now, owner: { email: shared.ownerEmail, aoiAreaLimitSqM: shared.aoiAreaLimitSqM } });
+  }
   const limits: Limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) };
 
   let baseUrl = '';
@@ -145,10 +167,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       preprocessingMs: (options.preprocessingSeconds ?? 2) * 1000,
       queuedMs: (options.queuedSeconds ?? 1) * 1000,
       awaitingMs: (options.awaitingSeconds ?? 2) * 1000,
+      orderAwaitingMs: (options.orderAwaitingSeconds ?? options.awaitingSeconds ?? 2) * 1000,
       maxAoisPerProcessing: options.maxAoisPerProcessing ?? 10,
       searchAreaLimitSqM: options.searchAreaLimitSqM ?? 1e9,
       suspended: options.suspended ?? false,
       foreignImageIds: new Set(options.foreignImageIds ?? []),
+      catalogMinAreasSqKm: Object.fromEntries(Object.entries(options.catalogMinAreasSqKm ?? {}).map(([name, min]) => [name.toLowerCase(), min])),
     },
     baseUrl: () => baseUrl,
     now: () => Date.now(),

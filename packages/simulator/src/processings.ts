@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CATALOG_PROVIDERS, DATA_PROVIDERS, findDataProvider, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
+import { CATALOG_PROVIDERS, DATA_PROVIDERS, findCatalogProvider, findDataProvider, findModel, MODELS, publicModel, type Model } from './catalogue.ts';
 import { imageReady } from './rasters.ts';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { costOf, resolveBlocks } from './cost.ts';
@@ -79,9 +79,13 @@ function stringMap(value: unknown, field: string): Record<string, string> {
   return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 }
 
-/** The account's limits on one processing's area (real-api-notes.md: total and each AOI's bbox). */
-function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number): void {
-  const limit = ctx.limits.aoiAreaLimitSqM;
+/**
+ * The account's limits on one processing's area (real-api-notes.md: total and each AOI's bbox). The AOI limit
+ * is that of the project's owner: for a shared project another account's (mapflow-qgis
+ * functional/service/project_service.py lines 50-56).
+ */
+function checkAreaLimits(ctx: SimContext, geometry: AoiGeometry, total: number, project?: ProjectRecord): void {
+  const limit = project?.owner?.aoiAreaLimitSqM ?? ctx.limits.aoiAreaLimitSqM;
   const tooLarge = (area: number) =>
     new SimHttpError(400, 'TOO_LARGE_PROCESSING', `The processing area ${Math.round(area)} m² exceeds the AOI area limit ${limit} m²`, {
       area: Math.round(area),
@@ -116,7 +120,17 @@ function billsCredits(ctx: SimContext): boolean {
 }
 
 /** ProviderMinAreaError (params as mapflow-qgis errors/api_errors.py: aoiArea, providerName, providerMinArea; km²). */
-function checkProviderMinArea(source: ReturnType<typeof sourceFromV2>, totalSqM: number): void {
+function checkProviderMinArea(ctx: SimContext, source: ReturnType<typeof sourceFromV2>, totalSqM: number): void {
+  if (source.kind === 'imagerySearch' && ctx.realShapes) {
+    // A catalog provider's minimum (searchDataProviders[].minAreaSqkm), on the geometry sent (the AOI cropped to the image).
+    const min = ctx.live.catalogMinAreasSqKm[source.dataProvider.toLowerCase()];
+    if (min === undefined || totalSqM / 1e6 >= min) return;
+    throw new SimHttpError(400, 'ProviderMinAreaError', `Geometry area is smaller than the minimum required area for ${source.dataProvider}`, {
+      aoiArea: Math.round((totalSqM / 1e6) * 100) / 100,
+      providerName: source.dataProvider,
+      providerMinArea: min,
+    });
+  }
   if (source.kind !== 'dataProvider') return;
   const provider = findDataProvider(source.providerName);
   if (provider?.minAreaSqKm === undefined || totalSqM / 1e6 >= provider.minAreaSqKm) return;
@@ -125,6 +139,15 @@ function checkProviderMinArea(source: ReturnType<typeof sourceFromV2>, totalSqM:
     providerName: provider.name,
     providerMinArea: provider.minAreaSqKm,
   });
+}
+
+/**
+ * How long a new processing stays AWAITING: a catalog Scene is "available for ordering by request"
+ * (mapflow-docs-en source/api/api_reference.rst lines 1251-1252), a Mosaic is processed at once.
+ */
+function awaitingMsOf(ctx: SimContext, source: ReturnType<typeof sourceFromV2>): number {
+  const scene = source.kind === 'imagerySearch' && findCatalogProvider(source.dataProvider)?.productType === 'Scene';
+  return scene ? ctx.live.orderAwaitingMs : ctx.live.awaitingMs;
 }
 
 /** Price per km² of a data provider source (its `price` in /user/status with --real-shapes); other sources 0. */
@@ -147,7 +170,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
   const name = optionalString(body, 'name');
   if (apiVersion === 'v2' && !name) throw badRequest('name is required');
   const projectId = optionalString(body, 'projectId') ?? ctx.store.defaultProject().id;
-  projectOr404(ctx, projectId);
+  const project = projectOr404(ctx, projectId);
   const model = modelFrom(body, ctx.realShapes, apiVersion);
   if (body.geometry === undefined) throw badRequest('geometry is required');
   const geometry = readGeometry(body.geometry, ctx.realShapes);
@@ -167,8 +190,8 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
 
   const total = areaSqM(geometry);
   if (ctx.realShapes) checkAoiCount(ctx, geometry);
-  checkAreaLimits(ctx, geometry, total);
-  checkProviderMinArea(source, total);
+  checkAreaLimits(ctx, geometry, total, project);
+  checkProviderMinArea(ctx, source, total);
   const cost = costOf(model, total, blocks, ctx.realShapes ? sourcePrice(source) : 0);
   const { state } = ctx.store;
   const remaining = ctx.limits.credits - state.creditsUsed;
@@ -208,7 +231,7 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
     runStartedAt: now,
     durationMs: ctx.processingMs,
     ...(ctx.unevenProgress && { progressSeed: seedFrom(ctx.seed, id) }),
-    ...(ctx.realShapes && { queuedMs: ctx.live.queuedMs, ...(source.kind !== 'myImagery' && { awaitingMs: ctx.live.awaitingMs }) }),
+    ...(ctx.realShapes && { queuedMs: ctx.live.queuedMs, ...(source.kind !== 'myImagery' && { awaitingMs: awaitingMsOf(ctx, source) }) }),
     vectorLayerId: randomUUID(),
     rasterLayerId: randomUUID(),
     created: isoTime(now),
@@ -257,10 +280,14 @@ async function restartProcessing(ctx: SimContext, request: RouteRequest): Promis
 async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<Reply> {
   const record = processingOr404(ctx, request.params[0]!);
   const state = stateOf(ctx, record);
-  if (state.status !== 'OK' && ctx.realShapes) {
+  // The live service serves what a FAILED processing made before it failed: "Unfinished or failed processings
+  // yield partial or no results" (mapflow-qgis mapflow/functional/layer_utils.py line 636); here the share of
+  // each AOI's features that its percentCompleted says was done.
+  const partial = ctx.realShapes && state.status === 'FAILED';
+  if (state.status !== 'OK' && ctx.realShapes && !partial) {
     throw new SimHttpError(409, 'CONFLICT', `Results are available once the processing is OK; it is ${state.status}`);
   }
-  if (state.status !== 'OK') {
+  if (state.status !== 'OK' && !partial) {
     throw new SimHttpError(409, 'PROCESSING_NOT_COMPLETED', `Results are available once the processing is OK; it is ${state.status}`, { status: state.status });
   }
   const aoiId = request.url.searchParams.get('aoiId');
@@ -284,6 +311,7 @@ async function downloadResult(ctx: SimContext, request: RouteRequest): Promise<R
       enabledBlocks: record.blocks.filter((b) => b.enabled).map((b) => b.name),
     },
     indexes,
+    partial ? state.percentCompleted / 100 : 1,
   );
   return { kind: 'stream', contentType: 'application/octet-stream', body: stream };
 }
@@ -308,11 +336,12 @@ async function estimateCost(ctx: SimContext, request: RouteRequest, apiVersion: 
     // mapflow-qgis functional/service/processing_service.py).
     if (body.geometry !== undefined && body.geometry !== null) {
       const geometry = readGeometry(body.geometry, ctx.realShapes);
-      checkAreaLimits(ctx, geometry, area);
+      const projectId = optionalString(body, 'projectId');
+      checkAreaLimits(ctx, geometry, area, projectId === undefined ? undefined : projectOr404(ctx, projectId));
     }
     if (apiVersion === 'v2' && body.params !== undefined && body.params !== null) {
       const source = sourceFromV2(body.params, true);
-      checkProviderMinArea(source, area);
+      checkProviderMinArea(ctx, source, area);
       price = sourcePrice(source);
     }
   }
@@ -335,7 +364,7 @@ function userStatus(ctx: SimContext): unknown {
       remainingArea: billing === 'AREA' ? remainingArea : 0,
       remainingCredits: billing === 'CREDITS' ? credits : 0,
       areaLimit: ctx.limits.areaLimitSqM,
-      aoiAreaLimit: ctx.limits.aoiAreaLimitSqM,
+      // No aoiAreaLimit: the plugin reads it from the project's user (mapflow-qgis functional/service/project_service.py lines 50-56).
       memoryLimit: ctx.limits.storageLimitBytes,
       maxAoisPerProcessing: ctx.live.maxAoisPerProcessing,
       searchAreaLimit: ctx.live.searchAreaLimitSqM,
@@ -349,6 +378,12 @@ function userStatus(ctx: SimContext): unknown {
         previewUrl: `https://example.invalid/${p.name}/{z}/{x}/{y}.png`,
         price: [{ zoom: 18, priceSqKm: PROVIDER_PRICE_PER_SQ_KM }],
       })),
+      // The catalog providers the account may search, each with its minimum area, spelt minAreaSqkm
+      // (mapflow-qgis mapflow/mapflow.py lines 3069-3114).
+      searchDataProviders: CATALOG_PROVIDERS.map((p) => {
+        const min = ctx.live.catalogMinAreasSqKm[p.name];
+        return { name: p.name, displayName: p.catalogName, ...(min !== undefined && { minAreaSqkm: min }) };
+      }),
       teams: [],
     };
   }

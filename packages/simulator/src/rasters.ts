@@ -200,7 +200,13 @@ function receiveFile(ctx: SimContext, req: IncomingMessage): Promise<ReceivedFil
 const sameResolution = (a: [number, number], b: [number, number]) =>
   Math.abs(a[0] - b[0]) <= 0.01 * Math.max(a[0], b[0]) && Math.abs(a[1] - b[1]) <= 0.01 * Math.max(a[1], b[1]);
 
-/** All images of a mosaic share CRS, band count and resolution (spec: Mosaic consistency). */
+/**
+ * All images of a mosaic share CRS, band count and resolution (spec: Mosaic
+ * consistency). The live service (realShapes) reprojects and resamples a new
+ * image "to match the CRS and GSD (pixel size) of other images in collection"
+ * and wants only "the same number of bands" (mapflow-docs-en
+ * source/userguides/reference.rst lines 25-26).
+ */
 function checkFitsMosaic(ctx: SimContext, mosaicId: string, info: Pick<RasterInfo, 'meta'> & { filename?: string }): void {
   const existing = ctx.store.state.images.find((i) => i.mosaicId === mosaicId);
   if (!existing) return;
@@ -211,9 +217,9 @@ function checkFitsMosaic(ctx: SimContext, mosaicId: string, info: Pick<RasterInf
     dataError(422, 'FileValidationFailed', `The image does not fit the mosaic: its ${reason} differs`, {
       filename: info.filename ?? '', mosaic_id: mosaicId, param_name: reason, got_param: actual, expected_param: expected,
     });
-  if (want.crs !== got.crs) throw mismatch('crs', want.crs, got.crs);
+  if (!ctx.realShapes && want.crs !== got.crs) throw mismatch('crs', want.crs, got.crs);
   if (want.count !== got.count) throw mismatch('count', want.count, got.count);
-  if (!sameResolution(want.pixel_size, got.pixel_size)) throw mismatch('pixel_size', want.pixel_size, got.pixel_size);
+  if (!ctx.realShapes && !sameResolution(want.pixel_size, got.pixel_size)) throw mismatch('pixel_size', want.pixel_size, got.pixel_size);
 }
 
 /** Receives, inspects and stores one upload into a mosaic (created by `makeMosaic` once the file is accepted). */

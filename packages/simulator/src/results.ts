@@ -141,13 +141,15 @@ function* aoiFeatures(plan: ResultPlan, aoi: AoiRecord, aoiIndex: number, firstI
 }
 
 /** The result FeatureCollection as a stream of UTF-8 text. */
-export function resultStream(plan: ResultPlan, aoiIndexes: number[]): Readable {
+/** @param share the part of each AOI's features served (a FAILED processing's partial results); default all. */
+export function resultStream(plan: ResultPlan, aoiIndexes: number[], share = 1): Readable {
   async function* text(): AsyncGenerator<string> {
     yield `{"type":"FeatureCollection","name":${JSON.stringify(plan.name)},"features":[`;
     let first = true;
     let nextId = 1;
     for (const index of aoiIndexes) {
-      for (const feature of aoiFeatures(plan, plan.aois[index]!, index, nextId)) {
+      const all = [...aoiFeatures(plan, plan.aois[index]!, index, nextId)];
+      for (const feature of share >= 1 ? all : all.slice(0, Math.floor(all.length * Math.max(0, share)))) {
         yield (first ? '' : ',') + JSON.stringify(feature);
         first = false;
         nextId++;

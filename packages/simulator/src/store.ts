@@ -28,6 +28,12 @@ export interface ProjectRecord {
   isDefault: boolean;
   created: string;
   updated: string;
+  /**
+   * A project another account owns and shares with this one (realShapes): its `user` is the owner,
+   * whose `aoiAreaLimit` applies to processings in it (mapflow-qgis schema/project.py lines 57-66,
+   * functional/service/project_service.py lines 50-56).
+   */
+  owner?: { email: string; aoiAreaLimitSqM: number };
 }
 
 export interface AoiRecord {

@@ -158,6 +158,11 @@ export function userView(ctx: SimContext, withLimits: boolean) {
   };
 }
 
+/** The owner of a shared project as its `user` (mapflow-qgis schema/project.py MapflowProjectUser). */
+function ownerView(owner: NonNullable<ProjectRecord['owner']>) {
+  return { email: owner.email, role: 'USER', aoiAreaLimit: owner.aoiAreaLimitSqM };
+}
+
 export function projectView(ctx: SimContext, project: ProjectRecord) {
   const processings = ctx.store.state.processings.filter((p) => p.projectId === project.id);
   const states = processings.map((p) => ({ record: p, state: stateOf(ctx, p) }));
@@ -184,7 +189,10 @@ export function projectView(ctx: SimContext, project: ProjectRecord) {
     },
     aoiCount: processings.reduce((sum, p) => sum + p.aois.length, 0),
     area: processings.reduce((sum, p) => sum + Math.round(p.areaSqM), 0),
-    user: userView(ctx, project.isDefault),
+    // The live service's `user` of a project is its owner, with the owner's limits (mapflow-qgis schema/project.py
+    // lines 57-66); the spec shows the limits on the default project only.
+    user: project.owner ? ownerView(project.owner) : userView(ctx, project.isDefault || ctx.realShapes),
+    ...(project.owner && { shareProject: { owners: [{ role: 'owner', email: project.owner.email }], users: [{ role: 'contributor', email: ctx.account.email }] } }),
     isDefault: project.isDefault,
     created: project.created,
     updated: project.updated,

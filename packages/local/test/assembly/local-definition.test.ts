@@ -157,7 +157,7 @@ describe('synthLocalDefinition', () => {
       WAIT: 'Wait For Processing',
       RESTART: 'Restart Processing',
       OK: 'Store Results',
-      FAILED: 'Finish Part',
+      FAILED: 'Store Results', // partial results, under failed/
       TIMEOUT: 'Finish Part',
     });
     expect(part['Wait For Processing']).toEqual({ Type: 'Wait', SecondsPath: '$.poll.waitSeconds', Next: 'Poll Processing' });
@@ -209,8 +209,8 @@ describe('synthLocalDefinition', () => {
 
     // Assess
     expect((custom.definition.States as States)['Process Parts'].MaxConcurrency).toBe(2);
-    expect(custom.definition.TimeoutSeconds).toBe(3_600 + 6 * 3_600);
-    expect(local.definition.TimeoutSeconds).toBe(86_400 + 6 * 3_600);
+    expect(custom.definition.TimeoutSeconds).toBe(3_600 + 7 * 86_400 + 6 * 3_600); // maxJobSeconds + MAX_AWAITING_SECONDS + margin
+    expect(local.definition.TimeoutSeconds).toBe(86_400 + 7 * 86_400 + 6 * 3_600);
   });
 
   it("passes aws-local-stepfunctions' own validator, with path and ARN checks", () => {

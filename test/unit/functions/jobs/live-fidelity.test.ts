@@ -57,9 +57,6 @@ function recordBodies(b: Bench): { cost: Record<string, unknown>[]; create: Reco
   return seen;
 }
 
-/** The create body without its project: the project is found or created only once the budget guard has passed. */
-const withoutProject = ({ projectId: _projectId, ...body }: Record<string, unknown>) => body;
-
 describe('the cost call carries the create body (mapflow-qgis functional/api/processing_api.py lines 93-99, processing_service.py lines 446-455 and 1081-1083)', () => {
   it('GeoTIFF: the only cost call is made once the image is uploaded, with the body of the create, image source and blocks and all', async () => {
     // Prepare
@@ -75,7 +72,7 @@ describe('the cost call carries the create body (mapflow-qgis functional/api/pro
     expect(states.indexOf('Upload Image')).toBeLessThan(states.indexOf('Plan Processing'));
     expect(seen.cost).toHaveLength(1);
     expect(seen.create).toHaveLength(1);
-    expect(seen.cost[0]).toEqual(withoutProject(seen.create[0]!));
+    expect(seen.cost[0]).toEqual(seen.create[0]);
     expect(seen.cost[0]!.params).toEqual({ sourceParams: { myImagery: { imageIds: [final.upload!.imageId], mosaicId: final.mosaic!.mosaicId } } });
     expect(seen.cost[0]!.blocks).toEqual([{ name: 'Simplification', enabled: true }, { name: 'Classification', enabled: false }, { name: 'OSM', enabled: false }]);
     const processing = await b.client.getProcessingV1((await b.client.listProcessings())[0]!.id);
@@ -91,7 +88,7 @@ describe('the cost call carries the create body (mapflow-qgis functional/api/pro
     const final = await new Driver(b.ctx).runJob(start);
     // Assess
     expect(final.finish?.status, JSON.stringify(final.finish?.error)).toBe('SUCCEEDED');
-    expect(seen.cost).toEqual(seen.create.map(withoutProject));
+    expect(seen.cost).toEqual(seen.create);
     expect(seen.cost[0]!.params).toEqual({ sourceParams: { dataProvider: { providerName: 'Mapbox', zoom: 18 } }, inferenceParams: { threshold: '0.5' } });
     const request = (await readJsonObject<ProcessingRequest>(benches.aws.s3, final.plan!.parts[0]!.requestKey))!;
     const geometry = await readJsonObject(benches.aws.s3, final.plan!.parts[0]!.geometryKey);

@@ -112,7 +112,7 @@ describe('point 5: refusals on the cost call classified like the create (process
 
 describe('point 7: data error codes (mapflow-qgis errors/data_errors.py)', () => {
   it.each([
-    ['FileValidationFailed', 'MOSAIC_MISMATCH', /same CRS, band count and resolution/],
+    ['FileValidationFailed', 'MOSAIC_MISMATCH', /same band count/],
     ['ImageOutOfBounds', 'NOT_GEOREFERENCED', /CRS and geotransform/],
     ['FileOpenError', 'NOT_GEOTIFF', /as a GeoTIFF/],
     ['ImageExtentTooBig', 'FILE_TOO_LARGE', /cut the image into parts/],
