@@ -26,6 +26,8 @@ const ISOLATED = [
   'packages/local/test/s3/s3.test.ts',
   'packages/local/test/state-lock.test.ts',
   'test/unit/functions/runtime/**/*.test.ts',
+  // vi.mock of functions/runtime/metrics.ts: needs a module graph of its own.
+  'test/unit/functions/handlers/reconcile-denied.test.ts',
   'test/integ/**/*.test.ts',
   'packages/simulator/test/lambda.test.ts',
   // A local bridge routes GeoJSON and GeoTIFF checks through worker threads for the whole process (packages/local/src/engine/workers.ts).

@@ -12,7 +12,7 @@
  * Safe to run concurrently with live jobs: a job is touched only when its
  * execution is not running, and the final transition is conditional.
  */
-import { recordBacklog, recordJobOutcome } from '../runtime/metrics.ts';
+import { recordBacklog, recordJobOutcome, recordReconcileErrors } from '../runtime/metrics.ts';
 import { DescribeExecutionCommand, ExecutionDoesNotExist, ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../core/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
@@ -61,6 +61,12 @@ export interface ReconcileSummary {
   reclaimedSlots: string[];
   /** Jobs that could not be reconciled this time (retried on the next run). */
   errors: { jobId: string; message: string }[];
+  /**
+   * Executions whose liveness could not be learned (a denied or failed
+   * DescribeExecution / ListExecutions): their slots and waiters are kept, as
+   * if alive, until a later run can tell.
+   */
+  livenessErrors: { executionArn: string; message: string }[];
   /** Executions asked about one by one (DescribeExecution on AWS). */
   executionChecks: number;
   /** Running executions found by listing them (undefined: no listing). */
@@ -92,11 +98,12 @@ export async function reconcile(
 ): Promise<ReconcileSummary> {
   const now = options.now ?? (() => new Date());
   const graceMs = (options.graceSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
-  const summary: ReconcileSummary = { checked: 0, lost: [], reclaimedSlots: [], errors: [], executionChecks: 0, deferred: 0 };
+  const summary: ReconcileSummary = { checked: 0, lost: [], reclaimedSlots: [], errors: [], livenessErrors: [], executionChecks: 0, deferred: 0 };
   const { isAlive, listRunning } = typeof liveness === 'function' ? { isAlive: liveness, listRunning: undefined } : liveness;
   // The listing comes before the ledger is read: a job missing from it started
   // later (or ended) and is asked about on its own, so nothing is judged on a stale list.
-  const running = listRunning ? await listRunning() : undefined;
+  // A failed listing (denied, throttled) only costs the shortcut: every job is then asked about on its own.
+  const running = listRunning ? await listRunning().catch((error: unknown) => noteLivenessError(ctx, summary, '(ListExecutions)', error)) : undefined;
   if (running) summary.listedRunning = running.size;
   const maxChecks = options.maxExecutionChecks ?? DEFAULT_EXECUTION_CHECKS;
   // Undefined: not known this run (the checks are spent).
@@ -106,8 +113,22 @@ export async function reconcile(
     summary.executionChecks++;
     return isAlive(executionArn);
   });
-  // Slots and the queue change only for executions known to be gone.
-  const aliveOrUnknown: IsExecutionAlive = async (executionArn) => (await alive(executionArn)) ?? true;
+  // Slots and the queue change only for executions known to be gone. One execution
+  // that cannot be described (AccessDenied, throttling, anything unexpected) is
+  // logged, counted and kept as it is: it never stops the other rows, the queue
+  // repair, the inbox sweep or the backlog metric.
+  const livenessFailed = new Set<string>();
+  const aliveOrUnknown: IsExecutionAlive = async (executionArn) => {
+    try {
+      return (await alive(executionArn)) ?? true;
+    } catch (error) {
+      if (!livenessFailed.has(executionArn)) {
+        livenessFailed.add(executionArn);
+        noteLivenessError(ctx, summary, executionArn, error);
+      }
+      return true;
+    }
+  };
 
   const unfinished = JOB_STATUSES.filter((status) => !isFinalStatus(status));
   const backlog = { oldestInFlightSecondsByRoute: {} as Record<string, number>, oldestQueuedSeconds: 0 };
@@ -146,7 +167,15 @@ export async function reconcile(
   if (queue.rewoken.length + queue.dropped.length > 0 || queue.recounted) ctx.logger.warn('slot queue repaired', { ...queue });
   ctx.logger.info('reconcile finished', { ...summary });
   recordBacklog(backlog, ctx.config.routes.routes.map((route) => route.name));
+  // Every run reports its count, 0 included, so an alarm on it sees data (runtime/metric-names.ts).
+  recordReconcileErrors(summary.errors.length + summary.livenessErrors.length);
   return summary;
+}
+
+function noteLivenessError(ctx: BridgeContext, summary: ReconcileSummary, executionArn: string, error: unknown): undefined {
+  ctx.logger.error('could not learn whether an execution runs; its slots stay held until a later run can tell', { executionArn, error });
+  summary.livenessErrors.push({ executionArn, message: (error as Error)?.message ?? String(error) });
+  return undefined;
 }
 
 /** The oldest unfinished job per route, and the longest wait in QUEUED (since the job entered it). */

@@ -23,3 +23,9 @@ export const AUTH_ERROR_METRIC = 'MapflowAuthErrors';
 export const OLDEST_IN_FLIGHT_METRIC = 'OldestJobInFlightSeconds';
 /** How long the longest-waiting QUEUED job has waited for a slot, emitted by the reconciler. */
 export const OLDEST_QUEUED_METRIC = 'OldestQueuedSeconds';
+/**
+ * Rows (jobs, slot holders, waiters) a reconciler run could not judge: a denied or
+ * failed DescribeExecution / ListExecutions, or any other error on one row. Emitted
+ * on every run (0 included); the row is retried on the next run.
+ */
+export const RECONCILE_ERRORS_METRIC = 'ReconcileErrors';

@@ -21,8 +21,9 @@ export {
   AUTH_ERROR_METRIC,
   OLDEST_IN_FLIGHT_METRIC,
   OLDEST_QUEUED_METRIC,
+  RECONCILE_ERRORS_METRIC,
 } from './metric-names.ts';
-import { METRICS_NAMESPACE_DEFAULT, OUTCOME_METRICS, CREDITS_METRIC, JOB_DURATION_METRIC, KIND_DIMENSION, ROUTE_DIMENSION, AUTH_ERROR_METRIC, OLDEST_IN_FLIGHT_METRIC, OLDEST_QUEUED_METRIC } from './metric-names.ts';
+import { METRICS_NAMESPACE_DEFAULT, OUTCOME_METRICS, CREDITS_METRIC, JOB_DURATION_METRIC, KIND_DIMENSION, ROUTE_DIMENSION, AUTH_ERROR_METRIC, OLDEST_IN_FLIGHT_METRIC, OLDEST_QUEUED_METRIC, RECONCILE_ERRORS_METRIC } from './metric-names.ts';
 
 let shared: Metrics | undefined;
 
@@ -61,5 +62,12 @@ export function recordBacklog(backlog: { oldestInFlightSecondsByRoute: Record<st
   }
   const m = metrics();
   m.addMetric(OLDEST_QUEUED_METRIC, MetricUnit.Seconds, Math.max(0, Math.round(backlog.oldestQueuedSeconds)));
+  m.publishStoredMetrics();
+}
+
+/** What one reconciler run could not judge (denied or failed calls on single rows), 0 included. */
+export function recordReconcileErrors(count: number): void {
+  const m = metrics();
+  m.addMetric(RECONCILE_ERRORS_METRIC, MetricUnit.Count, count);
   m.publishStoredMetrics();
 }

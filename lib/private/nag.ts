@@ -69,10 +69,11 @@ export function bridgeNagAcknowledgements(prefixes: readonly string[]): NagAckno
     },
     {
       rule: 'AwsSolutions-IAM5',
-      finding: /^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*:\*$/,
+      // `<machine>:*`: its executions; `<machine>/*`: its Map Runs' child executions (<machine>/<label>:<id>).
+      finding: /^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*[:/]\*$/,
       paths: /^(Workflow\/StateMachine\/DistributedMapPolicy|ReconcileFunction\/Role\/DefaultPolicy)\//,
       reason:
-        "Executions are named by job id at run time: the Distributed Map's child executions and the reconciler's DescribeExecution are limited to executions of the bridge's own state machine.",
+        "Executions are named by job id at run time: the Distributed Map's child executions and the reconciler's DescribeExecution (of executions and of Map Run children) are limited to executions of the bridge's own state machine.",
     },
   ];
 }

@@ -5,7 +5,7 @@
  *
  * Reviewing a function's rights means reading one line of FUNCTION_CAPABILITIES.
  */
-import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -41,7 +41,7 @@ export type Capability =
   | 'mapflow:token'
   /** states:StartExecution on the bridge's state machine. */
   | 'workflow:start'
-  /** states:DescribeExecution / ListExecutions on the bridge's state machine. */
+  /** states:DescribeExecution (its executions and its Map Runs' children) / ListExecutions on the bridge's state machine. */
   | 'workflow:describe'
   /**
    * states:SendTaskSuccess on the bridge's state machines: hands a freed slot to
@@ -171,6 +171,12 @@ export function grantCapability(grantee: iam.IGrantable, capability: Capability,
     case 'workflow:describe': {
       const stateMachine = requireStateMachine(targets, capability);
       stateMachine.grantExecution(grantee, 'states:DescribeExecution');
+      // ...and on the Distributed Map's child executions, `execution:<machine>/<map run label>:<id>`,
+      // which `execution:<machine>:*` does not match: slot rows written by Wait For Slot before it
+      // recorded the job's own execution hold a child's ARN. The resource of AWS's policy for
+      // Distributed Map (docs.aws.amazon.com/step-functions/latest/dg/iam-policies-eg-dist-map.html;
+      // aws-cdk-lib's StateGraph grants RedriveExecution on `execution:<machine>/<label>` the same way).
+      iam.Grant.addToPrincipal({ grantee, actions: ['states:DescribeExecution'], resourceArns: [mapChildExecutionsArn(stateMachine)] });
       iam.Grant.addToPrincipal({ grantee, actions: ['states:ListExecutions'], resourceArns: [stateMachine.stateMachineArn] });
       return;
     }
@@ -242,4 +248,15 @@ export function grantListPrefixes(grantee: iam.IGrantable, bucket: s3.IBucket, p
 function requireStateMachine(targets: GrantTargets, capability: Capability): sfn.IStateMachine {
   if (!targets.stateMachine) throw new Error(`Capability ${capability} needs the state machine, which is not built yet`);
   return targets.stateMachine;
+}
+
+/**
+ * `arn:<partition>:states:<region>:<account>:execution:<machine>/*`: every child
+ * execution of the machine's Distributed Map Runs (their ARNs are
+ * `execution:<machine>/<map run label>:<child id>`; the label is the Map's Label
+ * or one Step Functions generates, so it is left open).
+ */
+export function mapChildExecutionsArn(stateMachine: sfn.IStateMachine): string {
+  const machineName = Arn.split(stateMachine.stateMachineArn, ArnFormat.COLON_RESOURCE_NAME).resourceName;
+  return Stack.of(stateMachine).formatArn({ service: 'states', resource: 'execution', resourceName: `${machineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
 }

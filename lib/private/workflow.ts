@@ -104,6 +104,10 @@ export function buildJobDefinition(
         job: sfn.JsonPath.objectAt('$.job'),
         part,
         taskToken: sfn.JsonPath.taskToken,
+        // Inside the Distributed Map this is the part's child execution
+        // (execution:<machine>/<map run label>:<id>), not the job's: Wait For Slot
+        // records the job's own ARN ($.job.executionArn) and keeps this one as a
+        // fallback (docs/architecture.md, "Whose execution holds a slot").
         executionArn: sfn.JsonPath.executionId,
       }),
       // A waiter never waits longer than a job may run (then QueueTimeout semantics: the part fails).

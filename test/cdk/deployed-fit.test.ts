@@ -19,6 +19,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HANDLER_NAMES, TASKS } from '../../functions/core/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
+import { waitForSlot } from '../../functions/jobs/steps/wait-for-slot.ts';
 import { InputRejected } from '../../functions/core/errors.ts';
 import { MapflowOutcomeUnknown, MapflowRateLimited, MapflowUnavailable } from '../../functions/mapflow/errors.ts';
 import { GSI_BY_PROCESSING_ID, GSI_BY_SLOT_QUEUE, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
@@ -304,6 +305,36 @@ describe('executions: what is recorded is what the reconciler may describe', () 
     expect(config.stateMachineArn).toBe(arns.stateMachine);
     expect(isAllowed(statements, 'states:ListExecutions', arns.stateMachine)).toBe(true);
     expect(isAllowed(statements, 'states:ListExecutions', arns.stateMachine.replace(arns.stateMachineName, 'Other'))).toBe(false);
+  });
+
+  it('Wait For Slot, run as a Map Run child, records an execution the reconciler may describe (issue 37 point 1)', async () => {
+    // Prepare: the state Wait For Slot gets inside the Map, as AWS fills it in: `job` is
+    // the ItemSelector's $.job (the Register Job result, with the parent's ARN), and
+    // `executionArn` is $$.Execution.Id, which in a child execution is the child's own
+    // ARN, execution:<machine>/<map run label>:<id> (the resource of
+    // docs.aws.amazon.com/step-functions/latest/dg/iam-policies-eg-dist-map.html).
+    const statements = deployedStatements('reconcile');
+    const tokenState = definition().States['Process Parts']!.ItemProcessor.States['Wait For Slot']!;
+    expect(tokenState.Parameters.Payload['executionArn.$']).toBe('$$.Execution.Id');
+    const recorded: string[] = [];
+    const slots = {
+      acquire: async (_holder: string, executionArn: string) => (recorded.push(executionArn), { acquired: false, inUse: 1 }),
+      enqueue: async (waiter: { executionArn: string }) => (recorded.push(waiter.executionArn), 'acquired' as const),
+    };
+    const job = { jobId: JOB_ID, kind: 'geojson', createdAt: '2025-01-01T00:00:00.000Z', executionArn: arns.execution };
+    const ctx = { slots, now: () => new Date(), config: { maxConcurrentProcessings: 1 } } as unknown as Parameters<typeof waitForSlot>[1];
+
+    // Act
+    await waitForSlot({ job: job as never, part: { index: 1 }, taskToken: 'token', executionArn: arns.mapChild }, ctx);
+
+    // Assess: the job's own execution is recorded (one ListExecutions page answers for it)...
+    expect(recorded).toEqual([arns.execution, arns.execution]);
+    for (const executionArn of recorded) expect(isAllowed(statements, 'states:DescribeExecution', executionArn)).toBe(true);
+    // ...and a child's ARN, which slot rows written before this fix hold, may be described too,
+    expect(isAllowed(statements, 'states:DescribeExecution', arns.mapChild)).toBe(true);
+    // while `execution:<machine>:*` alone would not have matched it (the bug).
+    expect(isAllowed([{ Effect: 'Allow', Action: 'states:DescribeExecution', Resource: `${arns.execution.slice(0, arns.execution.lastIndexOf(':'))}:*` }], 'states:DescribeExecution', arns.mapChild)).toBe(false);
+    expect(isAllowed(statements, 'states:DescribeExecution', arns.mapChild.replace(arns.stateMachineName, 'Other'))).toBe(false);
   });
 
   it('the state machine may run its Distributed Map: start itself, describe/stop its executions, redrive map runs', () => {

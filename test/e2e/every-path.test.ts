@@ -160,7 +160,7 @@ describe('every path: one treatment for files the bridge cannot take', () => {
     ['an empty segment', 'inbox//b.tif'],
     ['a control character', 'inbox/b\u0007.geojson'],
   ])('rejects a key with %s that reaches the state machine (INVALID_KEY), writing only its report', { timeout: 300_000 }, async (_label, key) => {
-    // Prepare: the execution dispatch starts on AWS, where S3 takes such keys (the local S3 refuses them)
+    // Prepare: the execution dispatch starts for such a key (S3 takes it, on AWS and in the local S3 alike)
     const input: ExecutionInput = { jobId: jobIdFor({ bucket: bridge.bucket, key, etag: 'e1' }), input: { bucket: bridge.bucket, key, etag: 'e1', size: 2 } };
     const before = await listKeys(bridge.s3, bridge.bucket, '');
     // Act

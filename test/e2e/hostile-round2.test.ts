@@ -53,7 +53,7 @@ describe('the second-round hostile corpus through local run', () => {
     const expected = {
       ...Object.fromEntries(entries.map((e) => [e.file, `REJECTED ${e.expectedCode}`])),
       [newline]: 'REJECTED INVALID_KEY',
-      // S3 takes a 240-byte name, and so does the local S3 since issue 38 (long-names.cjs).
+      // S3 takes a 240-byte name, and so does the local S3 since issue 38 (s3rver-keys.cjs).
       [long]: 'SUCCEEDED ',
       'good.geojson': 'SUCCEEDED ',
     };

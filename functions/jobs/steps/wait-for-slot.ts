@@ -27,7 +27,11 @@ export interface SlotWaitInput {
   part: { index: number };
   /** `$$.Task.Token` of the waiting state. */
   taskToken: string;
-  /** `$$.Execution.Id`: whose liveness the reconciler checks. */
+  /**
+   * `$$.Execution.Id` of the waiting state. At the top level (Admit Job) the
+   * job's execution; inside the Distributed Map (Wait For Slot) the part's
+   * child execution, `execution:<machine>/<map run label>:<id>`.
+   */
   executionArn?: string;
 }
 
@@ -39,7 +43,12 @@ export interface SlotWaitOutcome {
 export async function waitForSlot(input: SlotWaitInput, ctx: StepContext): Promise<SlotWaitOutcome> {
   const job = jobContextOf(input.job);
   const holder = slotHolder(job.jobId, input.part.index);
-  const executionArn = input.executionArn ?? job.executionArn ?? job.jobId;
+  // The job's own (top-level) execution owns the slot, as Acquire Slot and Register Job record it:
+  // the reconciler finds it in one ListExecutions page (a Map Run's children are listed only by
+  // their mapRunArn), and it ends exactly when the job's slots can leak (an ended child fails the
+  // Map Run, whose Catch releases them). The child's ARN only when the job's is not known.
+  // docs/architecture.md, "Whose execution holds a slot".
+  const executionArn = job.executionArn ?? input.executionArn ?? job.jobId;
   const since = ctx.now().toISOString();
 
   // Fast path: a free slot and nobody waiting. The state still waits for its

@@ -46,6 +46,7 @@ import type { AssemblyModel, LocalNames, Principal } from './assembly/template.t
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
 import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
+import { LocalSchedule, rateExpressionMs, scheduleScaleOf } from './assembly/schedule.ts';
 import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
 import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, readStepsInFlight, recordCrashes, StepsInFlight, takeCrashRecord, writeResumeCounts, type CrashRecord } from './crash-resumes.ts';
@@ -124,8 +125,19 @@ export interface LocalBridgeOptions {
   environmentUnits?: { total: number; perProcess: number };
   /** Pause before every Retry in ms (tests); default the definition's. */
   retryIntervalMs?: number;
-  /** Reconciler period; 0 disables it. Default 30 s. */
+  /**
+   * Reconciler period in ms, instead of the template's schedule; 0 disables the
+   * timed runs (`reconcileNow()` still runs one). Default: the template's rule
+   * (`rate(15 minutes)`) divided by `scheduleScale`.
+   */
   reconcileIntervalMs?: number;
+  /**
+   * The local factor of the template's schedule: the rule's rate and Lambda's
+   * asynchronous retry delays are divided by it (4: the reconciler every 3.75
+   * minutes). Default: env MAPFLOW_BRIDGE_SCHEDULE_SCALE, else 1 (AWS's times).
+   * docs/local.md, "The reconciler's schedule".
+   */
+  scheduleScale?: number;
   /** Operational messages (default: stderr). */
   log?: (message: string) => void;
   /** Every event the bridge publishes, as it is published. */
@@ -676,30 +688,35 @@ async function followEventsForCaller(start: BridgeStart, { followEvents }: Bridg
   stops.push({ name: 'the event follower', stop: () => follower.close() });
 }
 
-/** Reconciler: settles jobs whose execution is gone (e.g. after a restart). */
+/**
+ * Reconciler: settles jobs whose execution is gone (e.g. after a restart). It
+ * runs at the template's schedule (scaled by the local factor), invoked
+ * asynchronously with Lambda's retries, as EventBridge invokes it on AWS
+ * (packages/local/src/assembly/schedule.ts).
+ */
 function startReconciler(start: BridgeStart, runtime: AssemblyRuntime): () => Promise<void> {
   const { options, log, stops } = start;
-    const reconcileNow = async (): Promise<void> => {
-      // The reconcile function with the schedule's event, as EventBridge invokes it.
-      await runtime.reconcileNow();
-    };
-    const reconcileEvery = options.reconcileIntervalMs ?? 30_000;
-    if (reconcileEvery > 0) {
-      let reconciling: Promise<void> | undefined;
-      const timer = setInterval(() => {
-        reconciling ??= reconcileNow()
-          .catch((error: unknown) => log(`local bridge: reconcile failed: ${describe(error)}`))
-          .finally(() => {
-            reconciling = undefined;
-          });
-      }, reconcileEvery);
-      timer.unref();
-      // First in the stop order after reversal: no reconcile while services stop.
-      stops.push({ name: 'the reconciler', stop: async () => {
-        clearInterval(timer);
-        await reconciling;
-      } });
-    }
+  // The reconcile function with the schedule's event, synchronously: the caller sees its error.
+  const reconcileNow = async (): Promise<void> => runtime.reconcileNow();
+  const spec = runtime.reconcileSchedule;
+  if (!spec || options.reconcileIntervalMs === 0) return reconcileNow;
+  const scale = scheduleScaleOf(options.scheduleScale);
+  const templateMs = rateExpressionMs(spec.expression);
+  if (options.reconcileIntervalMs === undefined && templateMs === undefined) {
+    log(`local bridge: the reconcile rule's schedule ${spec.expression} is not a rate(); the reconciler runs only on request (reconcileIntervalMs sets a period)`);
+    return reconcileNow;
+  }
+  const schedule = new LocalSchedule({
+    // An explicit period is taken as it is; the template's is divided by the factor.
+    periodMs: options.reconcileIntervalMs ?? (templateMs as number),
+    scale: options.reconcileIntervalMs === undefined ? scale : 1,
+    invoke: reconcileNow,
+    retryAttempts: spec.asyncRetryAttempts,
+    log,
+  });
+  schedule.start();
+  // First in the stop order after reversal: no reconcile while services stop.
+  stops.push({ name: 'the reconciler', stop: () => schedule.stop() });
   return reconcileNow;
 }
 

@@ -27,7 +27,7 @@ import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { DEFAULT_ENVIRONMENT_UNITS, EnvironmentBudget, LocalFunction, PROCESS_ENVIRONMENT_UNITS } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
-import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal } from './template.ts';
+import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
 import { MapRunAccessDeniedError, StateMachineRole, TaskAccessDeniedError, mapRunCallsOf, taskCallsOf } from '../auth/state-machine-role.ts';
 
@@ -98,6 +98,8 @@ export interface AssemblyRuntime {
   dispatchIdle(): Promise<void>;
   /** The reconcile function with its scheduled event (rejects with the function's error). */
   reconcileNow(): Promise<void>;
+  /** The template's scheduled rule that targets the reconcile function (its rate, Lambda's retries). */
+  readonly reconcileSchedule: ScheduleSpec | undefined;
   /**
    * Starts one environment of each function, one after the other in the
    * order a job reaches them (dispatch, then the definition's Task states), so
@@ -235,6 +237,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
         return trigger?.pending ?? 0;
       },
       dispatchIdle: async () => trigger?.idle(),
+      reconcileSchedule: schedule,
       reconcileNow: async () => {
         if (!schedule) return;
         await (functions.get(schedule.functionLogicalId) as LocalFunction).invoke(scheduledEvent(schedule));

@@ -36,7 +36,9 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
     if (arn !== engine.stateMachineArn) throw new AwsServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(arn)}'`);
   };
   const execution = (arn: unknown): ExecutionRecord => {
-    const record = typeof arn === 'string' && arn.startsWith(`${engine.stateMachineArn.replace(':stateMachine:', ':execution:')}:`) ? engine.describe(arn) : undefined;
+    // Its executions (`execution:<machine>:<name>`) and its Map Runs' children (`execution:<machine>/<label>:<id>`).
+    const executions = engine.stateMachineArn.replace(':stateMachine:', ':execution:');
+    const record = typeof arn === 'string' && (arn.startsWith(`${executions}:`) || arn.startsWith(`${executions}/`)) ? engine.describe(arn) : undefined;
     if (!record) throw new AwsServiceError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(arn)}'`);
     return record;
   };

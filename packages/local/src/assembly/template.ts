@@ -100,7 +100,10 @@ export interface ScheduleSpec {
   ruleArn: string;
   expression: string;
   functionLogicalId: string;
+  /** EventBridge's retries of a delivery that failed (the target's RetryPolicy). */
   retryAttempts: number;
+  /** Lambda's retries of an asynchronous invocation whose function returned an error (EventInvokeConfig, default 2). */
+  asyncRetryAttempts: number;
 }
 
 export interface AssemblyModel {
@@ -425,7 +428,20 @@ export function modelOf(
       const functionId = target.Arn ? functionByArn.get(target.Arn) : undefined;
       if (!functionId) continue;
       // EventBridge retries a failed asynchronous invocation up to 185 times by default.
-      schedules.push({ ruleArn: getAtt(ruleId, 'Arn'), expression, functionLogicalId: functionId, retryAttempts: target.RetryPolicy?.MaximumRetryAttempts ?? 185 });
+      // Once invoked, Lambda retries a function error twice unless the function's
+      // EventInvokeConfig says otherwise (docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
+      const invokeConfig = ofType('AWS::Lambda::EventInvokeConfig').find(([, c]) => {
+        const name = resolveAny(c.Properties?.FunctionName);
+        return typeof name === 'string' && (functionByName.get(name) ?? functionByArn.get(name)) === functionId;
+      });
+      const asyncRetries = invokeConfig?.[1].Properties?.MaximumRetryAttempts;
+      schedules.push({
+        ruleArn: getAtt(ruleId, 'Arn'),
+        expression,
+        functionLogicalId: functionId,
+        retryAttempts: target.RetryPolicy?.MaximumRetryAttempts ?? 185,
+        asyncRetryAttempts: typeof asyncRetries === 'number' ? asyncRetries : 2,
+      });
     }
   }
 

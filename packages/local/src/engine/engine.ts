@@ -7,8 +7,14 @@
  *   succeeded answers 'duplicate' (ExecutionAlreadyExists on AWS); a name whose
  *   execution failed or was aborted may be started again (the reconciler's
  *   way to resume work after a restart, since executions live in memory);
- * - the context object carries the execution ARN (`$$.Execution.Id`) and name.
+ * - the context object carries the execution ARN (`$$.Execution.Id`) and name;
+ * - an item of a DISTRIBUTED Map is a child execution, as on AWS: its
+ *   `$$.Execution.Id` is `execution:<machine>/<map run label>:<id>` (not the
+ *   job's ARN), DescribeExecution answers for it while it runs, and stopping
+ *   the job's execution aborts it (issue 37 point 1: a child ARN recorded for
+ *   the reconciler now meets the template's IAM locally too).
  */
+import { randomUUID } from 'node:crypto';
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
 import { LOCAL_AWS } from '../local-account.ts';
@@ -122,6 +128,48 @@ interface Running {
 
 const CHECKS = { checkPaths: true, checkArn: true } as const;
 
+interface ChildExecution {
+  record: ExecutionRecord;
+  /** The name of the (top-level) execution whose Map Run started it. */
+  parent: string;
+}
+
+/**
+ * The ItemProcessor of every DISTRIBUTED Map of every engine, with its Map Run
+ * label. aws-local-stepfunctions runs a Map's items with
+ * `new StateMachine(ItemProcessor).run(item, runOptions)`, runOptions carrying
+ * the parent's context: the run below gives such an item a child's context.
+ */
+const distributedProcessors = new WeakMap<object, { engine: LocalEngine; label: string }>();
+let childRunsPatched = false;
+
+type RunArgs = Parameters<StateMachine['run']>;
+
+function runItemsAsChildExecutions(): void {
+  if (childRunsPatched) return;
+  childRunsPatched = true;
+  const run = StateMachine.prototype.run;
+  StateMachine.prototype.run = function runAsChild(this: StateMachine, input: RunArgs[0], options?: RunArgs[1]) {
+    const processor = distributedProcessors.get((this as unknown as { definition: object }).definition);
+    const context = options?.context as { Execution?: { Name?: string } } | undefined;
+    if (!processor || !context?.Execution?.Name) return run.call(this, input, options);
+    const child = processor.engine.startChild(processor.label, context.Execution.Name, input);
+    const execution = run.call(this, input, { ...options, context: { ...context, Execution: { ...context.Execution, Id: child.arn, Name: child.name } } });
+    let aborted = false;
+    const abort = execution.abort;
+    execution.abort = () => {
+      aborted = true;
+      abort();
+    };
+    const rootAborted = () => Boolean((options as { _rootAbortSignal?: AbortSignal } | undefined)?._rootAbortSignal?.aborted);
+    execution.result.then(
+      (output) => processor.engine.stopChild(child.arn, aborted || rootAborted() ? 'ABORTED' : 'SUCCEEDED', output),
+      (error: unknown) => processor.engine.stopChild(child.arn, statusOf(error)),
+    );
+    return execution;
+  };
+}
+
 /** Throws when aws-local-stepfunctions rejects the definition (what a LocalEngine checks when built). */
 export function checkDefinition(definition: Record<string, unknown>): void {
   new StateMachine(structuredClone(definition) as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: CHECKS });
@@ -148,7 +196,9 @@ export class LocalEngine {
     const name = options.stateMachineName ?? DEFAULT_STATE_MACHINE_NAME;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
     const definition = structuredClone(options.definition);
-    const { tasks, waits, tokenStates, distributedMapsOf } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
+    const { tasks, waits, tokenStates, distributedMapsOf, distributedProcessorsOf } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
+    runItemsAsChildExecutions();
+    for (const [processor, label] of distributedProcessorsOf) distributedProcessors.set(processor, { engine: this, label });
     const unbound = tasks.filter((state) => !options.taskResources[state]);
     if (unbound.length > 0) throw new UnboundTaskError(unbound);
     this.taskStates = tasks;
@@ -216,7 +266,9 @@ export class LocalEngine {
     const parameters = input as { FunctionName?: unknown; Payload?: unknown };
     const payload = parameters && typeof parameters === 'object' && 'Payload' in parameters ? parameters.Payload : input;
     const executionArn = (payload as { executionArn?: unknown } | null)?.executionArn;
-    const { token, settled } = this.taskTokens.create(typeof executionArn === 'string' ? nameOf(executionArn) : '');
+    // A child's token belongs to its job's execution: stopping that one stops the Map Run's children.
+    const owner = typeof executionArn === 'string' ? (this.children.get(executionArn)?.parent ?? nameOf(executionArn)) : '';
+    const { token, settled } = this.taskTokens.create(owner);
     try {
       await resource(replaceValue(payload, TASK_TOKEN_PLACEHOLDER, token));
     } catch (error) {
@@ -276,6 +328,30 @@ export class LocalEngine {
 
   private readonly aborted = new Set<string>();
 
+  /** Child executions of the Map Runs, by ARN (DescribeExecution answers for them; ListExecutions does not list them). */
+  private readonly children = new Map<string, ChildExecution>();
+
+  /**
+   * A DISTRIBUTED Map item starting as a child execution of `parent`:
+   * `arn:aws:states:<region>:<account>:execution:<machine>/<map run label>:<id>`,
+   * the form AWS gives a Map Run's children (the resource of
+   * docs.aws.amazon.com/step-functions/latest/dg/iam-policies-eg-dist-map.html).
+   */
+  startChild(label: string, parent: string, input: unknown): ExecutionRecord {
+    const name = randomUUID();
+    const record: ExecutionRecord = { name, arn: `${this.executionArn('').slice(0, -1)}/${label}:${name}`, input, status: 'RUNNING', startedAt: new Date().toISOString() };
+    this.children.set(record.arn, { record, parent });
+    return record;
+  }
+
+  stopChild(arn: string, status: ExecutionStatus, output?: unknown): void {
+    const child = this.children.get(arn);
+    if (!child || child.record.status !== 'RUNNING') return;
+    child.record.status = status;
+    child.record.stoppedAt = new Date().toISOString();
+    if (status === 'SUCCEEDED') child.record.output = output;
+  }
+
   /** Reads the execution's event log for its states' outputs (only when asked: the log is kept until read). */
   private async traceStateOutputs(execution: string, events: AsyncGenerator<unknown>, onStateOutput: (output: StateOutputTrace) => void): Promise<void> {
     try {
@@ -297,12 +373,17 @@ export class LocalEngine {
     this.aborted.delete(record.name);
     // Whatever stopped it, nobody waits on its tokens any more.
     this.taskTokens.abortExecution(record.name);
+    // ...and its Map Runs' children still running are aborted with it.
+    for (const [arn, child] of this.children) if (child.parent === record.name) this.stopChild(arn, 'ABORTED');
     this.options.onExecutionStopped?.(record);
     return record;
   }
 
   /** DescribeExecution by name or ARN. */
   describe(nameOrArn: string): ExecutionRecord | undefined {
+    const child = this.children.get(nameOrArn);
+    if (child) return child.record;
+    if (isChildArn(nameOrArn)) return undefined;
     return this.executions_.get(nameOf(nameOrArn))?.record;
   }
 
@@ -361,6 +442,11 @@ export class LocalEngine {
     // Let handlers already running finish before the services behind them stop.
     await Promise.allSettled([...this.inFlight]);
   }
+}
+
+/** `...:execution:<machine>/<label>:<id>`: a Map Run's child. */
+function isChildArn(nameOrArn: string): boolean {
+  return nameOrArn.startsWith('arn:') && (nameOrArn.split(':')[6] ?? '').includes('/');
 }
 
 function nameOf(nameOrArn: string): string {
@@ -442,11 +528,13 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
 function collectStates(
   definition: Record<string, unknown>,
   taskTimeoutSeconds: number,
-): { tasks: string[]; waits: string[]; tokenStates: Set<string>; distributedMapsOf: Map<string, string[]> } {
+): { tasks: string[]; waits: string[]; tokenStates: Set<string>; distributedMapsOf: Map<string, string[]>; distributedProcessorsOf: Map<object, string> } {
   const tasks: string[] = [];
   const waits: string[] = [];
   const tokenStates = new Set<string>();
   const distributedMapsOf = new Map<string, string[]>();
+  /** Each DISTRIBUTED ItemProcessor and its Map Run label: the Map's Label, else its name made a label. */
+  const distributedProcessorsOf = new Map<object, string>();
   const visit = (machine: unknown, distributedMaps: string[] = []): void => {
     const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
     if (!states) return;
@@ -464,12 +552,15 @@ function collectStates(
         waits.push(name);
       } else if (state.Type === 'Map') {
         const processor = (state.ItemProcessor ?? state.Iterator) as { ProcessorConfig?: { Mode?: unknown } } | undefined;
-        visit(processor, processor?.ProcessorConfig?.Mode === 'DISTRIBUTED' ? [...distributedMaps, name] : distributedMaps);
+        const distributed = processor?.ProcessorConfig?.Mode === 'DISTRIBUTED';
+        // AWS generates a label when the Map has none; a label has no spaces or ARN separators.
+        if (processor && distributed) distributedProcessorsOf.set(processor, typeof state.Label === 'string' ? state.Label : name.replace(/[^A-Za-z0-9_-]/g, '-'));
+        visit(processor, distributed ? [...distributedMaps, name] : distributedMaps);
       } else if (state.Type === 'Parallel') {
         for (const branch of (state.Branches as unknown[] | undefined) ?? []) visit(branch, distributedMaps);
       }
     }
   };
   visit(definition);
-  return { tasks, waits, tokenStates, distributedMapsOf };
+  return { tasks, waits, tokenStates, distributedMapsOf, distributedProcessorsOf };
 }

@@ -28,10 +28,11 @@
  * ({ ..., missingKey: true }): 404 NoSuchKey with s3:ListBucket on the key,
  * else 403 AccessDenied, as AWS does.
  *
- * A guard runs next (see keyGuard): s3rver joins bucket names and keys into
- * file paths, so a key with '..' segments would be written outside the state
- * folder. The guard refuses, with 400, any request naming a bucket or key the
- * bridge would refuse (see docs/inputs.md, "Keys").
+ * A guard runs next (see keyGuard): it refuses, with 400, a bucket name S3
+ * does not allow and a key over S3's 1,024 bytes (KeyTooLongError). Every
+ * other key is a key, as on AWS: `.`, `..` and empty segments included. The
+ * file store maps each to a path inside its bucket folder of its own
+ * (s3rver-keys.cjs), and answers listings as AWS does.
  *
  * Writes are atomic, as on S3 (see replaceAtomically): s3rver truncates an
  * object's file in place and answers before the bytes are on disk, so a
@@ -47,10 +48,14 @@ const S3rver = require('s3rver');
 const S3Error = require('s3rver/lib/models/error');
 const FilesystemStore = require('s3rver/lib/stores/filesystem');
 const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account');
+const bucketController = require('s3rver/lib/controllers/bucket');
+const { keyTooLong, listBucket, storeKeysAsAws } = require('./s3rver-keys.cjs');
 
 replaceAtomically(FilesystemStore.prototype);
-// Names over 255 bytes, which S3 takes and file systems do not (long-names.cjs).
-require('./long-names.cjs').allowLongNames(FilesystemStore);
+// Every key S3 takes, names over 255 bytes and `.`/`..`/empty segments included, and listings as S3 answers them (s3rver-keys.cjs).
+storeKeysAsAws(FilesystemStore.prototype);
+// s3rver's router looks the controller up on each request (routes.js).
+bucketController.getBucket = listBucket;
 
 const options = JSON.parse(process.argv[2]);
 
@@ -117,28 +122,6 @@ async function main() {
 
 /** S3's bucket naming rules (path-style, so no dots-only or '..' names can reach the file system). */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-/** C0 and C1 control characters and DEL. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
-/** Why the bridge refuses a key, or undefined. Mirrors keyProblem in functions/routing/keys.ts. */
-function keyProblem(key) {
-  if (CONTROL.test(key)) return 'a control character';
-  const segments = key.split('/');
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i];
-    if (segment === '.' || segment === '..') return `a '${segment}' path segment`;
-    // A trailing '/' (a folder marker) is the only empty segment allowed.
-    if (segment === '' && !(i === segments.length - 1 && i > 0)) return "an empty path segment ('//' or a leading '/')";
-  }
-  return undefined;
-}
-
-function refuse(what, problem) {
-  return new S3Error(
-    'InvalidArgument',
-    `The local S3 of mapflow-bridge refuses ${what} with ${problem}: it would be stored outside its bucket folder or alias another key.`,
-  );
-}
 
 function decode(text, decoder) {
   try {
@@ -149,11 +132,11 @@ function decode(text, decoder) {
 }
 
 function checkTarget(bucket, key) {
-  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) throw refuse('a bucket name', 'characters S3 does not allow');
-  if (key !== undefined) {
-    const problem = keyProblem(key);
-    if (problem) throw refuse('a key', problem);
+  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) {
+    throw new S3Error('InvalidBucketName', 'The specified bucket is not valid.', { BucketName: bucket });
   }
+  const tooLong = key === undefined ? undefined : keyTooLong(key);
+  if (tooLong) throw tooLong;
 }
 
 /**
@@ -260,6 +243,9 @@ function keyGuard() {
     const bucket = decode(match[1], decodeURIComponent);
     const key = match[2] ? decode(match[2], decodeURIComponent) : undefined;
     checkTarget(bucket, key);
+    // The key as one encoded path segment: s3rver's router (`/:bucket/:key*`) matches no empty
+    // segment ('a//b', a leading '/'), and decodes the one segment back to the key.
+    if (key !== undefined) ctx.path = `/${match[1]}/${encodeURIComponent(key)}`;
     const copySource = ctx.get('x-amz-copy-source');
     if (copySource) {
       // s3rver reads the header with decodeURI; check what it reads, and what it would decode to.

@@ -247,7 +247,7 @@ describe('the trigger: S3 -> EventBridge rule -> SQS -> dispatch', () => {
 
   it('gives the reconcile function the Scheduled Event of its rule', () => {
     // Act
-    const event = scheduledEvent({ ruleArn: 'arn:aws:events:us-east-1:000000000000:rule/Reconcile', expression: 'rate(15 minutes)', functionLogicalId: 'R', retryAttempts: 2 });
+    const event = scheduledEvent({ ruleArn: 'arn:aws:events:us-east-1:000000000000:rule/Reconcile', expression: 'rate(15 minutes)', functionLogicalId: 'R', retryAttempts: 2, asyncRetryAttempts: 2 });
 
     // Assess
     expect(event).toMatchObject({ 'detail-type': 'Scheduled Event', source: 'aws.events', account: '000000000000', region: 'us-east-1', resources: ['arn:aws:events:us-east-1:000000000000:rule/Reconcile'], detail: {} });

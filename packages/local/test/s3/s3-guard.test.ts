@@ -1,12 +1,12 @@
 /**
- * The local S3 refuses keys that s3rver's file store would turn into paths
- * outside its bucket folder (or into another key's file), even from a signer
- * the gate admits, and answers like AWS does to a principal without
- * s3:ListBucket (403 instead of 404).
+ * The local S3 takes every key AWS takes (issue 37 point 7), `..` segments
+ * included, and never writes outside its bucket folder nor maps two keys to
+ * one file (s3rver-keys.cjs); it refuses bucket names S3 refuses; and it
+ * answers like AWS does to a principal without s3:ListBucket (403 instead of 404).
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CopyObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localS3Client } from '../../src/s3/client.ts';
 import { startLocalS3, type LocalS3 } from '../../src/s3/server.ts';
@@ -40,19 +40,31 @@ describe('local S3 key guard', () => {
   });
 
   it.each([
-    ['plain dot-dot segments', `/${BUCKET}/x/../../../outside`],
-    ['percent-encoded dot-dot segments', `/${BUCKET}/x/%2E%2E/%2E%2E/%2e%2e/outside`],
-    ['an encoded slash between dot-dots', `/${BUCKET}/x%2F..%2F..%2F..%2Foutside`],
-    ['a dot-dot bucket name', '/%2E%2E/outside'],
-  ])('refuses a PUT with %s, signed or not, and writes nothing outside the bucket folder', async (_label, rawPath) => {
+    ['plain dot-dot segments', `/${BUCKET}/x/../../../outside`, 'x/../../../outside'],
+    ['percent-encoded dot-dot segments', `/${BUCKET}/x/%2E%2E/%2E%2E/%2e%2e/outside`, 'x/../../../outside'],
+    ['an encoded slash between dot-dots', `/${BUCKET}/x%2F..%2F..%2F..%2Foutside`, 'x/../../../outside'],
+  ])('stores a PUT with %s under its own key, and writes nothing outside the bucket folder (unsigned: 403)', async (_label, rawPath, key) => {
     // Act
     const unsigned = await rawRequest(server.endpoint, { method: 'PUT', path: rawPath, body: 'evil' });
     const signed = await signedRequest(server.endpoint, server.credentials, { method: 'PUT', path: rawPath, body: 'evil' });
+    const outside = await statusOf(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'outside' })));
+    // Assess
+    expect(unsigned.status).toBe(403);
+    expect(signed.status).toBe(200);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body?.transformToString()).toBe('evil');
+    expect(outside).toBe(404);
+    expect((await readdir(dir)).sort()).toEqual(['s3']);
+    expect((await readdir(path.join(dir, 's3'))).sort()).toEqual([BUCKET]);
+  });
+
+  it('refuses a dot-dot bucket name, signed or not, as S3 does (InvalidBucketName)', async () => {
+    // Act
+    const unsigned = await rawRequest(server.endpoint, { method: 'PUT', path: '/%2E%2E/outside', body: 'evil' });
+    const signed = await signedRequest(server.endpoint, server.credentials, { method: 'PUT', path: '/%2E%2E/outside', body: 'evil' });
     // Assess
     expect(unsigned.status).toBe(403);
     expect(signed.status).toBe(400);
-    expect(signed.text).toContain('refuses');
-    expect((await readdir(dir)).sort()).toEqual(['s3']);
+    expect(signed.text).toContain('InvalidBucketName');
     expect((await readdir(path.join(dir, 's3'))).sort()).toEqual([BUCKET]);
   });
 
@@ -64,20 +76,19 @@ describe('local S3 key guard', () => {
     ['a control character', 'inbox/a\u0001b.geojson'],
     ['a newline', 'inbox/a\nb.geojson'],
     ['a C1 control character', 'inbox/a\u0085b.geojson'],
-  ])('refuses a key with %s through the SDK', async (_label, key) => {
+  ])('takes a key with %s through the SDK, as its own object (AWS accepts any UTF-8 key)', async (_label, key) => {
     // Act
-    const status = await statusOf(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: '{}' })));
+    const status = await statusOf(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: key })));
     // Assess
-    expect(status).toBe(400);
+    expect(status).toBe(200);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body?.transformToString()).toBe(key);
   });
 
-  it('refuses a copy whose source key has dot-dot segments', async () => {
-    // Prepare
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'inbox/src.json', Body: '{}' }));
+  it('copies from a source key with dot-dot segments by that key, never from a file it would name', async () => {
     // Act
     const status = await statusOf(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'inbox/copy.json', CopySource: `${BUCKET}/inbox/../../../etc/hostname` })));
-    // Assess
-    expect(status).toBe(400);
+    // Assess: no such key in the bucket
+    expect(status).toBe(404);
   });
 
   it.each([
