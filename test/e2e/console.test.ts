@@ -42,7 +42,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
   beforeAll(async () => {
     await mkdir(OUTPUT, { recursive: true });
     bridge = await startTestBridge();
-    jobIds.geojson = (await bridge.putInbox(path.join(SAMPLES, 'bern-quarters.geojson'), 'bern-quarters.geojson')).jobId;
+    jobIds.geojson = (await bridge.putInbox(path.join(SAMPLES, 'bern-three-quarters.geojson'), 'bern-three-quarters.geojson')).jobId;
     jobIds.geotiff = (await bridge.putInbox(path.join(SAMPLES, 'cogeo.tif'), 'buildings/cogeo.tif')).jobId;
     await bridge.waitForJobs({ timeoutMs: 240_000 });
     server = await startBridgeConsole(bridge);
@@ -83,7 +83,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     await page.waitForFunction(() => Number(document.getElementById('overview-map')?.dataset.features ?? 0) > 0, { timeout: 60_000 });
     // Assess
     const rows = await page.$$eval('#jobs tbody tr', (trs: any[]) => trs.map((tr: any) => [...tr.querySelectorAll('td')].map((td: any) => td.textContent?.trim())));
-    expect(rows.map((r) => r[0]).sort()).toEqual(['bern-quarters.geojson', 'buildings/cogeo.tif']);
+    expect(rows.map((r) => r[0]).sort()).toEqual(['bern-three-quarters.geojson', 'buildings/cogeo.tif']);
     for (const row of rows) {
       expect(row[1]).toBe('SUCCEEDED');
       expect(row[3]).toMatch(/^\d+(\.\d+)?$/); // credits
@@ -184,7 +184,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
       expect(column.left, column.name).toBeGreaterThanOrEqual(0);
       expect(column.right, column.name).toBeLessThanOrEqual(Math.min(layout.mapLeft, layout.width));
     }
-    expect(labels.join(' ')).toContain('bern-quarters.geojson');
+    expect(labels.join(' ')).toContain('bern-three-quarters.geojson');
     expect(labels.join(' ')).toContain('cogeo.tif');
     expect(await page.$$eval('#overview-map .leaflet-pane canvas', (c) => c.length)).toBeGreaterThanOrEqual(2);
     expect(favicon).toBe(200);

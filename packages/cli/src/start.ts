@@ -283,7 +283,7 @@ async function removeOwnEndpoints(file: string): Promise<void> {
 async function dropSamplesOnce(bridge: LocalBridge, stateDir: string, say: (message: string) => void): Promise<void> {
   const marker = path.join(stateDir, SAMPLES_MARKER);
   if (await access(marker).then(() => true, () => false)) return;
-  const geojson = await copyInto(path.join(SAMPLES_DIR, 'bern-quarters.geojson'), bridge.dropDir);
+  const geojson = await copyInto(path.join(SAMPLES_DIR, 'bern-three-quarters.geojson'), bridge.dropDir);
   const geotiff = await copyInto(path.join(SAMPLES_DIR, 'cogeo.tif'), path.join(bridge.dropDir, 'buildings'));
   await mkdir(stateDir, { recursive: true });
   await writeFile(marker, `Samples dropped on ${new Date().toISOString()}. Delete this file to drop them again.\n`);
