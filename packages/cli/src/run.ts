@@ -1,10 +1,13 @@
 /**
  * `mapflow-bridge local run [options] FILE...`: one shot through the whole
  * local pipeline. Starts what it needs with throw-away state, drops every FILE
- * into the inbox under its base name, waits until every job is final, copies
- * the results to the output folder and prints a summary.
+ * into the inbox under its base name (or under --prefix, or the key a
+ * `KEY=FILE` argument names, as a drop into a route's folder would), waits
+ * until every job is final, copies the results to the output folder and
+ * prints a summary.
  *
- * Exit codes: 0 every job SUCCEEDED, 1 any job did not, 2 usage error.
+ * Exit codes: 0 every job SUCCEEDED and its outputs were copied, 1 any job did
+ * not, or its outputs could not be copied (outputsNotCopied), 2 usage error.
  * With --json, stdout carries exactly one JSON document; every log goes to stderr.
  */
 import { mkdtemp, stat } from 'node:fs/promises';
@@ -12,9 +15,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isFinalStatus, type InputKind, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 import { invalidKeyRejection, recordedKind } from 'mapflow-bridge/functions/routing/index.ts';
-import { LocalBridgeTimeout, startLocalBridge, type LocalBridge } from '@mapflow-bridge/local/bridge';
+import { LocalBridgeTimeout, runningRoutes, startLocalBridge, type LocalBridge } from '@mapflow-bridge/local/bridge';
 import { copyJobOutputs, DEFAULT_OUTPUT_DIR, OutputConflict } from './outputs.ts';
-import { clock, costOf, formatCost, formatError, table } from './format.ts';
+import { clock, costOf, formatCost, formatError, formatRouteBudgets, routeBudget, table } from './format.ts';
 import { checkMapflow, preflight } from './preflight.ts';
 import { BRIDGE_OPTIONS, bridgeChoice, OPTIONS, positiveOption, runCommand, usageOf, UsageError, type BridgeChoice, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 
@@ -23,12 +26,22 @@ export const LOCAL_RUN_COMMAND = {
   synopsis: `Usage: mapflow-bridge local run [options] FILE...
 
 Runs every FILE (GeoJSON .geojson/.json, GeoTIFF .tif/.tiff) through the local
-pipeline once, on throw-away state, and prints a summary.`,
+pipeline once, on throw-away state, and prints a summary. Each FILE lands at
+inbox/<name>, where a drop at the inbox root lands; --prefix, or a KEY=FILE
+argument, puts it where a drop into a route's folder would:
+  mapflow-bridge local run --prefix buildings/ photo.tif    -> inbox/buildings/photo.tif
+  mapflow-bridge local run buildings/=photo.tif area.geojson -> inbox/buildings/photo.tif, inbox/area.geojson
+  mapflow-bridge local run buildings/2024/a.tif=photo.tif    -> inbox/buildings/2024/a.tif`,
   options: {
     json: { ...OPTIONS.json, help: 'print only a JSON document on stdout (logs go to stderr)' },
     ...BRIDGE_OPTIONS,
     out: { ...OPTIONS.out, help: `where result copies are written, a folder per job id (default ./${DEFAULT_OUTPUT_DIR})` },
     overwrite: { type: 'boolean', help: "replace a job's folder under --out that another ledger (npm start) still points at" },
+    prefix: {
+      type: 'string',
+      value: '<folder/>',
+      help: 'put every FILE under inbox/<folder/> (the route of that folder runs, e.g.\nbuildings/ runs Buildings on a GeoTIFF); KEY=FILE sets one file\'s own key',
+    },
     'processing-seconds': { ...OPTIONS['processing-seconds'], help: 'how long a simulated processing takes (default 5)' },
     timeout: { type: 'string', value: '<seconds>', help: 'give up waiting after this long (default 900)' },
     'keep-state': {
@@ -43,7 +56,12 @@ pipeline once, on throw-away state, and prints a summary.`,
     verbose: { ...OPTIONS.verbose, help: "show the functions' logs (on stderr)" },
     help: OPTIONS.help,
   },
-  epilogue: 'Exit status: 0 when every job SUCCEEDED, 1 when any did not, 2 on a usage error.',
+  epilogue: [
+    'Exit status: 0 when every job SUCCEEDED and its outputs were copied, 1 when any did',
+    "not, or when its outputs were not copied (--out holds another run's: see",
+    'outputsNotCopied), 2 on a usage error. Outputs go to <out>/<job id>/results/<path>/<name>/',
+    '(failed/<path>/<name>/report.json for a job that did not succeed).',
+  ].join('\n'),
   allowPositionals: true,
 } as const satisfies CommandLine<CliOptions>;
 
@@ -59,6 +77,8 @@ export const DROP_CONCURRENCY = 8;
 /** One entry of the JSON output. */
 export interface RunJobSummary {
   file: string;
+  /** Where the file was put: inbox/<prefix><name>, or the key of KEY=FILE. */
+  key: string;
   jobId: string | null;
   kind: InputKind | null;
   status: RunStatus;
@@ -72,10 +92,22 @@ export interface RunJobSummary {
   results: string[];
   report: string | null;
   error: { code: string; message: string } | null;
+  /**
+   * Set when the job's outputs were not copied: the job's folder under --out
+   * holds another run's outputs (npm start's, whose ledger points at them).
+   * The exit status is then 1.
+   */
+  outputsNotCopied: { reason: string; folder: string } | null;
+}
+
+/** A FILE and the key, relative to the inbox, it is put at. */
+interface RunFile {
+  file: string;
+  key: string;
 }
 
 interface RunOptions extends BridgeChoice {
-  files: string[];
+  files: RunFile[];
   json: boolean;
   timeoutMs: number;
   verbose: boolean;
@@ -110,18 +142,20 @@ export async function runLocalCommand(args: string[]): Promise<number> {
 async function runOptions(values: OptionValues<typeof LOCAL_RUN_COMMAND.options>, positionals: string[]): Promise<RunOptions> {
   const bridge = await bridgeChoice(values);
   const timeoutMs = (values.timeout === undefined ? 900 : positiveOption(values.timeout, '--timeout')) * 1000;
-  const files = positionals.map((file) => path.resolve(file));
-  const names = new Map<string, string>();
-  for (const [index, file] of files.entries()) {
-    const info = await stat(file).catch(() => undefined);
-    if (!info) throw new UsageError(`no such file: ${positionals[index]}`);
-    if (!info.isFile()) throw new UsageError(`not a file: ${positionals[index]}`);
-    const name = path.basename(file);
+  // With --assembly the template's routes run: a budget given here would be silently ignored.
+  if (values.assembly !== undefined && bridge.creditBudget !== undefined) throw new UsageError("--credit-budget does not apply with --assembly (the assembly's routes and their budgets run).");
+  const prefix = values.prefix === undefined ? '' : prefixOption(values.prefix);
+  const files: RunFile[] = [];
+  const keys = new Map<string, string>();
+  for (const argument of positionals) {
+    const { file, key } = await runFileOf(argument, prefix);
+    const name = key.split('/').pop() ?? key;
     // The bridge ignores hidden files everywhere (editors' partial copies): no job would start.
     if (name.startsWith('.')) throw new UsageError(`'${name}' is a hidden file (its name starts with '.'), which the bridge ignores; rename it.`);
-    const other = names.get(name);
-    if (other) throw new UsageError(`two files have the name '${name}' (${other} and ${file}); each lands in the inbox under its base name.`);
-    names.set(name, file);
+    const other = keys.get(key);
+    if (other) throw new UsageError(`two files would land at inbox/${key} (${other} and ${file}); give one another key (KEY=FILE) or name.`);
+    keys.set(key, file);
+    files.push({ file, key });
   }
   return {
     ...bridge,
@@ -135,6 +169,39 @@ async function runOptions(values: OptionValues<typeof LOCAL_RUN_COMMAND.options>
   };
 }
 
+/** --prefix: a folder below the inbox, ending in '/' (a leading inbox/ is not doubled, as in the drop folder). */
+function prefixOption(text: string): string {
+  const prefix = `${text.replace(/^\/+/, '').replace(/^inbox\//, '').replace(/\/+$/, '')}/`;
+  if (prefix === '/') return '';
+  const problem = invalidKeyRejection(`inbox/${prefix}x`);
+  if (problem) throw new UsageError(`--prefix '${text}' cannot be a folder of the inbox: ${problem.message.replace(/^INVALID_KEY: /, '')}`);
+  return prefix;
+}
+
+/**
+ * One FILE argument: a file (put at <prefix><its name>), or KEY=FILE (put at
+ * KEY, or at KEY<its name> when KEY ends in '/'). A file whose own name holds
+ * '=' is taken as a file when it exists.
+ */
+async function runFileOf(argument: string, prefix: string): Promise<RunFile> {
+  const whole = await stat(argument).catch(() => undefined);
+  const split = argument.indexOf('=');
+  if (whole || split < 0) {
+    if (!whole) throw new UsageError(`no such file: ${argument}`);
+    if (!whole.isFile()) throw new UsageError(`not a file: ${argument}`);
+    const file = path.resolve(argument);
+    return { file, key: `${prefix}${path.basename(file)}` };
+  }
+  const destination = argument.slice(0, split).replace(/^\/+/, '').replace(/^inbox\//, '');
+  const source = argument.slice(split + 1);
+  const info = await stat(source).catch(() => undefined);
+  if (!info) throw new UsageError(`no such file: ${source} (in ${argument})`);
+  if (!info.isFile()) throw new UsageError(`not a file: ${source} (in ${argument})`);
+  const file = path.resolve(source);
+  const key = destination === '' || destination.endsWith('/') ? `${destination}${path.basename(file)}` : destination;
+  return { file, key };
+}
+
 async function runFiles(options: RunOptions): Promise<number> {
   const log = (message: string) => process.stderr.write(`${clock(new Date())}  ${message}\n`);
   // stdout is reserved for the result: whatever else writes there (the
@@ -143,6 +210,7 @@ async function runFiles(options: RunOptions): Promise<number> {
   const restoreLogLevel = options.verbose ? () => undefined : quietHandlerLogs();
   let bridge: LocalBridge | undefined;
   let summaries: RunJobSummary[];
+  let routes: RunRoute[] = [];
   // --keep-state: a folder of our own, which the bridge then treats as persistent and leaves in place.
   const keptState = options.keepState ? await mkdtemp(path.join(tmpdir(), 'mapflow-bridge-run-')) : undefined;
   let starting: Promise<LocalBridge> | undefined;
@@ -163,6 +231,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds ?? 5 },
       ...(options.routes !== undefined ? { routes: options.routes } : {}),
+      ...(options.creditBudget !== undefined ? { creditBudget: options.creditBudget } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
@@ -181,6 +250,8 @@ async function runFiles(options: RunOptions): Promise<number> {
       return 1;
     }
     log(`local bridge: S3 ${bridge.endpoints.s3} bucket ${bridge.bucket}, Mapflow ${options.mapflow ? options.mapflow.url : 'simulator'}`);
+    routes = runningRoutes(bridge).map((route) => ({ name: route.name, prefix: route.prefix, ...routeBudget(route) }));
+    log(`budgets: ${formatRouteBudgets(runningRoutes(bridge))}${options.creditBudget !== undefined ? ` (--credit-budget ${options.creditBudget})` : ' (as deployed; --credit-budget <n> to change)'}`);
     summaries = await runJobs(bridge, options, log);
   } finally {
     await bridge?.close();
@@ -191,30 +262,35 @@ async function runFiles(options: RunOptions): Promise<number> {
   if (keptState) log(`local run: state kept in ${keptState} (S3 objects under s3/, the ledger under dynamodb/, events.jsonl)`);
 
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ jobs: summaries }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ jobs: summaries, routes }, null, 2)}\n`);
   } else {
-    process.stdout.write(`${formatSummary(summaries, options.outDir)}\n`);
+    process.stdout.write(`${formatSummary(summaries, options.outDir, routes)}\n`);
   }
-  return summaries.every((job) => job.status === 'SUCCEEDED') ? 0 : 1;
+  return runExitCode(summaries);
+}
+
+/** 0 when every job SUCCEEDED and its outputs were copied; else 1 (a skipped copy is never silent). */
+export function runExitCode(summaries: readonly Pick<RunJobSummary, 'status' | 'outputsNotCopied'>[]): number {
+  return summaries.every((job) => job.status === 'SUCCEEDED' && !job.outputsNotCopied) ? 0 : 1;
 }
 
 async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: string) => void): Promise<RunJobSummary[]> {
   const started = Date.now();
   // Uploads run side by side (bounded), in file order; each is logged as it lands. A file whose name
   // cannot become a key (or that the local S3 refuses) gets its summary and the run goes on.
-  const dropped = await mapBounded(options.files, DROP_CONCURRENCY, async (file): Promise<{ file: string; jobId: string; kind: InputKind } | RunJobSummary> => {
+  const dropped = await mapBounded(options.files, DROP_CONCURRENCY, async ({ file, key }): Promise<{ file: string; key: string; jobId: string; kind: InputKind } | RunJobSummary> => {
     const name = path.basename(file);
-    const refused = localKeyProblem(name);
+    const refused = localKeyProblem(key);
     if (refused) {
-      log(`${printableName(name)}: REJECTED INVALID_KEY`);
-      return notDropped(file, 'REJECTED', refused);
+      log(`${printableName(key)}: REJECTED INVALID_KEY`);
+      return notDropped(file, key, 'REJECTED', refused);
     }
     let dropped: Awaited<ReturnType<LocalBridge['putInbox']>>;
     try {
-      dropped = await bridge.putInbox(file, name);
+      dropped = await bridge.putInbox(file, key);
     } catch (error) {
       log(`${printableName(name)}: the local S3 refused it (${(error as Error).message})`);
-      return notDropped(file, 'REJECTED', {
+      return notDropped(file, key, 'REJECTED', {
         code: 'INVALID_KEY',
         message: `the local S3 refused the name ${printableName(name)} (${(error as Error).message}); rename the file (letters, digits, '.', '-', '_') and run it again.`,
       });
@@ -223,7 +299,7 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
     // Every file is a job; one the bridge does not take ends REJECTED UNSUPPORTED_FILE_TYPE like on any other path.
     const kind = recordedKind(object.key);
     log(`dropped ${name} -> s3://${bridge.bucket}/${object.key} (job ${jobId})`);
-    return { file, jobId, kind };
+    return { file, key, jobId, kind };
   });
   const deadline = started + options.timeoutMs;
   const summaries: RunJobSummary[] = [];
@@ -249,17 +325,20 @@ async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: 
     const execution = bridge.engine.describe(job.jobId);
     const stillGoing = timedOut && !(row && isFinalStatus(row.status)) && (!execution || execution.status === 'RUNNING');
     let outputs: { results: string[]; report?: string } = { results: [] };
+    let notCopied: RunJobSummary['outputsNotCopied'] = null;
     if (row && isFinalStatus(row.status)) {
       // This run's ledger goes when it ends: its copies are not `persistent`, and it never replaces one that is.
       outputs = await copyJobOutputs(bridge.s3, bridge.bucket, row, options.outDir, { persistent: false, overwrite: options.overwrite ?? false }).catch((error: unknown) => {
         if (!(error instanceof OutputConflict)) throw error;
         log(`${path.basename(job.file)}: outputs not copied: ${error.message}`);
+        notCopied = { reason: error.message, folder: error.folder };
         return { results: [] };
       });
     }
-    summaries.push(
-      summarise(job.file, job.jobId, job.kind, row, outputs, execution?.error, stillGoing ? { waitedSeconds: (Date.now() - started) / 1000 } : undefined),
-    );
+    summaries.push({
+      ...summarise(job.file, job.jobId, job.kind, row, outputs, execution?.error, stillGoing ? { waitedSeconds: (Date.now() - started) / 1000 } : undefined, job.key),
+      outputsNotCopied: notCopied,
+    });
     log(`${path.basename(job.file)}: ${summaries.at(-1)?.status}`);
   }
   return summaries;
@@ -280,7 +359,8 @@ export function localKeyProblem(name: string): { code: string; message: string }
   if (rejection) {
     return { code: 'INVALID_KEY', message: `the file name ${printableName(name)} cannot be a key: ${rejection.message.replace(/^INVALID_KEY: /, '')}` };
   }
-  const bytes = Buffer.byteLength(name, 'utf8');
+  // s3rver stores each key's last segment as a file name: that is what must fit.
+  const bytes = Buffer.byteLength(name.split('/').pop() ?? name, 'utf8');
   if (bytes > LOCAL_MAX_NAME_BYTES) {
     return {
       code: 'INVALID_KEY',
@@ -297,8 +377,22 @@ function printableName(name: string): string {
 }
 
 /** The summary of a file that never became a job. */
-function notDropped(file: string, status: 'REJECTED', error: { code: string; message: string }): RunJobSummary {
-  return { file, jobId: null, kind: recordedKind(`inbox/${path.basename(file)}`), status, processingId: null, mosaicId: null, imageId: null, cost: null, results: [], report: null, error };
+function notDropped(file: string, key: string, status: 'REJECTED', error: { code: string; message: string }): RunJobSummary {
+  return {
+    file,
+    key: `inbox/${key}`,
+    jobId: null,
+    kind: recordedKind(`inbox/${key}`),
+    status,
+    processingId: null,
+    mosaicId: null,
+    imageId: null,
+    cost: null,
+    results: [],
+    report: null,
+    error,
+    outputsNotCopied: null,
+  };
 }
 
 export function summarise(
@@ -310,6 +404,8 @@ export function summarise(
   executionError?: { Error: string; Cause: string },
   /** Set when --timeout ran out while the job was still running or waiting to start. */
   unfinished?: { waitedSeconds: number },
+  /** The key below the inbox the file was put at (default its base name). */
+  key = path.basename(file),
 ): RunJobSummary {
   const final = row && (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'REJECTED');
   let status: RunStatus = final ? (row.status as FinalStatus) : 'FAILED';
@@ -338,6 +434,7 @@ export function summarise(
   const cost = row ? costOf(row) : undefined;
   return {
     file,
+    key: row?.input.key ?? `inbox/${key}`,
     jobId,
     kind,
     status,
@@ -348,6 +445,7 @@ export function summarise(
     results: outputs.results,
     report: outputs.report ?? null,
     error,
+    outputsNotCopied: null,
     ...extra,
   };
 }
@@ -365,21 +463,34 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item:
   return results;
 }
 
-function formatSummary(jobs: RunJobSummary[], outDir: string): string {
+/** A route as the summary shows it: its folder and the budgets that applied. */
+export interface RunRoute {
+  name: string;
+  prefix: string;
+  creditBudget: number;
+  areaBudgetSqKm: number;
+}
+
+function formatSummary(jobs: RunJobSummary[], outDir: string, routes: readonly RunRoute[]): string {
   const rows = [['FILE', 'STATUS', 'COST', 'DETAIL']];
   for (const job of jobs) {
     const detail = job.error
       ? formatError(job.error)
       : [job.processingId && `processing ${job.processingId}`, job.imageId && `image ${job.imageId}`].filter(Boolean).join(', ');
-    rows.push([path.basename(job.file), job.status, formatCost(job.cost ?? undefined), detail]);
+    // The key below the inbox when it is not the file's own name (--prefix, KEY=FILE): it picked the route.
+    const name = job.key === `inbox/${path.basename(job.file)}` ? path.basename(job.file) : job.key.replace(/^inbox\//, '');
+    rows.push([name, job.status, formatCost(job.cost ?? undefined), detail]);
   }
   const files = jobs.flatMap((job) => [...job.results, ...(job.report ? [job.report] : [])]);
   const succeeded = jobs.filter((job) => job.status === 'SUCCEEDED').length;
+  const notCopied = jobs.filter((job) => job.outputsNotCopied);
   return [
     table(rows),
     '',
     `${succeeded} of ${jobs.length} job(s) succeeded.`,
+    ...(routes.length > 0 ? [`Budgets: ${routes.map((r) => `${r.name} (inbox/${r.prefix}) ${r.creditBudget} credits or ${r.areaBudgetSqKm} km²`).join('; ')}`] : []),
     ...(files.length > 0 ? [`Outputs (copied to ${outDir}):`, ...files.map((file) => `  ${file}`)] : []),
+    ...notCopied.flatMap((job) => [`Outputs NOT copied for ${path.basename(job.file)}: ${job.outputsNotCopied!.reason}`]),
   ].join('\n');
 }
 

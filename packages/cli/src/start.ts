@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, recordSimulatorAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
-import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '@mapflow-bridge/local/bridge';
+import { copyInto, runningRoutes, startLocalBridge, type LocalBridge, type MapflowTarget } from '@mapflow-bridge/local/bridge';
 import type { LocalEvent } from '@mapflow-bridge/local/events/file';
 import { DEFAULT_STABLE_MS } from '@mapflow-bridge/local/s3/drop-folder';
 import { StateDirLockedError } from '@mapflow-bridge/local/state-lock';
@@ -30,7 +30,7 @@ import { BRIDGE_OPTIONS, bridgeChoice, integerOption, OPTIONS, positiveOption, r
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs } from './outputs.ts';
 import { levelOutputFolder } from './output-level.ts';
-import { costOf, formatCost, formatError, inputName, progressBar } from './format.ts';
+import { costOf, formatCost, formatError, formatRouteBudgets, inputName, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
 import { startOperatorServices } from './console/command.ts';
 
@@ -144,6 +144,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),
+      ...(options.creditBudget !== undefined ? { creditBudget: options.creditBudget } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
@@ -187,6 +188,9 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       `                buildings/ runs the Buildings model on GeoTIFFs; a leading inbox/ folder is not doubled;`,
       `                a file goes up once unchanged for ${options.dropStableMs / 1000} s and closed by the program writing it`,
       `  Mapflow       ${options.mapflow ? options.mapflow.url : `simulator at ${bridge.endpoints.mapflow}`}`,
+      `  budgets       ${formatRouteBudgets(runningRoutes(bridge))}`,
+      `                (a job over its route's budget ends REJECTED BUDGET_EXCEEDED, as deployed; km² on an area-billed account;`,
+      `                ${options.creditBudget !== undefined ? `--credit-budget ${options.creditBudget} given` : `--credit-budget <n> or a routes file's creditBudget to change`})`,
       ...(held?.pending() ? [`  DEGRADED      ${degraded}: new jobs wait until it answers`] : []),
       `  results       copied to ${options.outDir}${path.sep}`,
       `  events        ${bridge.eventsFile}`,
