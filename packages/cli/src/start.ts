@@ -77,8 +77,10 @@ the jobs go through.`,
     verbose: { ...OPTIONS.verbose, help: "show the handlers' logs (and plain lines instead of live progress)" },
     help: OPTIONS.help,
   },
-  epilogue: `Exit status: 0 after Ctrl-C, 1 when the bridge cannot start, 2 on a usage error
-or when another bridge runs on the same state folder.`,
+  epilogue: `Exit status: 130 after Ctrl-C (SIGINT) and 143 after SIGTERM, once stopped
+(128 + the signal, as npm start reports it too), 1 when the bridge cannot start
+or cannot stop cleanly, 2 on a usage error or when another bridge runs on the
+same state folder.`,
 } as const satisfies CommandLine<CliOptions>;
 
 export const START_USAGE = usageOf(START_COMMAND);
@@ -205,7 +207,8 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
 
   return new Promise<number>((resolve) => {
     let stoppingSince: number | undefined;
-    const stop = (signal: string) => {
+    // 128 + the signal, as a shell reports a program a signal ended (and npm start, which gets the same SIGINT).
+    const stop = (signal: 'Ctrl-C' | 'SIGTERM') => {
       if (stoppingSince !== undefined) {
         // npm (and `timeout`) forward the terminal's SIGINT to us as well: a
         // second signal within a moment is the same Ctrl-C, not a request to force.
@@ -226,7 +229,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
           () => {
             say('Stopped. State is kept in ' + options.stateDir);
             out.stop();
-            resolve(0);
+            resolve(signal === 'Ctrl-C' ? 130 : 143);
           },
           (error: unknown) => {
             out.stop();
@@ -291,7 +294,8 @@ async function dropSamplesOnce(bridge: LocalBridge, stateDir: string, say: (mess
   const geotiff = await copyInto(path.join(SAMPLES_DIR, 'cogeo.tif'), path.join(bridge.dropDir, 'buildings'));
   await mkdir(stateDir, { recursive: true });
   await writeFile(marker, `Samples dropped on ${new Date().toISOString()}. Delete this file to drop them again.\n`);
-  say('First run: dropped the bundled samples (see packages/local/samples/README.md):');
+  // Relative to where the command runs, so the path opens from there (in a clone or an installed package).
+  say(`First run: dropped the bundled samples (see ${path.relative(process.cwd(), path.join(SAMPLES_DIR, 'README.md'))}):`);
   say(`  ${path.relative(process.cwd(), geojson)}   three quarters of Bern -> Buildings over Mapbox imagery`);
   say(`  ${path.relative(process.cwd(), geotiff)}   an aerial GeoTIFF -> uploaded to a mosaic, then Buildings`);
   say('');
