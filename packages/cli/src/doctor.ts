@@ -53,6 +53,9 @@ export interface DoctorAwsClients {
   sqs: SQSClient;
 }
 
+/** doctor's exit statuses, as its --help says them (test/docs/commands.test.ts). */
+export const DOCTOR_EXIT_CODES = { passed: 0, failed: 1, usage: 2 } as const;
+
 export const DOCTOR_COMMAND = {
   name: 'doctor',
   synopsis: `Usage: mapflow-bridge doctor --stack <name> [--region <region>]
@@ -83,6 +86,8 @@ Checks that a bridge can run a job, one line per check; exits 0 only when all pa
     routes: { ...OPTIONS.routes, help: 'the routes the local bridge runs with (default: the built-in routes)' },
     help: OPTIONS.help,
   },
+  epilogue: `Exit status: ${DOCTOR_EXIT_CODES.passed} when every check passed, ${DOCTOR_EXIT_CODES.failed} when any failed (a check an earlier
+failure kept from running says SKIP, skipped: <why>), ${DOCTOR_EXIT_CODES.usage} on a usage error.`,
 } as const satisfies CommandLine<CliOptions>;
 
 export const DOCTOR_USAGE = usageOf(DOCTOR_COMMAND);
@@ -399,7 +404,7 @@ async function runDoctor(options: DoctorArgs, out: (s: string) => void, awsClien
     });
   }
   out(formatChecks(checks));
-  return checks.every((c) => c.ok) ? 0 : 1;
+  return checks.every((c) => c.ok) ? DOCTOR_EXIT_CODES.passed : DOCTOR_EXIT_CODES.failed;
 }
 
 type DoctorArgs = { stack?: string; region?: string; local?: boolean; stateDir?: string; token?: string; email?: string; routes?: string };

@@ -21,6 +21,12 @@ import { clock, costOf, formatCost, formatError, formatRouteBudgets, routeBudget
 import { checkMapflow, preflight } from './preflight.ts';
 import { BRIDGE_OPTIONS, bridgeChoice, OPTIONS, positiveOption, runCommand, usageOf, UsageError, type BridgeChoice, type CliOptions, type CommandLine, type OptionValues } from './args.ts';
 
+/**
+ * local run's exit statuses, as its --help and docs/local.md say them
+ * (test/docs/commands.test.ts holds the three together); a signal gives 128 + its number.
+ */
+export const RUN_EXIT_CODES = { succeeded: 0, notAll: 1, usage: 2, interrupted: 130, hangup: 129, terminated: 143 } as const;
+
 export const LOCAL_RUN_COMMAND = {
   name: 'local run',
   synopsis: `Usage: mapflow-bridge local run [options] FILE...
@@ -57,10 +63,11 @@ argument, puts it where a drop into a route's folder would:
     help: OPTIONS.help,
   },
   epilogue: [
-    'Exit status: 0 when every job SUCCEEDED and its outputs were copied, 1 when any did',
+    `Exit status: ${RUN_EXIT_CODES.succeeded} when every job SUCCEEDED and its outputs were copied, ${RUN_EXIT_CODES.notAll} when any did`,
     "not, or when its outputs were not copied (--out holds another run's: see",
-    'outputsNotCopied), 2 on a usage error. Outputs go to <out>/<job id>/results/<path>/<name>/',
-    '(failed/<path>/<name>/report.json for a job that did not succeed).',
+    `outputsNotCopied), ${RUN_EXIT_CODES.usage} on a usage error, ${RUN_EXIT_CODES.interrupted} when stopped by Ctrl-C (${RUN_EXIT_CODES.terminated} SIGTERM, ${RUN_EXIT_CODES.hangup} SIGHUP).`,
+    'Outputs go to <out>/<job id>/results/<path>/<name>/ (failed/<path>/<name>/report.json',
+    'for a job that did not succeed), <path>/<name> being the key below the inbox.',
   ].join('\n'),
   allowPositionals: true,
 } as const satisfies CommandLine<CliOptions>;
@@ -218,7 +225,7 @@ async function runFiles(options: RunOptions): Promise<number> {
   // the children then stop themselves, but the state folder in the temporary directory stays).
   const onSignal = (signal: NodeJS.Signals) => {
     log(`local run: ${signal}, stopping${keptState ? '' : ' and removing the temporary state'}...`);
-    const code = 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15);
+    const code = signal === 'SIGINT' ? RUN_EXIT_CODES.interrupted : signal === 'SIGHUP' ? RUN_EXIT_CODES.hangup : RUN_EXIT_CODES.terminated;
     void (starting ?? Promise.resolve(undefined))
       .then((running) => running?.close())
       .catch(() => undefined)
@@ -271,7 +278,7 @@ async function runFiles(options: RunOptions): Promise<number> {
 
 /** 0 when every job SUCCEEDED and its outputs were copied; else 1 (a skipped copy is never silent). */
 export function runExitCode(summaries: readonly Pick<RunJobSummary, 'status' | 'outputsNotCopied'>[]): number {
-  return summaries.every((job) => job.status === 'SUCCEEDED' && !job.outputsNotCopied) ? 0 : 1;
+  return summaries.every((job) => job.status === 'SUCCEEDED' && !job.outputsNotCopied) ? RUN_EXIT_CODES.succeeded : RUN_EXIT_CODES.notAll;
 }
 
 async function runJobs(bridge: LocalBridge, options: RunOptions, log: (message: string) => void): Promise<RunJobSummary[]> {

@@ -44,6 +44,13 @@ const SAMPLES_DIR = path.join(path.dirname(createRequire(import.meta.url).resolv
  */
 export const DEFAULT_S3_PORT = 4568;
 
+/**
+ * start's exit statuses, as its --help and docs/local.md say them
+ * (test/docs/commands.test.ts holds the three together). A signal gives
+ * 128 + its number, as a shell reports it (and npm start, which gets the same SIGINT).
+ */
+export const START_EXIT_CODES = { interrupted: 130, terminated: 143, cannotStart: 1, usage: 2 } as const;
+
 export const START_COMMAND = {
   name: 'start',
   synopsis: `Usage: mapflow-bridge start [options]     (npm start)
@@ -77,9 +84,9 @@ the jobs go through.`,
     verbose: { ...OPTIONS.verbose, help: "show the handlers' logs (and plain lines instead of live progress)" },
     help: OPTIONS.help,
   },
-  epilogue: `Exit status: 130 after Ctrl-C (SIGINT) and 143 after SIGTERM, once stopped
-(128 + the signal, as npm start reports it too), 1 when the bridge cannot start
-or cannot stop cleanly, 2 on a usage error or when another bridge runs on the
+  epilogue: `Exit status: ${START_EXIT_CODES.interrupted} after Ctrl-C (SIGINT) and ${START_EXIT_CODES.terminated} after SIGTERM, once stopped
+(as a shell, and npm start, report a signal), ${START_EXIT_CODES.cannotStart} when the bridge cannot start
+or cannot stop cleanly, ${START_EXIT_CODES.usage} on a usage error or when another bridge runs on the
 same state folder.`,
 } as const satisfies CommandLine<CliOptions>;
 
@@ -163,10 +170,10 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     out.stop();
     if (error instanceof StateDirLockedError) {
       console.error(`mapflow-bridge start: ${error.message}`);
-      return 2;
+      return START_EXIT_CODES.usage;
     }
     console.error(`Cannot start the local bridge: ${(error as Error).message}`);
-    return 1;
+    return START_EXIT_CODES.cannotStart;
   }
   progress.attach(bridge);
   const operators = await startOperatorServices(bridge, options.stateDir, {
@@ -207,7 +214,6 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
 
   return new Promise<number>((resolve) => {
     let stoppingSince: number | undefined;
-    // 128 + the signal, as a shell reports a program a signal ended (and npm start, which gets the same SIGINT).
     const stop = (signal: 'Ctrl-C' | 'SIGTERM') => {
       if (stoppingSince !== undefined) {
         // npm (and `timeout`) forward the terminal's SIGINT to us as well: a
@@ -229,7 +235,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
           () => {
             say('Stopped. State is kept in ' + options.stateDir);
             out.stop();
-            resolve(signal === 'Ctrl-C' ? 130 : 143);
+            resolve(signal === 'Ctrl-C' ? START_EXIT_CODES.interrupted : START_EXIT_CODES.terminated);
           },
           (error: unknown) => {
             out.stop();
