@@ -266,7 +266,10 @@ async function refreshJob(jobId) {
   const geometry = await geometryOf({ jobId: job.jobId, status: job.status });
   drawOnMap(entry, [geometry], `${job.jobId}:${job.status}`);
   const read = geometry.results && geometry.results.properties;
-  $('job-map-note').textContent = read ? `${read.featuresShown} of ${read.featuresRead} result features shown` : 'no results to show';
+  // featuresCounted false: the server stopped counting after its byte cap, so the total is a lower bound.
+  $('job-map-note').textContent = read
+    ? `${read.featuresShown} of ${read.featuresCounted === false ? 'at least ' : ''}${read.featuresRead} result features shown`
+    : 'no results to show';
   return job;
 }
 
