@@ -225,4 +225,41 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     expect(wrap.wordBreak).toBe('normal');
     expect(wrap.overflowWrap).toBe('break-word');
   }, 300_000);
+
+  it('keeps the overview readable with jobs on two continents: close jobs share one labelled dot, no labels overlap', async () => {
+    // Prepare: more jobs around Bern, Zurich and Basel, and two in San Francisco, beside those of the tests above
+    const places: [string, number, number][] = [
+      ['zurich', 8.54, 47.37],
+      ['basel', 7.59, 47.56],
+      ['bern-east', 7.47, 46.95],
+      ['san-francisco', -122.42, 37.77],
+      ['oakland', -122.27, 37.8],
+    ];
+    for (const [name, west, south] of places) {
+      const { jobId } = await bridge.putInbox(await tempFile(`${name}.geojson`, squareAoi({ west, south })), `${name}.geojson`);
+      await bridge.waitForJob(jobId, { timeoutMs: 120_000 });
+    }
+    const jobs = (await bridge.ledger.listRecent({ limit: 100 })).length;
+    await page.setViewport({ width: 1366, height: 768 });
+    await page.goto(server.url);
+    await page.waitForFunction((n: number) => document.querySelectorAll('#jobs tbody tr').length === n, { timeout: 60_000 }, jobs);
+    await page.waitForFunction(() => document.getElementById('overview-map')?.dataset.drawn === 'true' && document.querySelectorAll('#overview-map .job-label').length > 0, { timeout: 60_000 });
+
+    // Act: every label's box on screen, and the jobs each stands for
+    const labels = await page.$$eval('#overview-map .job-label', (els) =>
+      els.map((e: any) => {
+        const r = e.getBoundingClientRect();
+        return { text: e.textContent, jobs: e.dataset.jobIds ? e.dataset.jobIds.split(' ').length : 1, left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+      }),
+    );
+    await writeFile(path.join(OUTPUT, 'jobs-two-continents.png'), await page.screenshot());
+
+    // Assess: no two labels overlap, close jobs were grouped, and every job drawn is on one label
+    const overlapping = labels.flatMap((a, i) =>
+      labels.slice(i + 1).filter((b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom).map((b) => `${a.text} / ${b.text}`),
+    );
+    expect(overlapping).toEqual([]);
+    expect(labels.some((l) => l.jobs > 1 && /^\d+ jobs/.test(l.text))).toBe(true);
+    expect(labels.reduce((sum, l) => sum + l.jobs, 0)).toBe(Math.min(jobs, 25));
+  }, 600_000);
 });
