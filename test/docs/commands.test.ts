@@ -25,8 +25,8 @@ const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 const HELP_BATCH = path.join(ROOT, 'test/support/cli-help.ts');
 const SCRIPTS = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
 const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-/** Flags whose value is a folder the command creates, not an input. */
-const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir']);
+/** Flags whose value is a folder the command creates, or a key in the bucket (--prefix), not an input. */
+const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir', '--prefix']);
 
 interface Command {
   file: string;
@@ -89,7 +89,9 @@ function cliArgs(command: Command): string[] | undefined {
 
 /** Words that name files: a slash or a data-file extension, not a URL, flag, placeholder or output folder. */
 function pathsOf(argv: string[]): string[] {
-  return argv.filter((word, i) => {
+  // `local run`'s KEY=FILE: the key is the bucket's, the FILE a path.
+  const files = argv.map((word) => (!word.startsWith('-') && !word.includes('://') && word.includes('=') ? word.slice(word.indexOf('=') + 1) : word));
+  return files.filter((word, i) => {
     if (word.startsWith('-') || word.includes('://') || /[<>[\]{}$]|\.\.\.|…/.test(word)) return false;
     if (OUTPUT_FLAGS.has(argv[i - 1] ?? '')) return false;
     return word.includes('/') || /\.(geojson|json|tiff?|md|txt|ts)$/i.test(word);
