@@ -193,7 +193,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     await page.waitForFunction(() => !document.getElementById('job-view')?.hidden, { timeout: 30_000 });
   }, 120_000);
 
-  it('shows a retry as the retry of its original, a rejected GeoTIFF\'s footprint, and error text wrapped at words', async () => {
+  it('shows a retry as the retry of its original, a rejected GeoTIFF\'s footprint on its map and in its quicklook, and error text wrapped at words', async () => {
     // Prepare: a GeoTIFF too coarse for Buildings (REJECTED before any part), and a FAILED job retried once
     jobIds.coarse = (await bridge.putInbox(path.join(ROOT, 'test', 'fixtures', 'bad-inputs', 'coarse-300m.tif'), 'buildings/coarse-300m.tif')).jobId;
     const failing = await tempFile('will-fail.geojson', squareAoi({ west: 7.45, mapflow: { meta: { simulate: 'fail:dataloader.TileNotReadable' } } }));
@@ -220,7 +220,11 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
       return { wordBreak: style.wordBreak, overflowWrap: style.overflowWrap, text: dd.textContent };
     });
     await writeFile(path.join(OUTPUT, 'job-rejected-geotiff.png'), await page.screenshot({ fullPage: true }));
+    // The rejection's quicklook draws the outline the map draws (its report's quicklook is the only one)
+    const quicklook = await page.evaluate(async (id: string) => (await fetch(`/api/jobs/${id}/quicklook?index=0`)).text(), jobIds.coarse);
     // Assess
+    expect(quicklook).not.toContain('no geometry to draw');
+    expect(quicklook).toMatch(/<g id="aoi"[^>]*><(path|polygon|polyline)/);
     expect(wrap.text).toContain('PIXEL_SIZE_TOO_COARSE');
     expect(wrap.wordBreak).toBe('normal');
     expect(wrap.overflowWrap).toBe('break-word');
