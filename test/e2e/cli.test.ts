@@ -55,7 +55,7 @@ describe('mapflow-bridge local run', () => {
     // Assess
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     const document = JSON.parse(result.stdout) as { jobs: Record<string, unknown>[] };
-    expect(Object.keys(document)).toEqual(['jobs', 'routes']);
+    expect(Object.keys(document)).toEqual(['jobs', 'budgets']);
     const [job] = document.jobs;
     for (const key of JOB_KEYS) expect(job).toHaveProperty(key);
     expect(job).toMatchObject({ kind: 'geojson', status: 'SUCCEEDED', error: null });

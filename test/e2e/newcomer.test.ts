@@ -19,7 +19,7 @@ import { describe, expect, it } from 'vitest';
 import { jobIdFor } from '../../functions/routing/index.ts';
 import { LOCAL_BUCKET, localAssemblySettings } from '../../packages/local/src/bridge.ts';
 import { OUTPUT_MARKER } from '../../packages/cli/src/outputs.ts';
-import type { RunJobSummary, RunRoute } from '../../packages/cli/src/run.ts';
+import type { RunBudget, RunJobSummary } from '../../packages/cli/src/run.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 import { ROOT, SAMPLES, SAMPLES_AOI, SAMPLES_RASTERS } from './helpers.ts';
@@ -71,14 +71,14 @@ describe('local run --prefix, budgets and outputs', () => {
 
     // Assess: the GeoTIFF was processed (a processing, a result), the big AOI refused as deployed
     expect(result.code, result.stderr.slice(-3000)).toBe(1);
-    const { jobs, routes } = JSON.parse(result.stdout) as { jobs: RunJobSummary[]; routes: RunRoute[] };
+    const { jobs, budgets } = JSON.parse(result.stdout) as { jobs: RunJobSummary[]; budgets: RunBudget[] };
     const [tif, bern] = jobs;
     expect(tif).toMatchObject({ key: 'inbox/buildings/cogeo.tif', kind: 'geotiff', status: 'SUCCEEDED', outputsNotCopied: null });
     expect(tif?.processingId).toBeTruthy();
     expect(tif?.results.some((file) => file.endsWith('/result.geojson'))).toBe(true);
     expect(bern).toMatchObject({ key: 'inbox/buildings/bern-quarters.geojson', status: 'REJECTED', error: { code: 'BUDGET_EXCEEDED' } });
     expect(bern?.error?.message).toContain('above the budget of 100 credits');
-    expect(routes.find((route) => route.name === 'buildings')).toMatchObject({ prefix: 'buildings/', creditBudget: 100, areaBudgetSqKm: 100 });
+    expect(budgets.find((budget) => budget.route === 'buildings')).toMatchObject({ prefix: 'buildings/', creditBudget: 100, areaBudgetSqKm: 100 });
     expect(result.stderr).toMatch(/budgets: default \(inbox\/\) 100 credits or 100 km²; buildings \(inbox\/buildings\/\) 100 credits/);
   });
 

@@ -217,7 +217,7 @@ async function runFiles(options: RunOptions): Promise<number> {
   const restoreLogLevel = options.verbose ? () => undefined : quietHandlerLogs();
   let bridge: LocalBridge | undefined;
   let summaries: RunJobSummary[];
-  let routes: RunRoute[] = [];
+  let budgets: RunBudget[] = [];
   // --keep-state: a folder of our own, which the bridge then treats as persistent and leaves in place.
   const keptState = options.keepState ? await mkdtemp(path.join(tmpdir(), 'mapflow-bridge-run-')) : undefined;
   let starting: Promise<LocalBridge> | undefined;
@@ -257,7 +257,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       return 1;
     }
     log(`local bridge: S3 ${bridge.endpoints.s3} bucket ${bridge.bucket}, Mapflow ${options.mapflow ? options.mapflow.url : 'simulator'}`);
-    routes = runningRoutes(bridge).map((route) => ({ name: route.name, prefix: route.prefix, ...routeBudget(route) }));
+    budgets = runningRoutes(bridge).map((route) => ({ route: route.name, prefix: route.prefix, ...routeBudget(route) }));
     log(`budgets: ${formatRouteBudgets(runningRoutes(bridge))}${options.creditBudget !== undefined ? ` (--credit-budget ${options.creditBudget})` : ' (as deployed; --credit-budget <n> to change)'}`);
     summaries = await runJobs(bridge, options, log);
   } finally {
@@ -269,9 +269,9 @@ async function runFiles(options: RunOptions): Promise<number> {
   if (keptState) log(`local run: state kept in ${keptState} (S3 objects under s3/, the ledger under dynamodb/, events.jsonl)`);
 
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ jobs: summaries, routes }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ jobs: summaries, budgets }, null, 2)}\n`);
   } else {
-    process.stdout.write(`${formatSummary(summaries, options.outDir, routes)}\n`);
+    process.stdout.write(`${formatSummary(summaries, options.outDir, budgets)}\n`);
   }
   return runExitCode(summaries);
 }
@@ -470,15 +470,15 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item:
   return results;
 }
 
-/** A route as the summary shows it: its folder and the budgets that applied. */
-export interface RunRoute {
-  name: string;
+/** A route's budgets as the summary shows them: its name, its folder and the budgets that applied. */
+export interface RunBudget {
+  route: string;
   prefix: string;
   creditBudget: number;
   areaBudgetSqKm: number;
 }
 
-function formatSummary(jobs: RunJobSummary[], outDir: string, routes: readonly RunRoute[]): string {
+function formatSummary(jobs: RunJobSummary[], outDir: string, budgets: readonly RunBudget[]): string {
   const rows = [['FILE', 'STATUS', 'COST', 'DETAIL']];
   for (const job of jobs) {
     const detail = job.error
@@ -495,7 +495,7 @@ function formatSummary(jobs: RunJobSummary[], outDir: string, routes: readonly R
     table(rows),
     '',
     `${succeeded} of ${jobs.length} job(s) succeeded.`,
-    ...(routes.length > 0 ? [`Budgets: ${routes.map((r) => `${r.name} (inbox/${r.prefix}) ${r.creditBudget} credits or ${r.areaBudgetSqKm} km²`).join('; ')}`] : []),
+    ...(budgets.length > 0 ? [`Budgets: ${budgets.map((b) => `${b.route} (inbox/${b.prefix}) ${b.creditBudget} credits or ${b.areaBudgetSqKm} km²`).join('; ')}`] : []),
     ...(files.length > 0 ? [`Outputs (copied to ${outDir}):`, ...files.map((file) => `  ${file}`)] : []),
     ...notCopied.flatMap((job) => [`Outputs NOT copied for ${path.basename(job.file)}: ${job.outputsNotCopied!.reason}`]),
   ].join('\n');
