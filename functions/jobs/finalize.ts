@@ -6,7 +6,7 @@
  */
 import { EVENT_DETAIL_TYPES, isFinalStatus, type InputKind, type InputObject, type JobError, type JobPart, type LedgerRow } from '../core/model.ts';
 import type { FinishResult } from './workflow.ts';
-import { inputKind, reportKey as reportKeyFor, workKey } from '../routing/index.ts';
+import { FOOTPRINT_FILE, inputKind, reportKey as reportKeyFor, workKey } from '../routing/index.ts';
 import { MAX_FAILED_INPUT_AOI_BYTES, writeFailureQuicklook } from '../quicklook/index.ts';
 import { recordJobOutcome } from '../runtime/metrics.ts';
 import { tagObject, writeJson } from '../storage/s3.ts';
@@ -142,6 +142,8 @@ async function failureQuicklook(ctx: StepContext, f: Finalisation, reportKey: st
   const aoiKeys = [
     ...(inputKind(f.input.key) === 'geojson' ? [{ key: f.input.key, maxBytes: MAX_FAILED_INPUT_AOI_BYTES }] : []),
     workKey(ctx.config.prefixes, f.jobId, 'part-0.geometry.json'),
+    // A GeoTIFF refused by Inspect GeoTIFF has no part: the footprint it wrote (inspect-geotiff.ts).
+    ...(inputKind(f.input.key) === 'geotiff' ? [workKey(ctx.config.prefixes, f.jobId, FOOTPRINT_FILE)] : []),
   ];
   try {
     return await writeFailureQuicklook(ctx.s3, f.input.bucket, {

@@ -294,6 +294,9 @@ export function reportKey(prefixes: KeyPrefixes, key: string): string {
   return `${prefixes.failed}${relativeInputPath(key, prefixes.inbox)}/report.json`;
 }
 
+/** The work object holding the footprint of a GeoTIFF Inspect GeoTIFF refused (EPSG:4326), for its failure quicklook. */
+export const FOOTPRINT_FILE = 'footprint.geometry.json';
+
 /** An intermediate object of a job. */
 export function workKey(prefixes: KeyPrefixes, jobId: string, name: string): string {
   assertSegment(jobId, 'job id');

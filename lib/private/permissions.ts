@@ -59,7 +59,8 @@ const JOB_TASK: readonly Capability[] = ['ledger:read', 'ledger:write', 'events:
  */
 export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capability[]> = {
   'register-job': [...JOB_TASK],
-  'inspect-geotiff': [...JOB_TASK, 'inbox:read', 'mapflow:token'],
+  // work:write: the footprint of an image it refuses, which the failure quicklook draws.
+  'inspect-geotiff': [...JOB_TASK, 'inbox:read', 'work:write', 'mapflow:token'],
   'ensure-mosaic': [...JOB_TASK, 'mapflow:token'],
   'upload-image': [...JOB_TASK, 'inbox:read', 'mapflow:token'],
   'plan-processing': [...JOB_TASK, 'inbox:read', 'work:write', 'mapflow:token'],
@@ -76,7 +77,8 @@ export const FUNCTION_CAPABILITIES: Record<BridgeFunctionName, readonly Capabili
   // Releasing a slot hands it to the oldest waiter (SendTaskSuccess).
   'finish-part': [...JOB_TASK, 'workflow:respond'],
   // job.json under results/, or the failure report under failed/; tags the input; reads the final cost from Mapflow.
-  // The failure quicklook (functions/quicklook) draws the AOI: the GeoJSON input, else the first part's geometry.
+  // The failure quicklook (functions/quicklook) draws the AOI: the GeoJSON input, else the first part's geometry
+  // (or the footprint of a GeoTIFF Inspect GeoTIFF refused).
   'finish-job': [...JOB_TASK, 'results:write', 'failed:write', 'inbox:tag', 'inbox:read', 'work:read', 'mapflow:token'],
   'fail-job': [...JOB_TASK, 'failed:write', 'inbox:tag', 'inbox:read', 'work:read'],
   // Frees a failed job's slots and hands them to the oldest waiters (SendTaskSuccess); publishes no event.

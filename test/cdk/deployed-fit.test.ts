@@ -130,7 +130,11 @@ const mapflowSecret: Call = ['secretsmanager:GetSecretValue', (a) => a.secret, '
 const CALLS: Record<BridgeFunctionName, readonly Call[]> = {
   // A GeoJSON job takes its place in the slot queue at registration (ConcurrencySlots.reserve).
   'register-job': [...jobRow, ...slotsRow, putEvents],
-  'inspect-geotiff': [...s3Read('inbox', 's3RangeSource: ranged GetObject of the header'), mapflowSecret],
+  'inspect-geotiff': [
+    ...s3Read('inbox', 's3RangeSource: ranged GetObject of the header'),
+    ['s3:PutObject', (a) => a.object.work, 'writeJson of the footprint of an image it refuses'],
+    mapflowSecret,
+  ],
   'ensure-mosaic': [...jobRow, ...nameRegistry, putEvents, mapflowSecret],
   'upload-image': [...s3Read('inbox', 'openObjectStream streams the image'), ...jobRow, putEvents, mapflowSecret],
   'plan-processing': [

@@ -14,6 +14,10 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../e2e/helpers.ts';
 import { testTmp } from '../support/temp.ts';
+import { partNameFor, reportKey, resultKeys, resultPrefix } from '../../functions/routing/keys.ts';
+import { DOCTOR_EXIT_CODES } from '../../packages/cli/src/doctor.ts';
+import { RUN_EXIT_CODES } from '../../packages/cli/src/run.ts';
+import { START_EXIT_CODES } from '../../packages/cli/src/start.ts';
 
 const run = promisify(execFile);
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -29,8 +33,8 @@ function workspaceScripts(name: string): Record<string, string> {
   return manifest!.scripts ?? {};
 }
 const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-/** Flags whose value is a folder the command creates, not an input. */
-const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir']);
+/** Flags whose value is a folder the command creates, or a key in the bucket (--prefix), not an input. */
+const OUTPUT_FLAGS = new Set(['--out', '--state-dir', '--data-dir', '--prefix']);
 
 interface Command {
   file: string;
@@ -98,7 +102,9 @@ function cliArgs(command: Command): string[] | undefined {
 
 /** Words that name files: a slash or a data-file extension, not a URL, flag, placeholder or output folder. */
 function pathsOf(argv: string[]): string[] {
-  return argv.filter((word, i) => {
+  // `local run`'s KEY=FILE: the key is the bucket's, the FILE a path.
+  const files = argv.map((word) => (!word.startsWith('-') && !word.includes('://') && word.includes('=') ? word.slice(word.indexOf('=') + 1) : word));
+  return files.filter((word, i) => {
     if (word.startsWith('-') || word.includes('://') || /[<>[\]{}$]|\.\.\.|…/.test(word)) return false;
     if (OUTPUT_FLAGS.has(argv[i - 1] ?? '')) return false;
     return word.includes('/') || /\.(geojson|json|tiff?|md|txt|ts)$/i.test(word);
@@ -203,4 +209,72 @@ describe('Quick start local run examples, run as written', () => {
     expect(globSync('*/results/**/job.json', { cwd: out }).length).toBeGreaterThan(0);
     expect(existsSync(out)).toBe(true);
   }, 300_000);
+});
+
+/**
+ * What --help and docs/local.md say a command does, against what it does:
+ * the exit statuses each command returns (its exported table of codes, which
+ * the code returns and test/e2e/newcomer.test.ts observes), and the output
+ * paths (functions/routing/keys.ts, the one place the layout lives).
+ */
+describe('--help and docs/local.md against what the commands do', () => {
+  const EXITS: Record<string, { codes: Record<string, number>; docsSection?: string }> = {
+    start: { codes: START_EXIT_CODES, docsSection: '## `npm start`' },
+    'local run': { codes: RUN_EXIT_CODES, docsSection: '## `mapflow-bridge local run`' },
+    doctor: { codes: DOCTOR_EXIT_CODES },
+  };
+  let answers: Promise<Record<string, { code: number; output: string }>> | undefined;
+  const helpText = async (command: string) => {
+    answers ??= run(process.execPath, [HELP_BATCH, JSON.stringify(Object.keys(EXITS).map((name) => name.split(' ')))], { cwd: ROOT, timeout: 120_000, maxBuffer: 16 << 20 }).then(
+      ({ stdout }) => JSON.parse(stdout) as Record<string, { code: number; output: string }>,
+    );
+    return (await answers)[command]!.output;
+  };
+  /** The exit codes an "Exit status: ..." paragraph names (up to its blank line). */
+  const codesIn = (text: string) => {
+    const paragraphs = [...text.matchAll(/Exit status:[\s\S]*?(?:\n\s*\n|$)/g)].map((m) => m[0]);
+    expect(paragraphs.length, `no "Exit status:" in:\n${text.slice(0, 400)}`).toBeGreaterThan(0);
+    return [...new Set(paragraphs.join(' ').match(/\b\d{1,3}\b/g)!.map(Number))].sort((a, b) => a - b);
+  };
+  const sorted = (codes: Record<string, number>) => [...new Set(Object.values(codes))].sort((a, b) => a - b);
+
+  it.each(Object.keys(EXITS))("'%s --help' names exactly the exit statuses the command returns", async (command) => {
+    // Act
+    const help = await helpText(command);
+    // Assess
+    expect(codesIn(help)).toEqual(sorted(EXITS[command]!.codes));
+  }, 120_000);
+
+  it.each(Object.keys(EXITS).filter((c) => EXITS[c]!.docsSection))("docs/local.md's section on '%s' names exactly the exit statuses the command returns", (command) => {
+    // Prepare: the command's section, up to the next level-2 heading
+    const markdown = read('docs/local.md');
+    const start = markdown.indexOf(EXITS[command]!.docsSection!);
+    const section = markdown.slice(start, markdown.indexOf('\n## ', start + 1));
+    // Act
+    const codes = codesIn(section.replaceAll('**', ''));
+    // Assess
+    expect(start).toBeGreaterThanOrEqual(0);
+    expect(codes).toEqual(sorted(EXITS[command]!.codes));
+  });
+
+  it("every results/ and failed/ path docs/local.md and 'local run --help' show is where the bridge writes", async () => {
+    // Prepare: each pattern with its placeholders filled, and the keys the bridge derives for the same input
+    const texts = [read('docs/local.md'), await helpText('local run')];
+    const patterns = [...new Set(texts.flatMap((text) => [...text.matchAll(/(?:results|failed)\/<[^`\s)]*/g)].map((m) => m[0])))];
+    const prefixes = { inbox: 'inbox/', results: 'results/', failed: 'failed/', work: 'work/' };
+    const written = (key: string) => {
+      const { resultKey, jobJsonKey } = resultKeys(prefixes, key, partNameFor(key));
+      return [resultKey, jobJsonKey, resultPrefix(prefixes, key), reportKey(prefixes, key)];
+    };
+    // Act
+    const wrong = patterns.filter((pattern) => {
+      // A pattern without <path> is a file at the inbox root.
+      const key = pattern.includes('<path>') ? 'inbox/buildings/cogeo.tif' : 'inbox/cogeo.tif';
+      const filled = pattern.replaceAll('<path>', 'buildings').replaceAll('<name>', 'cogeo.tif').replaceAll('<file>', 'cogeo.tif').replaceAll('<part>', 'cogeo');
+      return !written(key).includes(filled);
+    });
+    // Assess
+    expect(patterns.length).toBeGreaterThanOrEqual(4);
+    expect(wrong).toEqual([]);
+  }, 120_000);
 });

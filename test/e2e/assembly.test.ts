@@ -3,7 +3,7 @@
  * synthesized cloud assembly from their assets (the index.mjs `cdk deploy`
  * uploads), with the template's environment and timeouts, never the sources.
  *
- * - `local run samples/aoi/bern-quarters.geojson`, in a process that records
+ * - `local run packages/local/samples/bern-three-quarters.geojson`, in a process that records
  *   every module each thread loads: the bridge's thread loads no handler
  *   source (functions/handlers/), and every function runs in a worker that
  *   loads the Lambda runtime shim and one index.mjs of the assembly, nothing
@@ -26,7 +26,7 @@ import type { CloudFormationTemplate } from '../../packages/local/src/assembly/t
 import { localAssemblySettings, type LocalBridge } from '../../packages/local/src/bridge.ts';
 import type { RunJobSummary } from '../../packages/cli/src/run.ts';
 import { testTmp } from '../support/temp.ts';
-import { readText, ROOT, SAMPLES_AOI, squareAoi, startTestBridge, tempFile } from './helpers.ts';
+import { readText, ROOT, SAMPLES, squareAoi, startTestBridge, tempFile } from './helpers.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ describe('local run on the cloud assembly', () => {
     // Act
     const { stdout } = await run(
       process.execPath,
-      ['--import', `${RECORDER}?file=${encodeURIComponent(modules)}`, CLI, 'local', 'run', '--json', ...(await sharedLedgerArgs('assembly')), '--out', path.join(work, 'out'), path.join(SAMPLES_AOI, 'bern-quarters.geojson')],
+      ['--import', `${RECORDER}?file=${encodeURIComponent(modules)}`, CLI, 'local', 'run', '--json', ...(await sharedLedgerArgs('assembly')), '--out', path.join(work, 'out'), path.join(SAMPLES, 'bern-three-quarters.geojson')],
       { cwd: work, maxBuffer: 16 * 1024 * 1024, timeout: 600_000 },
     );
 

@@ -51,11 +51,11 @@ describe('mapflow-bridge local run', () => {
     // Prepare
     const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
     // Act
-    const result = await localRun(['--json', '--processing-seconds', '1', '--out', out, path.join(SAMPLES, 'bern-quarters.geojson')]);
+    const result = await localRun(['--json', '--processing-seconds', '1', '--out', out, path.join(SAMPLES, 'bern-three-quarters.geojson')]);
     // Assess
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     const document = JSON.parse(result.stdout) as { jobs: Record<string, unknown>[] };
-    expect(Object.keys(document)).toEqual(['jobs']);
+    expect(Object.keys(document)).toEqual(['jobs', 'budgets']);
     const [job] = document.jobs;
     for (const key of JOB_KEYS) expect(job).toHaveProperty(key);
     expect(job).toMatchObject({ kind: 'geojson', status: 'SUCCEEDED', error: null });
@@ -107,7 +107,7 @@ describe('mapflow-bridge local run', () => {
     const out = await mkdtemp(path.join(testTmp(), 'mfb-out-'));
     const emptyPath = await mkdtemp(path.join(testTmp(), 'mfb-no-java-'));
     // Act
-    const result = await localRun(['--json', '--processing-seconds', '1', '--dynamodb-endpoint', endpoint, '--out', out, path.join(SAMPLES, 'bern-quarters.geojson')], { PATH: emptyPath });
+    const result = await localRun(['--json', '--processing-seconds', '1', '--dynamodb-endpoint', endpoint, '--out', out, path.join(SAMPLES, 'bern-three-quarters.geojson')], { PATH: emptyPath });
     // Assess: the job's row is in that DynamoDB, in the default ledger table
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     const [job] = (JSON.parse(result.stdout) as { jobs: { jobId: string; status: string }[] }).jobs;
@@ -117,7 +117,7 @@ describe('mapflow-bridge local run', () => {
 
   it('exits 2 on a --dynamodb-endpoint that is not an http(s) URL', async () => {
     // Act
-    const result = await localRun(['--dynamodb-endpoint', 'ftp://127.0.0.1:8000', path.join(SAMPLES, 'bern-quarters.geojson')]);
+    const result = await localRun(['--dynamodb-endpoint', 'ftp://127.0.0.1:8000', path.join(SAMPLES, 'bern-three-quarters.geojson')]);
     // Assess
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--dynamodb-endpoint: the DynamoDB endpoint must be an http(s) URL');
@@ -126,7 +126,7 @@ describe('mapflow-bridge local run', () => {
   it('stops at once with one clear line when the given Mapflow does not answer, or refuses the token', { timeout: 60_000 }, async () => {
     // Prepare: a simulator that knows another token, and a port where nothing listens
     const sim = await startSimulator({ token: 'the-right-token', email: 'e@example.com' });
-    const file = path.join(SAMPLES, 'bern-quarters.geojson');
+    const file = path.join(SAMPLES, 'bern-three-quarters.geojson');
     try {
       // Act
       // (--mapflow-wait: the check asks a Mapflow that does not answer for 30 s by default)

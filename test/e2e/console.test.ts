@@ -42,7 +42,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
   beforeAll(async () => {
     await mkdir(OUTPUT, { recursive: true });
     bridge = await startTestBridge();
-    jobIds.geojson = (await bridge.putInbox(path.join(SAMPLES, 'bern-quarters.geojson'), 'bern-quarters.geojson')).jobId;
+    jobIds.geojson = (await bridge.putInbox(path.join(SAMPLES, 'bern-three-quarters.geojson'), 'bern-three-quarters.geojson')).jobId;
     jobIds.geotiff = (await bridge.putInbox(path.join(SAMPLES, 'cogeo.tif'), 'buildings/cogeo.tif')).jobId;
     await bridge.waitForJobs({ timeoutMs: 240_000 });
     server = await startBridgeConsole(bridge);
@@ -83,7 +83,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     await page.waitForFunction(() => Number(document.getElementById('overview-map')?.dataset.features ?? 0) > 0, { timeout: 60_000 });
     // Assess
     const rows = await page.$$eval('#jobs tbody tr', (trs: any[]) => trs.map((tr: any) => [...tr.querySelectorAll('td')].map((td: any) => td.textContent?.trim())));
-    expect(rows.map((r) => r[0]).sort()).toEqual(['bern-quarters.geojson', 'buildings/cogeo.tif']);
+    expect(rows.map((r) => r[0]).sort()).toEqual(['bern-three-quarters.geojson', 'buildings/cogeo.tif']);
     for (const row of rows) {
       expect(row[1]).toBe('SUCCEEDED');
       expect(row[3]).toMatch(/^\d+(\.\d+)?$/); // credits
@@ -184,7 +184,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
       expect(column.left, column.name).toBeGreaterThanOrEqual(0);
       expect(column.right, column.name).toBeLessThanOrEqual(Math.min(layout.mapLeft, layout.width));
     }
-    expect(labels.join(' ')).toContain('bern-quarters.geojson');
+    expect(labels.join(' ')).toContain('bern-three-quarters.geojson');
     expect(labels.join(' ')).toContain('cogeo.tif');
     expect(await page.$$eval('#overview-map .leaflet-pane canvas', (c) => c.length)).toBeGreaterThanOrEqual(2);
     expect(favicon).toBe(200);
@@ -193,7 +193,7 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
     await page.waitForFunction(() => !document.getElementById('job-view')?.hidden, { timeout: 30_000 });
   }, 120_000);
 
-  it('shows a retry as the retry of its original, a rejected GeoTIFF\'s footprint, and error text wrapped at words', async () => {
+  it('shows a retry as the retry of its original, a rejected GeoTIFF\'s footprint on its map and in its quicklook, and error text wrapped at words', async () => {
     // Prepare: a GeoTIFF too coarse for Buildings (REJECTED before any part), and a FAILED job retried once
     jobIds.coarse = (await bridge.putInbox(path.join(ROOT, 'test', 'fixtures', 'bad-inputs', 'coarse-300m.tif'), 'buildings/coarse-300m.tif')).jobId;
     const failing = await tempFile('will-fail.geojson', squareAoi({ west: 7.45, mapflow: { meta: { simulate: 'fail:dataloader.TileNotReadable' } } }));
@@ -220,9 +220,50 @@ describe.skipIf(!CHROMIUM)('jobs console in headless Chromium', () => {
       return { wordBreak: style.wordBreak, overflowWrap: style.overflowWrap, text: dd.textContent };
     });
     await writeFile(path.join(OUTPUT, 'job-rejected-geotiff.png'), await page.screenshot({ fullPage: true }));
+    // The rejection's quicklook draws the outline the map draws (its report's quicklook is the only one)
+    const quicklook = await page.evaluate(async (id: string) => (await fetch(`/api/jobs/${id}/quicklook?index=0`)).text(), jobIds.coarse);
     // Assess
+    expect(quicklook).not.toContain('no geometry to draw');
+    expect(quicklook).toMatch(/<g id="aoi"[^>]*><(path|polygon|polyline)/);
     expect(wrap.text).toContain('PIXEL_SIZE_TOO_COARSE');
     expect(wrap.wordBreak).toBe('normal');
     expect(wrap.overflowWrap).toBe('break-word');
   }, 300_000);
+
+  it('keeps the overview readable with jobs on two continents: close jobs share one labelled dot, no labels overlap', async () => {
+    // Prepare: more jobs around Bern, Zurich and Basel, and two in San Francisco, beside those of the tests above
+    const places: [string, number, number][] = [
+      ['zurich', 8.54, 47.37],
+      ['basel', 7.59, 47.56],
+      ['bern-east', 7.47, 46.95],
+      ['san-francisco', -122.42, 37.77],
+      ['oakland', -122.27, 37.8],
+    ];
+    for (const [name, west, south] of places) {
+      const { jobId } = await bridge.putInbox(await tempFile(`${name}.geojson`, squareAoi({ west, south })), `${name}.geojson`);
+      await bridge.waitForJob(jobId, { timeoutMs: 120_000 });
+    }
+    const jobs = (await bridge.ledger.listRecent({ limit: 100 })).length;
+    await page.setViewport({ width: 1366, height: 768 });
+    await page.goto(server.url);
+    await page.waitForFunction((n: number) => document.querySelectorAll('#jobs tbody tr').length === n, { timeout: 60_000 }, jobs);
+    await page.waitForFunction(() => document.getElementById('overview-map')?.dataset.drawn === 'true' && document.querySelectorAll('#overview-map .job-label').length > 0, { timeout: 60_000 });
+
+    // Act: every label's box on screen, and the jobs each stands for
+    const labels = await page.$$eval('#overview-map .job-label', (els) =>
+      els.map((e: any) => {
+        const r = e.getBoundingClientRect();
+        return { text: e.textContent, jobs: e.dataset.jobIds ? e.dataset.jobIds.split(' ').length : 1, left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+      }),
+    );
+    await writeFile(path.join(OUTPUT, 'jobs-two-continents.png'), await page.screenshot());
+
+    // Assess: no two labels overlap, close jobs were grouped, and every job drawn is on one label
+    const overlapping = labels.flatMap((a, i) =>
+      labels.slice(i + 1).filter((b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom).map((b) => `${a.text} / ${b.text}`),
+    );
+    expect(overlapping).toEqual([]);
+    expect(labels.some((l) => l.jobs > 1 && /^\d+ jobs/.test(l.text))).toBe(true);
+    expect(labels.reduce((sum, l) => sum + l.jobs, 0)).toBe(Math.min(jobs, 25));
+  }, 600_000);
 });

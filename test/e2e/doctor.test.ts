@@ -4,7 +4,8 @@
  * "deployed stack" whose AWS answers come from aws-sdk-client-mock (the
  * Mapflow answers still come from the local simulator).
  */
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DescribeRuleCommand, EventBridgeClient, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
@@ -126,6 +127,24 @@ describe('doctor --local', () => {
     const { code, lines } = await doctor(['--local', '--state-dir', path.join(scratch, 'nothing'), '--token', GOOD_TOKEN]);
     expect(code).toBe(1);
     expect(lines).toEqual([expect.stringMatching(/^FAIL  local bridge .*npm start/)]);
+  });
+
+  it('with the bridge stopped, fails once and skips the checks that follow from it', async () => {
+    // Prepare: an endpoints.json left by a bridge whose process is gone (killed before it could remove it)
+    const left = path.join(scratch, 'stopped');
+    await mkdir(left, { recursive: true });
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(path.join(left, 'endpoints.json'), JSON.stringify({ ...bridge.endpoints, mapflow: 'http://127.0.0.1:1/rest', bucket: bridge.bucket, ledgerTable: bridge.ledgerTable, pid: gone }));
+
+    // Act
+    const { code, lines } = await doctor(['--local', '--state-dir', left, '--token', GOOD_TOKEN]);
+
+    // Assess: one FAIL that says why, then SKIP lines that say why, none a FAIL of its own
+    expect(code).toBe(1);
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([expect.stringMatching(/^FAIL  local bridge .*not running: start the bridge again/)]);
+    const rest = lines.slice(1);
+    expect(rest.map((l) => l.split(/\s{2,}/)[1])).toEqual(expect.arrayContaining(['mapflow token', 'route default', 'bucket', 'ledger']));
+    for (const line of rest) expect(line).toMatch(/^SKIP  .*skipped: the local bridge is not running$/);
   });
 
   it('refuses unclear options with exit 2', async () => {

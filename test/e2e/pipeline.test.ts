@@ -58,11 +58,11 @@ describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator })
 
   it.concurrent('takes a GeoJSON to SUCCEEDED: results inside the AOI, ledger row, events, input tags', async ({ expect }) => {
     // Prepare
-    const file = path.join(SAMPLES, 'bern-quarters.geojson');
+    const file = path.join(SAMPLES, 'bern-three-quarters.geojson');
     const aoiBox = bbox(JSON.parse(await readFile(file, 'utf8')));
     expectProcessings(1);
     // Act
-    const { jobId } = await bridge.putInbox(file, 'bern-quarters.geojson');
+    const { jobId } = await bridge.putInbox(file, 'bern-three-quarters.geojson');
     const row = await bridge.waitForJob(jobId);
     // Assess: the ledger
     expect(row?.status).toBe('SUCCEEDED');
@@ -92,7 +92,7 @@ describe.each(MODES)('local pipeline, end to end ($mode)', ({ live, simulator })
     expect(events).toContain('Processing Submitted');
     expect(events.at(-1)).toBe('Job Succeeded');
     // Assess: the input is tagged, not changed
-    const tags = await bridge.s3.send(new GetObjectTaggingCommand({ Bucket: bridge.bucket, Key: 'inbox/bern-quarters.geojson' }));
+    const tags = await bridge.s3.send(new GetObjectTaggingCommand({ Bucket: bridge.bucket, Key: 'inbox/bern-three-quarters.geojson' }));
     expect(tags.TagSet).toContainEqual({ Key: 'mapflow-bridge:status', Value: 'SUCCEEDED' });
   });
 
@@ -235,7 +235,7 @@ describe.each(MODES)('local pipeline with every create answer lost ($mode)', ({ 
 
   it('finds what each lost create made: one processing for a GeoJSON', async () => {
     // Act
-    const { jobId } = await bridge.putInbox(path.join(SAMPLES, 'bern-quarters.geojson'), 'lost/bern-quarters.geojson');
+    const { jobId } = await bridge.putInbox(path.join(SAMPLES, 'bern-three-quarters.geojson'), 'lost/bern-three-quarters.geojson');
     const row = await bridge.waitForJob(jobId);
     // Assess
     expect(row?.status).toBe('SUCCEEDED');

@@ -46,7 +46,7 @@ describe.each([
       },
     });
     // Act 1: a file copied into the drop folder starts a job; stop while it is processed
-    await copyFile(path.join(SAMPLES, 'bern-quarters.geojson'), path.join(bridge.dropDir, 'bern.geojson'));
+    await copyFile(path.join(SAMPLES, 'bern-three-quarters.geojson'), path.join(bridge.dropDir, 'bern.geojson'));
     const { detail } = await started;
     const before = await bridge.ledger.get(detail.jobId);
     await bridge.close();

@@ -19,7 +19,8 @@ import {
   requirementsForModel,
   s3RangeSource,
 } from '../../geotiff/index.ts';
-import { DEFAULT_GEOJSON_MODEL } from '../../routing/index.ts';
+import { DEFAULT_GEOJSON_MODEL, FOOTPRINT_FILE, workKey } from '../../routing/index.ts';
+import { writeJson } from '../../storage/s3.ts';
 import { routeOf, topJob } from '../common.ts';
 import type { StepContext } from '../context.ts';
 import { aoiAreaLimitOf, checkImageArea } from '../image-area.ts';
@@ -46,7 +47,37 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext, inv
   const source = s3RangeSource(ctx.s3, { bucket: input.bucket, key: input.key, versionId: input.versionId, size: input.size });
   const deadline = decodeDeadline(invocation);
   const info = await inspectGeoTiff(source, { probePixels: true, ...(deadline && { deadline }) });
+  try {
+    await checkImage(info, input, job, route, limits, client, ctx);
+  } catch (error) {
+    // The failure quicklook of an image refused here draws its outline (finalize.ts reads it), as the console's map does.
+    if (error instanceof InputRejected) await writeFootprint(ctx, state.jobId, input.bucket, info.footprint4326);
+    throw error;
+  }
 
+  const { bytesRead: _bytesRead, ...image } = info;
+  return { ...image, size: input.size };
+}
+
+/** The image's footprint beside the job's work objects, for the quicklook of its rejection; never fails the job. */
+async function writeFootprint(ctx: StepContext, jobId: string, bucket: string, footprint: unknown): Promise<void> {
+  try {
+    await writeJson(ctx.s3, bucket, workKey(ctx.config.prefixes, jobId, FOOTPRINT_FILE), footprint);
+  } catch (err) {
+    ctx.logger.warn('could not write the footprint of a rejected image', { jobId, err: String(err) });
+  }
+}
+
+/** The checks of an inspected image against the account and the route's model (see the file's comment). */
+async function checkImage(
+  info: Awaited<ReturnType<typeof inspectGeoTiff>>,
+  input: WorkflowState['input'],
+  job: ReturnType<typeof topJob>,
+  route: ReturnType<typeof routeOf>,
+  limits: Parameters<typeof checkImageLimits>[2],
+  client: Awaited<ReturnType<StepContext['mapflow']>>,
+  ctx: StepContext,
+): Promise<void> {
   if (job.processImages) {
     const status = await client.getUserStatus();
     const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);
@@ -71,7 +102,4 @@ export async function inspectGeotiff(state: WorkflowState, ctx: StepContext, inv
   }
 
   checkImageLimits(info, input.size, limits);
-
-  const { bytesRead: _bytesRead, ...image } = info;
-  return { ...image, size: input.size };
 }

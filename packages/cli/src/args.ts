@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { validDynamoDbEndpoint } from '@mapflow-bridge/local/dynamodb/endpoint';
 import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
-import { parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
+import { DEFAULT_CREDIT_BUDGET, parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
 import { isDynamoDbTableName, pollPolicyProblems } from 'mapflow-bridge/functions/runtime/config.ts';
 import { localPollPolicy } from '@mapflow-bridge/local/poll-policy';
 import type { MapflowTarget } from '@mapflow-bridge/local/bridge';
@@ -58,6 +58,11 @@ export const OPTIONS = {
   email: { type: 'string', value: '<email>', help: 'its account e-mail (for Basic authentication)' },
   'mapflow-wait': { type: 'string', value: '<seconds>', help: 'how long to keep asking a --mapflow-url that does not answer at start\n(default 30)' },
   routes: { type: 'string', value: '<file>', help: 'routes JSON (default: the built-in routes)' },
+  'credit-budget': {
+    type: 'string',
+    value: '<n>',
+    help: `the credit budget of every route that sets none (default ${DEFAULT_CREDIT_BUDGET}, as deployed;\nthe simulator's credits are not real: e.g. 1000 for a city-sized GeoJSON)`,
+  },
   'poll-policy': {
     type: 'string',
     value: '<json>',
@@ -84,7 +89,7 @@ export const OPTIONS = {
 export const LEDGER_OPTIONS = pick(OPTIONS, 'table', 'stack', 'region', 'state-dir');
 
 /** What a local bridge runs with: start and local run. */
-export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'poll-policy', 'dynamodb-endpoint', 'ledger-table');
+export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'credit-budget', 'poll-policy', 'dynamodb-endpoint', 'ledger-table');
 
 /** Some options of a table, in the order named. */
 export function pick<O extends CliOptions, K extends keyof O & string>(options: O, ...names: K[]): Pick<O, K> {
@@ -176,6 +181,8 @@ export interface BridgeChoice {
   mapflow?: MapflowTarget;
   /** The routes file's JSON, checked. */
   routes?: string;
+  /** --credit-budget: the budget of every route that sets none (default: the routes' default, as deployed). */
+  creditBudget?: number;
   dynamodbEndpoint?: string;
   /** --ledger-table: the ledger's table in that DynamoDB (default: the bridge's). */
   ledgerTable?: string;
@@ -190,6 +197,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
   if (values['mapflow-wait'] !== undefined && !mapflow) throw new UsageError('--mapflow-wait goes with --mapflow-url.');
   const mapflowWait = values['mapflow-wait'] === undefined ? undefined : positiveOption(values['mapflow-wait'], '--mapflow-wait');
   const routes = values.routes === undefined ? undefined : await routesOption(values.routes);
+  const creditBudget = values['credit-budget'] === undefined ? undefined : positiveOption(values['credit-budget'], '--credit-budget');
   const dynamodbEndpoint = dynamodbEndpointOption(values['dynamodb-endpoint']);
   // Only in a DynamoDB of the user's own: a ledger in the state folder is read back under its one name (jobs, costs).
   if (values['ledger-table'] !== undefined && !dynamodbEndpoint) throw new UsageError('--ledger-table goes with --dynamodb-endpoint.');
@@ -200,6 +208,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
     ...(processingSeconds !== undefined ? { processingSeconds } : {}),
     ...(mapflow ? { mapflow } : {}),
     ...(routes !== undefined ? { routes } : {}),
+    ...(creditBudget !== undefined ? { creditBudget } : {}),
     ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}),
     ...(ledgerTable ? { ledgerTable } : {}),
     ...(pollPolicy ? { pollPolicy } : {}),

@@ -35,6 +35,13 @@ export interface DoctorCheck {
   readonly name: string;
   readonly ok: boolean;
   readonly detail: string;
+  /** Not run, because an earlier check failed (`detail` says which): printed SKIP, never a FAIL of its own. */
+  readonly skipped?: boolean;
+}
+
+/** A check that cannot run because an earlier one failed: `SKIP  name  skipped: <why>`. */
+function skipped(name: string, why: string): DoctorCheck {
+  return { name, ok: false, skipped: true, detail: `skipped: ${why}` };
 }
 
 /** The AWS clients the deployed checks use (tests mock them with aws-sdk-client-mock). */
@@ -45,6 +52,9 @@ export interface DoctorAwsClients {
   events: EventBridgeClient;
   sqs: SQSClient;
 }
+
+/** doctor's exit statuses, as its --help says them (test/docs/commands.test.ts). */
+export const DOCTOR_EXIT_CODES = { passed: 0, failed: 1, usage: 2 } as const;
 
 export const DOCTOR_COMMAND = {
   name: 'doctor',
@@ -76,6 +86,8 @@ Checks that a bridge can run a job, one line per check; exits 0 only when all pa
     routes: { ...OPTIONS.routes, help: 'the routes the local bridge runs with (default: the built-in routes)' },
     help: OPTIONS.help,
   },
+  epilogue: `Exit status: ${DOCTOR_EXIT_CODES.passed} when every check passed, ${DOCTOR_EXIT_CODES.failed} when any failed (a check an earlier
+failure kept from running says SKIP, skipped: <why>), ${DOCTOR_EXIT_CODES.usage} on a usage error.`,
 } as const satisfies CommandLine<CliOptions>;
 
 export const DOCTOR_USAGE = usageOf(DOCTOR_COMMAND);
@@ -102,7 +114,7 @@ export async function checkMapflow(
       error instanceof MapflowAuthError
         ? `Mapflow at ${target.baseUrl} refused the token (${(error as Error).message}); put a valid token into the secret`
         : `GET ${target.baseUrl}/user/status failed: ${(error as Error).message}`;
-    return [{ name: 'mapflow token', ok: false, detail }, ...routes.map((r) => ({ name: `route ${r.name}`, ok: false, detail: 'not checked: no account status' }))];
+    return [{ name: 'mapflow token', ok: false, detail }, ...routes.map((r) => skipped(`route ${r.name}`, 'no account status (the token check failed)'))];
   }
   const who = status.email ? ` (account ${status.email})` : '';
   const checks: DoctorCheck[] = [{ name: 'mapflow token', ok: true, detail: `accepted by ${target.baseUrl}${who}` }];
@@ -170,7 +182,8 @@ export async function doctorStack(stackName: string, clients: DoctorAwsClients):
   if (credentials) {
     checks.push(...(await checkMapflow({ baseUrl: outputs.MapflowBaseUrl, authScheme: outputs.MapflowAuthScheme as AuthScheme, credentials }, routes)));
   } else {
-    checks.push({ name: 'mapflow token', ok: false, detail: 'not checked: no readable secret' });
+    checks.push(skipped('mapflow token', 'no readable secret'));
+    for (const route of routes) checks.push(skipped(`route ${route.name}`, 'no readable secret'));
   }
 
   checks.push(await checkBucketEvents(clients.s3, outputs.BucketName));
@@ -285,7 +298,7 @@ export async function doctorLocal(options: LocalDoctorOptions): Promise<DoctorCh
   checks.push(
     alive
       ? { name: 'local bridge', ok: true, detail: `running (${file})` }
-      : { name: 'local bridge', ok: false, detail: `${file} names process ${endpoints.pid}, which is not running: start the bridge again` },
+      : { name: 'local bridge', ok: false, detail: `${file} names process ${endpoints.pid}, which is not running: start the bridge again (npm start)` },
   );
 
   let routes: readonly Route[] = DEFAULT_ROUTES.routes;
@@ -302,6 +315,12 @@ export async function doctorLocal(options: LocalDoctorOptions): Promise<DoctorCh
   const own = access && access.url === endpoints.mapflow && access.pid === endpoints.pid ? access : undefined;
   const token = options.token ?? own?.token ?? options.envToken;
   const email = options.email ?? (options.token ? undefined : own?.email) ?? options.envEmail;
+  // A stopped bridge's endpoints answer nothing: each check would fail only because the first did.
+  const stopped = 'the local bridge is not running';
+  if (!alive) {
+    checks.push(skipped('mapflow token', stopped), ...routes.map((route) => skipped(`route ${route.name}`, stopped)), skipped('bucket', stopped), skipped('ledger', stopped));
+    return checks;
+  }
   if (token) {
     checks.push(...(await checkMapflow({ baseUrl: endpoints.mapflow, credentials: { token, email } }, routes)));
   } else {
@@ -316,6 +335,7 @@ export async function doctorLocal(options: LocalDoctorOptions): Promise<DoctorCh
   const credentials = await readCredentialsFile(options.stateDir).catch(() => undefined);
   if (!credentials) {
     checks.push({ name: 'credentials', ok: false, detail: `no readable credentials.json in ${options.stateDir}: start the local bridge (npm start) to issue them` });
+    checks.push(skipped('bucket', 'no credentials to sign with'), skipped('ledger', 'no credentials to sign with'));
     return checks;
   }
   const s3 = localS3Client(endpoints.s3, credentials);
@@ -349,10 +369,10 @@ function isAlive(pid: number): boolean {
 
 // ---------------------------------------------------------------- command
 
-/** One line per check: `PASS  name  detail`. */
+/** One line per check: `PASS  name  detail`, FAIL, or SKIP for a check an earlier failure kept from running. */
 export function formatChecks(checks: readonly DoctorCheck[]): string {
   const width = Math.max(...checks.map((c) => c.name.length));
-  return checks.map((c) => `${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`).join('\n');
+  return checks.map((c) => `${c.skipped ? 'SKIP' : c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`).join('\n');
 }
 
 export async function runDoctorCommand(args: string[], io: { out?: (s: string) => void; awsClients?: DoctorAwsClients } = {}): Promise<number> {
@@ -384,7 +404,7 @@ async function runDoctor(options: DoctorArgs, out: (s: string) => void, awsClien
     });
   }
   out(formatChecks(checks));
-  return checks.every((c) => c.ok) ? 0 : 1;
+  return checks.every((c) => c.ok) ? DOCTOR_EXIT_CODES.passed : DOCTOR_EXIT_CODES.failed;
 }
 
 type DoctorArgs = { stack?: string; region?: string; local?: boolean; stateDir?: string; token?: string; email?: string; routes?: string };

@@ -11,6 +11,7 @@ import { printable } from 'mapflow-bridge/functions/core/text.ts';
 // Names and messages come from files and from Mapflow: every one printed goes through printable
 // (functions/core/text.ts), here and in the commands, so none can drive the terminal.
 export { printable };
+import { DEFAULT_AREA_BUDGET_SQ_KM, DEFAULT_CREDIT_BUDGET, type Route } from 'mapflow-bridge/functions/routing/index.ts';
 
 export function progressBar(percent: number, width = 20): string {
   const clamped = Math.max(0, Math.min(100, Math.round(percent)));
@@ -65,4 +66,19 @@ export function table(cells: string[][]): string {
 export function clock(at: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+}
+
+/** A route's budgets as the handlers apply them (functions/jobs/steps/plan-processing.ts): its own, else the defaults. */
+export function routeBudget(route: Pick<Route, 'creditBudget' | 'areaBudgetSqKm'>): { creditBudget: number; areaBudgetSqKm: number } {
+  return { creditBudget: route.creditBudget ?? DEFAULT_CREDIT_BUDGET, areaBudgetSqKm: route.areaBudgetSqKm ?? DEFAULT_AREA_BUDGET_SQ_KM };
+}
+
+/** `default (inbox/) 100 credits or 100 km²; buildings (inbox/buildings/) ...`: each route's budget, on one line. */
+export function formatRouteBudgets(routes: readonly Route[]): string {
+  return routes
+    .map((route) => {
+      const budget = routeBudget(route);
+      return `${route.name} (inbox/${route.prefix}) ${budget.creditBudget} credits or ${budget.areaBudgetSqKm} km²`;
+    })
+    .join('; ');
 }

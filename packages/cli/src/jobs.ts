@@ -326,18 +326,24 @@ export async function runningEndpoints(stateDir: string): Promise<{ dynamodb: st
   }
 }
 
+/**
+ * The rows as the ledger lists them, newest created first (Ledger.listRecent):
+ * the time shown is the one they are sorted by, and CODE says why a job was
+ * rejected or failed (its message: jobs show).
+ */
 export function formatList(rows: LedgerRow[]): string {
   if (rows.length === 0) return 'No jobs.';
   return table([
-    ['JOB ID', 'FILE', 'KIND', 'STATUS', 'PROGRESS (JOB)', 'COST', 'UPDATED'],
+    ['JOB ID', 'FILE', 'KIND', 'STATUS', 'CODE', 'PROGRESS (JOB)', 'COST', 'CREATED'],
     ...rows.map((row) => [
       row.jobId,
       inputName(row),
       row.kind,
       row.status,
+      row.error?.code ?? '',
       describeProgress(row).replace(' of job', ''),
       formatJobCost(row),
-      row.updatedAt,
+      row.createdAt,
     ]),
   ]);
 }

@@ -3,8 +3,10 @@
  * (so the outputs of different jobs, of `npm start` and of `local run`, never
  * overwrite each other), mirroring the bucket layout inside it:
  *
- *   s3://<bucket>/results/<path>/<part>/result.geojson -> <out>/<jobId>/results/<path>/<part>/result.geojson
- *   s3://<bucket>/failed/<path>/report.json           -> <out>/<jobId>/failed/<path>/report.json
+ *   s3://<bucket>/results/<path>/<name>/<part>/result.geojson -> <out>/<jobId>/results/<path>/<name>/<part>/result.geojson
+ *   s3://<bucket>/failed/<path>/<name>/report.json           -> <out>/<jobId>/failed/<path>/<name>/report.json
+ *
+ * (`<path>/<name>`: the input's key below the inbox, functions/routing/keys.ts.)
  *
  * Every local path comes from outputPath (the one place the layout lives).
  * The same job id can come from two ledgers (the id hashes bucket, key and

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { isFinalStatus, type JobStatus, type LedgerRow } from 'mapflow-bridge/functions/core/model.ts';
 import { DEFAULT_CONSOLE_PORT, DEFAULT_STATE_DIR, ENDPOINTS_FILE, recordSimulatorAccess } from './state-dir.ts';
 export { DEFAULT_STATE_DIR, ENDPOINTS_FILE } from './state-dir.ts';
-import { copyInto, startLocalBridge, type LocalBridge, type MapflowTarget } from '@mapflow-bridge/local/bridge';
+import { copyInto, runningRoutes, startLocalBridge, type LocalBridge, type MapflowTarget } from '@mapflow-bridge/local/bridge';
 import type { LocalEvent } from '@mapflow-bridge/local/events/file';
 import { DEFAULT_STABLE_MS } from '@mapflow-bridge/local/s3/drop-folder';
 import { StateDirLockedError } from '@mapflow-bridge/local/state-lock';
@@ -30,7 +30,7 @@ import { BRIDGE_OPTIONS, bridgeChoice, integerOption, OPTIONS, positiveOption, r
 import { createLiveOutput, type LiveOutput } from './live.ts';
 import { copyJobOutputs } from './outputs.ts';
 import { levelOutputFolder } from './output-level.ts';
-import { costOf, formatCost, formatError, inputName, printable, progressBar } from './format.ts';
+import { costOf, formatCost, formatError, formatRouteBudgets, inputName, printable, progressBar } from './format.ts';
 import { checkMapflow, preflight, waitForMapflow } from './preflight.ts';
 import { startOperatorServices } from './console/command.ts';
 
@@ -43,6 +43,13 @@ const SAMPLES_DIR = path.join(path.dirname(createRequire(import.meta.url).resolv
  * When another program holds it, a free port is used and the banner says so.
  */
 export const DEFAULT_S3_PORT = 4568;
+
+/**
+ * start's exit statuses, as its --help and docs/local.md say them
+ * (test/docs/commands.test.ts holds the three together). A signal gives
+ * 128 + its number, as a shell reports it (and npm start, which gets the same SIGINT).
+ */
+export const START_EXIT_CODES = { interrupted: 130, terminated: 143, cannotStart: 1, usage: 2 } as const;
 
 export const START_COMMAND = {
   name: 'start',
@@ -77,8 +84,10 @@ the jobs go through.`,
     verbose: { ...OPTIONS.verbose, help: "show the handlers' logs (and plain lines instead of live progress)" },
     help: OPTIONS.help,
   },
-  epilogue: `Exit status: 0 after Ctrl-C, 1 when the bridge cannot start, 2 on a usage error
-or when another bridge runs on the same state folder.`,
+  epilogue: `Exit status: ${START_EXIT_CODES.interrupted} after Ctrl-C (SIGINT) and ${START_EXIT_CODES.terminated} after SIGTERM, once stopped
+(as a shell, and npm start, report a signal), ${START_EXIT_CODES.cannotStart} when the bridge cannot start
+or cannot stop cleanly, ${START_EXIT_CODES.usage} on a usage error or when another bridge runs on the
+same state folder.`,
 } as const satisfies CommandLine<CliOptions>;
 
 export const START_USAGE = usageOf(START_COMMAND);
@@ -144,6 +153,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
       simulator: { processingSeconds: options.processingSeconds },
       ...(options.routes ? { routes: options.routes } : {}),
+      ...(options.creditBudget !== undefined ? { creditBudget: options.creditBudget } : {}),
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
@@ -160,10 +170,10 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     out.stop();
     if (error instanceof StateDirLockedError) {
       console.error(`mapflow-bridge start: ${error.message}`);
-      return 2;
+      return START_EXIT_CODES.usage;
     }
     console.error(`Cannot start the local bridge: ${(error as Error).message}`);
-    return 1;
+    return START_EXIT_CODES.cannotStart;
   }
   progress.attach(bridge);
   const operators = await startOperatorServices(bridge, options.stateDir, {
@@ -187,6 +197,9 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       `                buildings/ runs the Buildings model on GeoTIFFs; a leading inbox/ folder is not doubled;`,
       `                a file goes up once unchanged for ${options.dropStableMs / 1000} s and closed by the program writing it`,
       `  Mapflow       ${options.mapflow ? options.mapflow.url : `simulator at ${bridge.endpoints.mapflow}`}`,
+      `  budgets       ${formatRouteBudgets(runningRoutes(bridge))}`,
+      `                (a job over its route's budget ends REJECTED BUDGET_EXCEEDED, as deployed; km² on an area-billed account;`,
+      `                ${options.creditBudget !== undefined ? `--credit-budget ${options.creditBudget} given` : `--credit-budget <n> or a routes file's creditBudget to change`})`,
       ...(held?.pending() ? [`  DEGRADED      ${degraded}: new jobs wait until it answers`] : []),
       `  results       copied to ${options.outDir}${path.sep}`,
       `  events        ${bridge.eventsFile}`,
@@ -201,7 +214,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
 
   return new Promise<number>((resolve) => {
     let stoppingSince: number | undefined;
-    const stop = (signal: string) => {
+    const stop = (signal: 'Ctrl-C' | 'SIGTERM') => {
       if (stoppingSince !== undefined) {
         // npm (and `timeout`) forward the terminal's SIGINT to us as well: a
         // second signal within a moment is the same Ctrl-C, not a request to force.
@@ -222,7 +235,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
           () => {
             say('Stopped. State is kept in ' + options.stateDir);
             out.stop();
-            resolve(0);
+            resolve(signal === 'Ctrl-C' ? START_EXIT_CODES.interrupted : START_EXIT_CODES.terminated);
           },
           (error: unknown) => {
             out.stop();
@@ -283,11 +296,12 @@ async function removeOwnEndpoints(file: string): Promise<void> {
 async function dropSamplesOnce(bridge: LocalBridge, stateDir: string, say: (message: string) => void): Promise<void> {
   const marker = path.join(stateDir, SAMPLES_MARKER);
   if (await access(marker).then(() => true, () => false)) return;
-  const geojson = await copyInto(path.join(SAMPLES_DIR, 'bern-quarters.geojson'), bridge.dropDir);
+  const geojson = await copyInto(path.join(SAMPLES_DIR, 'bern-three-quarters.geojson'), bridge.dropDir);
   const geotiff = await copyInto(path.join(SAMPLES_DIR, 'cogeo.tif'), path.join(bridge.dropDir, 'buildings'));
   await mkdir(stateDir, { recursive: true });
   await writeFile(marker, `Samples dropped on ${new Date().toISOString()}. Delete this file to drop them again.\n`);
-  say('First run: dropped the bundled samples (see packages/local/samples/README.md):');
+  // Relative to where the command runs, so the path opens from there (in a clone or an installed package).
+  say(`First run: dropped the bundled samples (see ${path.relative(process.cwd(), path.join(SAMPLES_DIR, 'README.md'))}):`);
   say(`  ${path.relative(process.cwd(), geojson)}   three quarters of Bern -> Buildings over Mapbox imagery`);
   say(`  ${path.relative(process.cwd(), geotiff)}   an aerial GeoTIFF -> uploaded to a mosaic, then Buildings`);
   say('');

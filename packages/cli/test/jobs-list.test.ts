@@ -3,7 +3,7 @@
  * letting the newest 50 pass for all of them.
  */
 import { CredentialStore } from '../../local/src/auth/credentials.ts';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ledger } from '../../../functions/ledger/ledger.ts';
@@ -67,6 +67,22 @@ describe('jobs list on a ledger of 55 jobs', () => {
     expect(all.out.split('\n').filter((line) => line.startsWith('job-'))).toHaveLength(55);
     expect((JSON.parse(json.out) as { jobs: unknown[] }).jobs).toHaveLength(10);
     expect(json.err).toContain('showing the newest 10 of 55 jobs');
+  });
+
+  it('shows the creation time it sorts by, and the code of a rejected job', { timeout: 60_000 }, async () => {
+    // Prepare: the oldest job is updated last (rejected), so updated and created orders differ
+    const table = JSON.parse(await readFile(path.join(stateDir, ENDPOINTS_FILE), 'utf8')) as { ledgerTable: string };
+    await new Ledger(dynamodb.doc, table.ledgerTable).transition('job-00', 'REJECTED', { error: { code: 'BUDGET_EXCEEDED', message: 'over the budget' } });
+    // Act
+    const result = await list('--limit', '60');
+    // Assess: the header names CREATED and CODE, the times shown are newest first, job-00 says its code
+    const [header, ...lines] = result.out.split('\n');
+    const columns = header!.split(/\s{2,}/);
+    expect(columns).toEqual(expect.arrayContaining(['CREATED', 'CODE']));
+    expect(columns).not.toContain('UPDATED');
+    const shown = lines.filter((line) => line.startsWith('job-')).map((line) => line.split(/\s+/).at(-1)!);
+    expect(shown).toEqual([...shown].sort().reverse());
+    expect(lines.find((line) => line.startsWith('job-00'))).toMatch(/REJECTED\s+BUDGET_EXCEEDED/);
   });
 
   it('names the status when the list is filtered', () => {

@@ -28,7 +28,7 @@ import { isFinalStatus, JOB_STATUSES, type ExecutionInput, type InputObject, typ
 import type { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
 import { localPollPolicy } from './poll-policy.ts';
-import { jobIdFor, parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
+import { jobIdFor, parseRoutes, type Route } from 'mapflow-bridge/functions/routing/index.ts';
 import { printable } from 'mapflow-bridge/functions/core/text.ts';
 // Only light modules above and here; the rest (the SDK, the engine, the handlers, the simulator)
 // comes from ./bridge-modules.ts once the JVM and s3rver are starting.
@@ -56,13 +56,6 @@ export const LOCAL_LEDGER_TABLE = 'mapflow-bridge-ledger';
 export const LOCAL_EMAIL = 'local@mapflow-bridge.invalid';
 /** The state machine's name in its local ARN (arn:aws:states:us-east-1:000000000000:stateMachine:mapflow-bridge). */
 export const LOCAL_STATE_MACHINE_NAME = 'mapflow-bridge';
-
-/**
- * Credit budget of every route that sets none when the embedded simulator runs:
- * its credits are not real, so a newcomer's city-sized GeoJSON goes through.
- * With a real Mapflow (`mapflow` option) the routes' own budget (default 100) applies.
- */
-export const SIMULATED_CREDIT_BUDGET = 10_000;
 
 /** How long s3rver and DynamoDB Local may take to answer (their exit is noticed at once). */
 const SERVICE_START_TIMEOUT_MS = 180_000;
@@ -99,6 +92,13 @@ export interface LocalBridgeOptions {
   simulator?: Omit<Partial<SimulatorOptions>, 'token' | 'email' | 'dataDir'>;
   /** Routes JSON (functions/routing); default the built-in routes. */
   routes?: string;
+  /**
+   * Credit budget of every route that sets none (`--credit-budget`). Default:
+   * none given, so the routes' own default applies (DEFAULT_CREDIT_BUDGET,
+   * 100 credits) as it does deployed, against the simulator too: what runs
+   * locally is what deploys. A budget a route sets is kept.
+   */
+  creditBudget?: number;
   pollPolicy?: Partial<PollPolicy>;
   maxConcurrentProcessings?: number;
   /** Watch <stateDir>/drop and upload what appears there (default true). */
@@ -625,7 +625,7 @@ type BridgeFunctions = Awaited<ReturnType<typeof startFunctions>>;
  */
 function setOperatorEnvironment(start: BridgeStart, { s3rver, dynamodbGate, mapflow }: ServicesUp, runtime: AssemblyRuntime): void {
   const { options, stops, ledgerTable, eventsFile, credentialStore } = start;
-  const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
+  const routesJson = withCreditBudget(options.routes, options.creditBudget);
     const restoreEnv = setEnvironment({
       BRIDGE_SFN_ENDPOINT: runtime.endpoints.sfn,
       LEDGER_TABLE: ledgerTable,
@@ -976,14 +976,23 @@ function describe(error: unknown): string {
  * synthesis out of what they measure.
  */
 export function localAssemblySettings(
-  options: Pick<LocalBridgeOptions, 'mapflow' | 'routes' | 'pollPolicy' | 'maxConcurrentProcessings'>,
+  options: Pick<LocalBridgeOptions, 'mapflow' | 'routes' | 'creditBudget' | 'pollPolicy' | 'maxConcurrentProcessings'>,
 ): LocalAssemblySettings {
-  const routesJson = options.mapflow ? options.routes : withSimulatedBudget(options.routes);
+  const routesJson = withCreditBudget(options.routes, options.creditBudget);
   return {
     pollPolicy: localPollPolicy(options),
     ...(options.maxConcurrentProcessings !== undefined ? { maxConcurrentProcessings: options.maxConcurrentProcessings } : {}),
     ...(routesJson !== undefined ? { routes: parseRoutes(routesJson).routes } : {}),
   };
+}
+
+/**
+ * The routes the bridge's functions run with: the template's ROUTES (with
+ * `--assembly`, another app's), else the built-in routes, as the handlers read them.
+ */
+export function runningRoutes(bridge: Pick<LocalBridge, 'assembly'>): Route[] {
+  const json = bridge.assembly.model.functions.map((spec) => spec.environment.ROUTES).find((routes) => routes !== undefined);
+  return parseRoutes(json).routes;
 }
 
 /** Copies a file (used by the start command to drop the bundled samples). */
@@ -995,10 +1004,11 @@ export async function copyInto(file: string, dir: string, name = path.basename(f
 }
 
 /**
- * The routes (the given ones, or the built-in ones) with a budget fit for
- * simulated credits wherever a route sets none; a budget a route sets is kept.
+ * The routes (the given ones, or the built-in ones) with `creditBudget` on
+ * every route that sets none; unchanged without one (the routes' default applies).
  */
-function withSimulatedBudget(routesJson: string | undefined): string {
+function withCreditBudget(routesJson: string | undefined, creditBudget: number | undefined): string | undefined {
+  if (creditBudget === undefined) return routesJson;
   const { routes } = parseRoutes(routesJson);
-  return JSON.stringify({ routes: routes.map((route) => ({ creditBudget: SIMULATED_CREDIT_BUDGET, ...route })) });
+  return JSON.stringify({ routes: routes.map((route) => ({ creditBudget, ...route })) });
 }

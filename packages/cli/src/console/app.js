@@ -34,13 +34,16 @@ function baseLayer() {
   return baseData;
 }
 function makeMap(id) {
-  const map = L.map(id, { preferCanvas: true, worldCopyJump: true }).setView([20, 0], 2);
+  // No fading: the overview's labels are redrawn at every zoom, and a closed one must not linger under the new.
+  const map = L.map(id, { preferCanvas: true, worldCopyJump: true, fadeAnimation: false }).setView([20, 0], 2);
   map.attributionControl.setPrefix(false);
   // Its own pane and canvas under the jobs' (overlayPane, z 400), so it never hides them.
   map.createPane('base').style.zIndex = '250';
   const renderer = L.canvas({ pane: 'base' });
-  const entry = { map, layers: L.layerGroup().addTo(map), tiles: null, fitted: '', features: 0 };
+  const entry = { map, layers: L.layerGroup().addTo(map), markers: L.layerGroup().addTo(map), points: [], tiles: null, fitted: '', features: 0 };
   maps[id] = entry;
+  // The jobs' dots are grouped again at every zoom: close together at this zoom, one dot for them all.
+  map.on('zoomend', () => placeMarkers(entry));
   baseLayer().then((base) => {
     if (!base) return;
     L.geoJSON(base.land, { pane: 'base', renderer, interactive: false, style: { stroke: false, fillColor: '#f4f1e8', fillOpacity: 1 } }).addTo(map);
@@ -68,6 +71,7 @@ function drawOnMap(entry, drawings, signature) {
   if (signature !== undefined && signature === entry.signature) return;
   entry.signature = signature;
   entry.layers.clearLayers();
+  const points = [];
   let bounds = null;
   let features = 0;
   let aois = 0;
@@ -83,26 +87,10 @@ function drawOnMap(entry, drawings, signature) {
     }
     if (!jobBounds) continue;
     bounds = bounds ? bounds.extend(jobBounds) : L.latLngBounds(jobBounds.getSouthWest(), jobBounds.getNorthEast());
-    // On the overview, jobs far apart are specks: a marker per job shows where each is; a click zooms in.
-    if (label) {
-      const marker = L.circleMarker(jobBounds.getCenter(), { radius: 8, color: '#1c3d6e', weight: 2, fillColor: '#e8590c', fillOpacity: 0.9 });
-      // A label on every dot says which job it is; the label opens the job, the dot zooms to it.
-      marker.bindTooltip(label, { permanent: true, direction: 'right', offset: [8, 0], className: 'job-label', interactive: true });
-      marker.on('click', () => entry.map.fitBounds(jobBounds, { padding: [20, 20], maxZoom: 17, animate: false }));
-      marker.on('dblclick', () => {
-        location.hash = `#/job/${encodeURIComponent(jobId)}`;
-      });
-      marker.addTo(entry.layers);
-      const tooltip = marker.getTooltip();
-      const element = tooltip && tooltip.getElement();
-      if (element) {
-        element.dataset.jobId = jobId;
-        element.addEventListener('click', () => {
-          location.hash = `#/job/${encodeURIComponent(jobId)}`;
-        });
-      }
-    }
+    // On the overview, jobs far apart are specks: a labelled dot per job (or per group of close jobs) shows where each is.
+    if (label) points.push({ center: jobBounds.getCenter(), bounds: jobBounds, label, jobId });
   }
+  entry.points = points;
   entry.features = features;
   entry.map.getContainer().dataset.features = String(features);
   entry.map.getContainer().dataset.aois = String(aois);
@@ -113,7 +101,137 @@ function drawOnMap(entry, drawings, signature) {
     entry.map.fitBounds(bounds, { paddingTopLeft: [20, 20], paddingBottomRight: [labelled ? 200 : 20, 20], maxZoom: 17, animate: false });
     entry.fitted = key;
   }
+  placeMarkers(entry);
   entry.map.getContainer().dataset.drawn = 'true';
+}
+
+/** The text of a group's label: the job's own, or how many jobs it holds (short, so that it fits where a job's would not). */
+function groupLabel(group) {
+  return group.members.length === 1 ? group.members[0].label : `${group.members.length} jobs`;
+}
+
+/** Where a label may go, in the order tried, and the Leaflet tooltip offset of each. */
+const LABEL_SIDES = { right: [8, 0], left: [-8, 0], bottom: [0, 8], top: [0, -8] };
+/** The offset plus Leaflet's margin for the tooltip's tip (.leaflet-tooltip-right and the others: 6 px). */
+const LABEL_GAP_PX = 14;
+/** Dots closer than this (centres, px) become one: the group dot's radius is 12. */
+const MIN_DOT_DISTANCE_PX = 24;
+
+/** A label's size as the map draws it, measured once per text in the map's own fonts. */
+const labelSizes = new Map();
+function labelSize(map, text, grouped) {
+  const key = `${grouped}:${text}`;
+  if (!labelSizes.has(key)) {
+    const probe = el('div', text, `leaflet-tooltip job-label${grouped ? ' job-group' : ''}`);
+    probe.style.cssText = 'visibility:hidden;left:0;top:0';
+    map.getContainer().append(probe);
+    // A pixel of slack each way: boxes that do not meet are labels that do not touch.
+    labelSizes.set(key, { width: probe.offsetWidth + 2, height: probe.offsetHeight + 2 });
+    probe.remove();
+  }
+  return labelSizes.get(key);
+}
+
+/** The screen box of a group's label on `side` of its dot. */
+function labelBox(map, group, side) {
+  const { width, height } = labelSize(map, groupLabel(group), group.members.length > 1);
+  const { x, y } = group.at;
+  const gap = LABEL_GAP_PX;
+  if (side === 'right') return { left: x + gap, right: x + gap + width, top: y - height / 2, bottom: y + height / 2 };
+  if (side === 'left') return { left: x - gap - width, right: x - gap, top: y - height / 2, bottom: y + height / 2 };
+  if (side === 'bottom') return { left: x - width / 2, right: x + width / 2, top: y + gap, bottom: y + gap + height };
+  return { left: x - width / 2, right: x + width / 2, top: y - gap - height, bottom: y - gap };
+}
+const boxesMeet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+const covers = (box, point) => point.x > box.left && point.x < box.right && point.y > box.top && point.y < box.bottom;
+
+/**
+ * Lays the jobs' dots out so that no two labels overlap, nor a label covers a
+ * dot, at the map's zoom: from left to right, each label goes right of its
+ * dot, else left, below or above, on the map; a dot whose label fits nowhere
+ * joins the nearest other (one dot at their mean position, labelled
+ * "N jobs"), and the layout starts again, until every label fits.
+ */
+function groupPoints(map, points) {
+  const size = map.getSize();
+  const onMap = (box) => box.left >= 0 && box.top >= 0 && box.right <= size.x && box.bottom <= size.y;
+  let groups = points.map((point) => ({ members: [point], at: map.latLngToContainerPoint(point.center), side: 'right' }));
+  for (;;) {
+    groups.sort((a, b) => a.at.x - b.at.x);
+    const labels = [];
+    // Dots on top of each other are one place: the first of a pair closer than a dot's width is merged.
+    let homeless = groups.find((g, i) => groups.some((o, j) => j !== i && Math.hypot(o.at.x - g.at.x, o.at.y - g.at.y) < MIN_DOT_DISTANCE_PX)) || null;
+    for (const group of homeless ? [] : groups) {
+      // No label over another label, nor over another job's dot.
+      const dots = groups.filter((other) => other !== group).map((other) => other.at);
+      const free = (box) => !labels.some((other) => boxesMeet(box, other)) && !dots.some((dot) => covers(box, dot));
+      const side = Object.keys(LABEL_SIDES).find((s) => onMap(labelBox(map, group, s)) && free(labelBox(map, group, s)));
+      if (side) {
+        group.side = side;
+        labels.push(labelBox(map, group, side));
+        continue;
+      }
+      homeless = group;
+      break;
+    }
+    // Alone and still not fitting (a map narrower than its label): it keeps its place, on the right.
+    if (!homeless || groups.length === 1) return groups;
+    const distance = (g) => Math.hypot(g.at.x - homeless.at.x, g.at.y - homeless.at.y);
+    const nearest = groups.filter((g) => g !== homeless).reduce((best, g) => (distance(g) < distance(best) ? g : best));
+    const n = homeless.members.length + nearest.members.length;
+    const at = L.point(
+      (homeless.at.x * homeless.members.length + nearest.at.x * nearest.members.length) / n,
+      (homeless.at.y * homeless.members.length + nearest.at.y * nearest.members.length) / n,
+    );
+    groups = [{ members: [...nearest.members, ...homeless.members], at, side: 'right' }, ...groups.filter((g) => g !== homeless && g !== nearest)];
+  }
+}
+
+/** Draws a labelled dot per job, or per group of jobs too close at this zoom to label apart. */
+function placeMarkers(entry) {
+  entry.markers.clearLayers();
+  if (!entry.points || entry.points.length === 0) return;
+  const map = entry.map;
+  for (const group of groupPoints(map, entry.points)) {
+    const single = group.members.length === 1 ? group.members[0] : null;
+    const groupBounds = group.members.reduce((b, m) => b.extend(m.bounds), L.latLngBounds(group.members[0].bounds.getSouthWest(), group.members[0].bounds.getNorthEast()));
+    const marker = L.circleMarker(map.containerPointToLatLng(group.at), {
+      radius: single ? 8 : 12,
+      color: '#1c3d6e',
+      weight: 2,
+      fillColor: single ? '#e8590c' : '#1c5fd4',
+      fillOpacity: 0.9,
+    });
+    // The label opens the job (a group's zooms in to its jobs); the dot zooms to what it stands for.
+    marker.bindTooltip(groupLabel(group), {
+      permanent: true,
+      direction: group.side,
+      offset: LABEL_SIDES[group.side],
+      className: single ? 'job-label' : 'job-label job-group',
+      interactive: true,
+    });
+    const zoomIn = () => map.fitBounds(groupBounds, { padding: [20, 20], paddingBottomRight: [200, 20], maxZoom: 17, animate: false });
+    marker.on('click', zoomIn);
+    if (single) {
+      marker.on('dblclick', () => {
+        location.hash = `#/job/${encodeURIComponent(single.jobId)}`;
+      });
+    }
+    marker.addTo(entry.markers);
+    const tooltip = marker.getTooltip();
+    const element = tooltip && tooltip.getElement();
+    if (!element) continue;
+    if (single) {
+      element.dataset.jobId = single.jobId;
+      element.addEventListener('click', () => {
+        location.hash = `#/job/${encodeURIComponent(single.jobId)}`;
+      });
+    } else {
+      element.dataset.jobIds = group.members.map((m) => m.jobId).join(' ');
+      element.title = `${group.members.map((m) => m.label).join('\n')}\n(click to zoom in)`;
+      element.addEventListener('click', zoomIn);
+    }
+  }
 }
 
 // ---- Geometry of a job (cached while its status is the same)
@@ -266,7 +384,10 @@ async function refreshJob(jobId) {
   const geometry = await geometryOf({ jobId: job.jobId, status: job.status });
   drawOnMap(entry, [geometry], `${job.jobId}:${job.status}`);
   const read = geometry.results && geometry.results.properties;
-  $('job-map-note').textContent = read ? `${read.featuresShown} of ${read.featuresRead} result features shown` : 'no results to show';
+  // featuresCounted false: the server stopped counting after its byte cap, so the total is a lower bound.
+  $('job-map-note').textContent = read
+    ? `${read.featuresShown} of ${read.featuresCounted === false ? 'at least ' : ''}${read.featuresRead} result features shown`
+    : 'no results to show';
   return job;
 }
 

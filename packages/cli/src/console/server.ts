@@ -281,10 +281,18 @@ function asFeature(geojson: unknown, properties: Record<string, unknown>): unkno
   return { type: 'Feature', properties, geometry: geojson };
 }
 
-/** The result features of every part, read as a stream and capped for the browser. */
+/**
+ * The result features of every part, read as a stream: at most
+ * MAX_MAP_FEATURES go to the browser, and the rest are still counted (not
+ * kept), so the page says how many the results hold. Stopping at the cap
+ * counted only the features of the chunk in hand ("5000 of 5061" for 7,395).
+ * Past MAX_MAP_RESULT_BYTES of a part the count stops: `featuresCounted` is
+ * then false and `featuresRead` a lower bound.
+ */
 async function resultsOf(row: LedgerRow, options: ConsoleOptions): Promise<unknown> {
   const features: unknown[] = [];
   let total = 0;
+  let counted = true;
   for (const part of row.parts ?? []) {
     if (!part.resultKey || !options.s3) continue;
     const scanner = new FeatureScanner({ onFeature: (f) => void (features.length < MAX_MAP_FEATURES && features.push(f)) });
@@ -295,7 +303,8 @@ async function resultsOf(row: LedgerRow, options: ConsoleOptions): Promise<unkno
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         bytes += chunk.length;
         scanner.push(decoder.write(chunk));
-        if (bytes > MAX_MAP_RESULT_BYTES || features.length >= MAX_MAP_FEATURES) {
+        if (bytes > MAX_MAP_RESULT_BYTES) {
+          counted = false;
           stream.destroy();
           break;
         }
@@ -305,5 +314,5 @@ async function resultsOf(row: LedgerRow, options: ConsoleOptions): Promise<unkno
     }
     total += scanner.count;
   }
-  return { type: 'FeatureCollection', features, properties: { featuresShown: features.length, featuresRead: total } };
+  return { type: 'FeatureCollection', features, properties: { featuresShown: features.length, featuresRead: total, featuresCounted: counted } };
 }
