@@ -5,11 +5,8 @@
  * module app, one CommonJS app) with cdk-nag's AwsSolutions checks as a
  * validation plugin: a finding fails the synth.
  *
- * Then the ES module app's own assembly runs locally: each function's asset
- * is its own handler (test/support/assembly.ts), and the local runtime
- * (packages/local, through this repository's `mapflow-bridge local run
- * --assembly cdk.out`) takes a GeoJSON through it, each function from its
- * prebuilt bundle in that cdk.out.
+ * The local runtime's run of such an app's assembly is local mode's test:
+ * test/e2e/consumer-assembly.test.ts.
  *
  * Offline: the package's runtime dependencies and required peers (only
  * those: what a synth loads and is not declared fails here) are given to npm
@@ -23,11 +20,9 @@ import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bridgeFunctionsOf, handlerNameOfBundle } from '../support/assembly.ts';
-import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -47,9 +42,6 @@ async function npm(args: string[], cwd: string): Promise<string> {
   const { stdout } = await run(NPM, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false' } });
   return stdout;
 }
-
-/** The repository's command line (packages/cli): local mode is a package of its own, not part of the construct's. */
-const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mapflow-bridge.mjs');
 
 /**
  * A fresh app folder whose package.json links the package's runtime dependencies and required peers (nothing
@@ -183,41 +175,4 @@ describe('the npm package in a fresh CDK app', () => {
     expect(alarm?.[1].Properties).toMatchObject({ MetricName: 'JobsFailed', Threshold: 1 });
     expect(resources.filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('Analysts'))).toHaveLength(1);
   }, 180_000);
-
-  it("the ES module app's assembly gives each function its own handler, and `local run --assembly` runs it from those bundles", async () => {
-    // Prepare: the app's assembly (the synth test above may not have run first)
-    const outDir = path.join(apps.esm, 'cdk.out');
-    if (!existsSync(path.join(outDir, 'GeoStack.template.json'))) await run(NODE, ['app.ts'], { cwd: apps.esm, env: { ...process.env, CDK_OUTDIR: 'cdk.out' } });
-    const functions = await bridgeFunctionsOf(outDir, 'GeoStack.template.json');
-    const work = await mkdtemp(path.join(folder.dir!, 'run-'));
-    const aoi = path.join(work, 'package-square.geojson');
-    const ring = [[7.45, 46.95], [7.455, 46.95], [7.455, 46.955], [7.45, 46.955], [7.45, 46.95]];
-    await writeFile(aoi, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { from: 'package test' }, geometry: { type: 'Polygon', coordinates: [ring] } }] }));
-    const modules = path.join(work, 'modules.txt');
-    const recorder = `${pathToFileURL(path.join(ROOT, 'test', 'support', 'record-modules.mjs')).href}?file=${encodeURIComponent(modules)}`;
-
-    // Act
-    const names = await Promise.all(functions.map((fn) => handlerNameOfBundle(fn.assetDir)));
-    const { stdout } = await run(
-      NODE,
-      ['--import', recorder, CLI, 'local', 'run', '--assembly', 'cdk.out', ...(await sharedLedgerArgs('package')), '--json', '--out', path.join(work, 'out'), aoi],
-      { cwd: apps.esm, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 },
-    ).catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`local run of the app's assembly failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);
-    });
-
-    // Assess: every function's asset is its own handler
-    expect(functions.length).toBeGreaterThanOrEqual(18);
-    expect(names).toEqual(functions.map((fn) => fn.bridgeFunction));
-    // Assess: the job went through the app's own functions, each a bundle of its cdk.out
-    const { jobs } = JSON.parse(stdout) as { jobs: { status: string }[] };
-    expect(jobs.map((job) => job.status)).toEqual(['SUCCEEDED']);
-    const loaded = (await readFile(modules, 'utf8')).trim().split('\n').map((line) => line.split(' ') as [string, string]);
-    const bundles = new Set(loaded.filter(([thread, url]) => thread !== '0' && url.endsWith('/index.mjs')).map(([, url]) => fileURLToPath(url)));
-    const assetDirs = new Set(functions.map((fn) => fn.assetDir));
-    // Worker-thread functions (the four that decode the input run in child processes the recorder does not reach).
-    expect(bundles.size).toBeGreaterThanOrEqual(6);
-    for (const bundle of bundles) expect(assetDirs.has(path.dirname(bundle)), bundle).toBe(true);
-    expect(loaded.filter(([thread, url]) => thread === '0' && url.includes('/functions/handlers/'))).toEqual([]);
-  }, 400_000);
 });
