@@ -313,6 +313,9 @@ describe("a function's log file on a full disk", () => {
     const logDir = await mkdtemp(path.join(testTmp(), 'mfb-logs-'));
     await symlink('/dev/full', path.join(logDir, 'mapflow-bridge-finish-job.log'));
     const told: string[] = [];
+    // The write error arrives asynchronously, after the output that caused it: wait for it, not for time.
+    let firstTold!: () => void;
+    const toldOnce = new Promise<void>((resolve) => (firstTold = resolve));
     fn = new LocalFunction({
       spec: {
         logicalId: 'FinishJob', bridgeFunction: 'finish-job', functionName: 'mapflow-bridge-finish-job',
@@ -322,12 +325,17 @@ describe("a function's log file on a full disk", () => {
       environment: {},
       isolation: 'thread',
       logDir,
-      onLogError: (message) => told.push(message),
+      onLogError: (message) => {
+        told.push(message);
+        firstTold();
+      },
     });
 
     // Act
     const first = await fn.invoke({});
     const second = await fn.invoke({});
+
+    await toldOnce;
 
     // Assess
     expect([first, second]).toEqual([{ ok: true }, { ok: true }]);
