@@ -116,25 +116,8 @@ describe('a local bridge after unclean stops', () => {
 
   it('ends a job in flight through three unclean stops FAILED with PROCESS_CRASHED, and finishes a new one', { timeout: 240_000 }, async () => {
     // Prepare: a job in flight (Mapflow takes long), the bridge stopped with it unfinished
-    stateDir = await mkdtemp(path.join(testTmp(), 'mfb-crashes-'));
-    // The ledger outlives the bridge in the run's DynamoDB Local, as it would in DynamoDB; its own JVM would add nothing here.
-    const ledger = await sharedLedgerOptions('crashes');
-    let inProgress!: (event: LocalEvent) => void;
-    const started = new Promise<LocalEvent>((resolve) => (inProgress = resolve));
-    bridge = await startTestBridge({
-      stateDir,
-      ...ledger,
-      simulator: { processingSeconds: 600 },
-      onEvent: (event) => {
-        if (event.detail.status === 'IN_PROGRESS') inProgress(event);
-      },
-    });
-    const aoi = path.join(stateDir, 'area.geojson');
-    await writeFile(aoi, squareAoi());
-    await bridge.putInbox(aoi, 'stuck.geojson');
-    const { detail } = await started;
-    await bridge.close();
-    bridge = undefined;
+    const { jobId, aoi, ledger } = await jobInFlight('mfb-crashes-');
+    const detail = { jobId };
     const cleared = !existsSync(path.join(stateDir, 'unclean-resumes.json'));
     // What two starts that each died with the job in flight leave behind (a crash cannot run close()).
     writeResumeCounts(stateDir, { [detail.jobId]: MAX_UNCLEAN_RESUMES - 1 });
