@@ -8,6 +8,16 @@
  * The local runtime's run of such an app's assembly is local mode's test:
  * test/e2e/consumer-assembly.test.ts.
  *
+ * The public API: the packed declarations of the main entry
+ * (dist/lib/index.d.ts, what a user's compiler reads) are the ones
+ * api/mapflow-bridge.api.md records. API Extractor (api-extractor.json) fails
+ * on a changed public signature, or on a type a public signature names and
+ * lib/index.ts does not export (ae-forgotten-export is an error there). An
+ * intended change is accepted with `npm run api:update` (the same report from
+ * the declarations of tsconfig.api.json), and the report's diff is reviewed
+ * with the code. Reading the build's declarations here spares a second
+ * compile of lib/ (its own test file took 24 s of CPU).
+ *
  * Offline: the package's runtime dependencies and required peers (only
  * those: what a synth loads and is not declared fails here) are given to npm
  * as `file:` links to this repository's node_modules, so npm resolves nothing
@@ -22,6 +32,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Extractor, ExtractorConfig, type ExtractorMessage } from '@microsoft/api-extractor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testTmp } from '../support/temp.ts';
 
@@ -59,6 +70,13 @@ async function appFolder(parent: string, name: string, type: 'module' | 'commonj
   const links = Object.fromEntries([...Object.keys(pkg.dependencies), ...requiredPeers].map((dep) => [dep, `file:${path.join(ROOT, 'node_modules', dep)}`]));
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, version: '1.0.0', private: true, type, dependencies: links }, null, 2));
   return dir;
+}
+
+/** What to do about a failed API check, from API Extractor's messages. */
+function apiAdvice(messages: string[]): string {
+  const forgotten = messages.flatMap((text) => [...text.matchAll(/The symbol "([^"]+)"/g)].map((m) => m[1]));
+  if (forgotten.length > 0) return `a public signature names ${forgotten.join(', ')}, which lib/index.ts does not export: export each from there, then run \`npm run api:update\``;
+  return 'the public API changed: if that is intended, run `npm run api:update` and commit api/mapflow-bridge.api.md with the change';
 }
 
 /** The README's TypeScript app (its one ```ts block), which must run as written. */
@@ -114,6 +132,28 @@ describe('the npm package in a fresh CDK app', () => {
       throw new Error(`type check of the apps failed:\n${error.stdout ?? String(error)}`);
     });
   }, 180_000);
+
+  it('the packed declarations of the main entry match the API report (api/mapflow-bridge.api.md)', () => {
+    // Prepare: the project's API Extractor settings, on the declarations `npm pack` just built
+    const configFile = path.join(ROOT, 'api-extractor.json');
+    const configObject = ExtractorConfig.loadFile(configFile);
+    configObject.mainEntryPointFilePath = path.join(ROOT, 'dist', 'lib', 'index.d.ts');
+    configObject.compiler = { tsconfigFilePath: path.join(ROOT, 'tsconfig.build.json') };
+    const prepared = ExtractorConfig.prepare({ configObject, configObjectFullPath: configFile, packageJsonFullPath: path.join(ROOT, 'package.json') });
+    const findings: string[] = [];
+
+    // Act: as CI does (localBuild false: a changed report is a failure, the report file is not rewritten)
+    const result = Extractor.invoke(prepared, {
+      localBuild: false,
+      messageCallback: (message: ExtractorMessage) => {
+        if (message.logLevel === 'error' || message.logLevel === 'warning') findings.push(`${message.messageId}: ${message.text}`);
+        message.handled = true;
+      },
+    });
+
+    // Assess
+    expect(result.succeeded && !result.apiReportChanged, `the API check failed: ${apiAdvice(findings)}.\n\n${findings.join('\n')}`).toBe(true);
+  }, 120_000);
 
   it('installs from the tarball with the compiled construct, types, event schemas and prebuilt handlers, and no TypeScript entry', async () => {
     // Assess

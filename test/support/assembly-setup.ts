@@ -6,12 +6,18 @@
  * Test files then read them from the disk cache (packages/local/src/assembly/cache.ts)
  * instead of each synthesizing on a loaded machine; settings only one file
  * uses are synthesized by that file, once.
+ *
+ * `npm run test:construct` sets MAPFLOW_BRIDGE_SHARED_ASSEMBLIES=none: none of
+ * its files runs a local bridge, and after a change to lib/ or functions/ the
+ * three syntheses would hold every file back (a test that does need one still
+ * synthesizes it on first use, through the same cache).
  */
 import { loadLocalAssembly } from '../../packages/local/src/assembly/cache.ts';
 import { localAssemblySettings } from '../../packages/local/src/bridge.ts';
 import { RELIABILITY_ROUTES, TEST_ROUTES } from './routes.ts';
 
 export default async function setup(): Promise<void> {
+  if (process.env.MAPFLOW_BRIDGE_SHARED_ASSEMBLIES === 'none') return;
   const shared = [
     localAssemblySettings({}),
     localAssemblySettings({ routes: TEST_ROUTES }),
