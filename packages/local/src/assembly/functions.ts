@@ -136,6 +136,8 @@ export class EnvironmentBudget {
   /** MiB of environments let go whose exit has not released them yet (not to be let go twice over). */
   private evicting = 0;
   private evictingHeavy = 0;
+  private peak_ = 0;
+  private peakByProcesses_ = 0;
   private readonly waiters: Waiter[] = [];
   private readonly owners = new Set<BudgetOwner>();
   /** MiB only the light steps (threads) may hold: the decoding processes together hold at most max less this. */
@@ -216,6 +218,18 @@ export class EnvironmentBudget {
   private take(weight: number, heavy: boolean): void {
     this.live += weight;
     if (heavy) this.heavyLive += weight;
+    this.peak_ = Math.max(this.peak_, this.live);
+    this.peakByProcesses_ = Math.max(this.peakByProcesses_, this.heavyLive);
+  }
+
+  /** The most MiB held at once so far (the bench's computed peak; tests). */
+  get peak(): number {
+    return this.peak_;
+  }
+
+  /** The most MiB held at once by process environments so far. */
+  get peakByProcesses(): number {
+    return this.peakByProcesses_;
   }
 
   /** Whether `weight` fits now: the whole budget, the decoding share, and (a light one while a decoding one waits) the light reserve. */
@@ -745,7 +759,7 @@ export class LocalFunction {
     } catch (error) {
       if (this.closed || !wasKilledFromOutside(error)) throw error;
       this.options.onOutsideKill?.(
-        `local bridge: ${this.spec.functionName}'s process was killed from outside (${error.message}); its invocation runs once more on a fresh environment (docs/reliability.md)`,
+        `local bridge: ${this.spec.functionName}'s process was killed from outside (${error.errorType}: ${error.errorMessage}); its invocation runs once more on a fresh environment (docs/reliability.md)`,
       );
       return await this.invokeOnce(event);
     }
