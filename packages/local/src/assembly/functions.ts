@@ -680,6 +680,11 @@ export class LocalFunction {
     }
   }
 
+  /** The budget this function's environments count against (shared by the functions of one bridge; the bench reads its peak). */
+  get memoryBudget(): EnvironmentBudget {
+    return this.budget;
+  }
+
   /** Environments running now (tests: warm reuse, the concurrency limit). */
   get environments(): number {
     return this.all.size;
