@@ -5,7 +5,7 @@
  * more, as a step that is safe to repeat: the job ends SUCCEEDED, with its one
  * processing. The process is found by the runtime's own bookkeeping (the
  * pids of a function's environments invoked now), while its result download
- * is held at a gate in front of the simulator (held-results.ts).
+ * is held at a gate in front of the simulator (packages/bench/result-gate.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { startSimulator, type RunningSimulator } from '../../packages/simulator/
 import { tempFile } from '../e2e/helpers.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
-import { startResultGate, type ResultGate } from './held-results.ts';
+import { startResultGate, type ResultGate } from '../../packages/bench/result-gate.ts';
 import { processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 
 const TOKEN = 'killed-function-token-7c2e91';

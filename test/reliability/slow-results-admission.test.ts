@@ -6,7 +6,7 @@
  * Job Received, and Ctrl-C took 30-95 s (it waited for the downloads).
  *
  * Here the result downloads are held at a gate in front of the simulator
- * (held-results.ts) for as long as the test needs, so what is asserted is an
+ * (packages/bench/result-gate.ts) for as long as the test needs, so what is asserted is an
  * order of events, not a time: the bridge stops while the downloads are
  * still held; the bridge started again resumes both jobs into Store Results
  * (held again), and a new file's Job Received comes while they still wait.
@@ -22,7 +22,7 @@ import { startSimulator, type RunningSimulator } from '../../packages/simulator/
 import { tempFile } from '../e2e/helpers.ts';
 import { sharedLedgerOptions } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
-import { startResultGate, type ResultGate } from './held-results.ts';
+import { startResultGate, type ResultGate } from '../../packages/bench/result-gate.ts';
 import { processingsOf, RELIABILITY_BRIDGE_OPTIONS } from './support.ts';
 
 const TOKEN = 'slow-results-token-3a9d40';

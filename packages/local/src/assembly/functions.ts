@@ -379,7 +379,7 @@ export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 64 * 1024 * 1024;
 /**
  * A thread environment's young generation, MB: V8's default semi-spaces
  * (16 MB each on 64-bit) stay resident in every isolate once touched, and
- * warm idle threads (up to DEFAULT_ENVIRONMENT_UNITS) would keep
+ * warm idle threads (as many as the memory budget keeps warm) would keep
  * them all; the light functions allocate little per invocation.
  */
 export const THREAD_YOUNG_GENERATION_MB = 4;
