@@ -9,11 +9,13 @@
  * and every job must end SUCCEEDED. Prints the two delays.
  *
  *   npx tsx packages/bench/stop-and-resume.ts
+ *   STOP_RESUME_DEBUG=1 npx tsx packages/bench/stop-and-resume.ts     (also the starts' lines around the drop)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readEvents } from '@mapflow-bridge/local/events/file';
@@ -29,6 +31,8 @@ export interface StopAndResume {
   stopMs: number;
   /** From a file written to the drop folder to its Job Received, after the restart with two resumed Store Results waiting, ms. */
   receivedMs: number;
+  /** Of which: from the drop to the start's "uploaded inbox/..." line (the drop folder's stability window and the upload), ms. */
+  uploadedMs: number;
   /** The result downloads the gate had let through when that Job Received came (0: before any slow one finished). */
   releasedAtReceived: number;
   finalStatuses: string[];
@@ -51,8 +55,11 @@ export async function measureStopAndResume(): Promise<StopAndResume> {
     '--drop-stable-seconds', '0.2', '--no-samples', '--no-console', '--memory-budget', '4096',
   ];
   let child: ChildProcess | undefined;
+  /** Each line the starts printed, with when. */
+  const lines: { at: number; line: string }[] = [];
   const start = () => {
-    const proc = spawn(process.execPath, args, { cwd: work, detached: true, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'ERROR', NO_COLOR: '1' } });
+    const proc = spawn(process.execPath, args, { cwd: work, detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'ERROR', NO_COLOR: '1' } });
+    createInterface({ input: proc.stdout! }).on('line', (line) => lines.push({ at: Date.now(), line }));
     child = proc;
     return { proc, exited: new Promise<void>((resolve) => proc.once('exit', () => resolve())) };
   };
@@ -83,6 +90,9 @@ export async function measureStopAndResume(): Promise<StopAndResume> {
     await writeFile(path.join(dropDir, 'late.geojson'), squareAoiText('late', 8.6, 47.4));
     await eventOf('late.geojson', 'Job Received');
     const receivedMs = Date.now() - droppedAt;
+    const uploaded = lines.find((entry) => entry.at >= droppedAt && /uploaded inbox\/late\.geojson/.test(entry.line));
+    const uploadedMs = uploaded ? uploaded.at - droppedAt : Number.NaN;
+    if (process.env.STOP_RESUME_DEBUG) for (const entry of lines.filter((e) => e.at >= droppedAt - 15_000)) console.log(`  [+${entry.at - droppedAt} ms] ${entry.line}`);
     const releasedAtReceived = gate.released;
 
     gate.open();
@@ -100,7 +110,7 @@ export async function measureStopAndResume(): Promise<StopAndResume> {
     }
     ctrlC(second.proc);
     await second.exited;
-    return { stopMs, receivedMs, releasedAtReceived, finalStatuses };
+    return { stopMs, receivedMs, uploadedMs, releasedAtReceived, finalStatuses };
   } finally {
     if (child && child.exitCode === null && child.signalCode === null) {
       try {
@@ -120,7 +130,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   console.log(`stop and resume (issue 39): Ctrl-C with two result downloads held took ${(m.stopMs / 1000).toFixed(2)} s`);
   console.log(
     `  after the restart, two resumed Store Results waiting: a dropped file got its Job Received after ${(m.receivedMs / 1000).toFixed(2)} s ` +
-      `(the drop folder's stability window of 0.2 s included), ${m.releasedAtReceived} slow download(s) answered by then`,
+      `(${(m.uploadedMs / 1000).toFixed(2)} s of it to its upload from the drop folder), ${m.releasedAtReceived} slow download(s) answered by then`,
   );
   console.log(`  final events: ${m.finalStatuses.join(', ')}`);
   process.exitCode = m.finalStatuses.every((status) => status === 'Job Succeeded') && m.releasedAtReceived === 0 ? 0 : 1;

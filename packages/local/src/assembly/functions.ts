@@ -593,8 +593,10 @@ class Environment {
 }
 
 /**
- * Signals a process gets from outside, never raises itself: a kill -9, a
- * SIGTERM or SIGINT of that process alone, a hang-up. What a process raises
+ * Signals a process gets from outside, never raises itself: a kill -9 above
+ * all (a process environment ignores SIGINT, SIGHUP and SIGTERM, which a
+ * Ctrl-C or a closed terminal sends the whole process group: the bridge
+ * stops its environments itself, lambda-runtime.mjs). What a process raises
  * itself is not among them (V8's fatal errors and native aborts: SIGABRT,
  * SIGTRAP, SIGSEGV, SIGBUS, SIGILL, SIGFPE), nor are the kills of this
  * bridge's own watchdog or its own self-watch (they set the reason first:

@@ -16,15 +16,17 @@ import { testTmp } from '../../../../test/support/temp.ts';
 
 /**
  * Each attempt appends a line to event.attempts; `hang` attempts wait (to be
- * killed), `abort` ones abort their own process, the rest answer.
+ * killed), `until-released` ones until the file event.release exists, `abort`
+ * ones abort their own process, the rest answer.
  */
-const HANDLER = `import { appendFileSync, readFileSync } from 'node:fs';
+const HANDLER = `import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 export const handler = async (event) => {
   appendFileSync(event.attempts, process.pid + '\\n');
   const attempt = readFileSync(event.attempts, 'utf8').trim().split('\\n').length;
   const mode = event.modes[attempt - 1] ?? 'answer';
   if (mode === 'abort') process.abort();
   if (mode === 'hang') await new Promise((resolve) => setTimeout(resolve, 600_000));
+  if (mode === 'until-released') while (!existsSync(event.release)) await new Promise((resolve) => setTimeout(resolve, 20));
   return { attempt };
 };
 `;
@@ -112,6 +114,25 @@ describe('a process environment killed from outside', () => {
     expect((error as LambdaFunctionError).errorType).toBe('Runtime.ExitError');
     expect((error as LambdaFunctionError).errorMessage).toMatch(/SIGABRT/);
     expect((await readFile(attempts, 'utf8')).trim().split('\n')).toHaveLength(1);
+    expect(made.told).toEqual([]);
+  });
+
+  it('is not ended by a Ctrl-C to the process group (SIGINT, SIGHUP, SIGTERM): the bridge stops its environments itself', { timeout: 60_000 }, async () => {
+    // Prepare: an invocation that waits until the test releases it
+    const made = await storeResults();
+    fn = made.fn;
+    const attempts = path.join(made.dir, 'attempts');
+    const release = path.join(made.dir, 'release');
+    const answer = fn.invoke({ attempts, release, modes: ['until-released'] });
+    const pid = await busyPidAfter(fn, attempts, 1);
+
+    // Act: the terminal's signals reach the process, then the invocation is released
+    for (const signal of ['SIGINT', 'SIGHUP', 'SIGTERM'] as const) process.kill(pid, signal);
+    await writeFile(release, '');
+
+    // Assess: it answered from its first attempt, in the same process (before, SIGINT ended it mid-step)
+    expect(await answer).toEqual({ attempt: 1 });
+    expect(fn.coldStarts).toBe(1);
     expect(made.told).toEqual([]);
   });
 });
