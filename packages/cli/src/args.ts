@@ -92,7 +92,7 @@ export const OPTIONS = {
     help: [
       "what the functions' environments may hold at once, each its MemorySize",
       'while it runs; half of it is kept for the light steps (default: half',
-      `the machine's memory, at most 4096; also ${MEMORY_BUDGET_ENV})`,
+      `the machine's memory, from 2048 to 4096; also ${MEMORY_BUDGET_ENV})`,
     ].join('\n'),
   },
 } as const satisfies CliOptions;

@@ -123,7 +123,7 @@ export interface LocalBridgeOptions {
   waitOverridesMs?: Record<string, number>;
   /**
    * MiB the functions' environments may hold at once, each its MemorySize while
-   * invoked (default: half the machine's memory, at most 4,096; packages/local/src/assembly/functions.ts),
+   * invoked (default: half the machine's memory, from 2,048 to 4,096; packages/local/src/assembly/functions.ts),
    * and the share of it only the light steps may hold (default half). `--memory-budget` of `start` and `local run`.
    */
   environmentBudget?: { totalMb: number; lightReserveMb?: number };

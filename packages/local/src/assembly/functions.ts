@@ -101,9 +101,16 @@ export const IDLE_PROCESS_MB = 128;
 /** What a light function's thread may hold while it waits warm, MiB: RETIRE_THREAD_ABOVE_HEAP_BYTES (27-43 MB after a small job). */
 export const IDLE_THREAD_MB = 64;
 
-/** The default budget on a machine of `totalBytes` of memory: half of it, at most DEFAULT_ENVIRONMENT_BUDGET_CAP_MB. */
+/**
+ * The smallest default: a decoding function of 1,024 MiB in the decoding
+ * half, and as much for the light steps (below it the template's functions
+ * could not run at all).
+ */
+export const MIN_DEFAULT_ENVIRONMENT_BUDGET_MB = 2048;
+
+/** The default budget on a machine of `totalBytes` of memory: half of it, at most DEFAULT_ENVIRONMENT_BUDGET_CAP_MB, at least MIN_DEFAULT_ENVIRONMENT_BUDGET_MB. */
 export function defaultEnvironmentBudgetMb(totalBytes = totalmem()): number {
-  return Math.min(DEFAULT_ENVIRONMENT_BUDGET_CAP_MB, Math.floor(totalBytes / 1024 ** 2 / 2));
+  return Math.max(MIN_DEFAULT_ENVIRONMENT_BUDGET_MB, Math.min(DEFAULT_ENVIRONMENT_BUDGET_CAP_MB, Math.floor(totalBytes / 1024 ** 2 / 2)));
 }
 
 /** The light steps' own share of a budget of `maxMb` by default: half. */

@@ -26,12 +26,12 @@ function recorder() {
 const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('the environments\' memory budget', () => {
-  it('defaults to half the machine\'s memory, at most 4,096 MiB', () => {
+  it('defaults to half the machine\'s memory, at most 4,096 MiB and at least 2,048 (what the template\'s functions need)', () => {
     // Act
-    const laptops = [4, 8, 16, 64].map((gib) => defaultEnvironmentBudgetMb(gib * GiB));
+    const laptops = [2, 4, 8, 16, 64].map((gib) => defaultEnvironmentBudgetMb(gib * GiB));
 
     // Assess
-    expect(laptops).toEqual([2048, 4096, 4096, 4096]);
+    expect(laptops).toEqual([2048, 2048, 4096, 4096, 4096]);
     expect(DEFAULT_ENVIRONMENT_BUDGET_CAP_MB).toBe(4096);
   });
 
