@@ -66,7 +66,8 @@ const IDLE_MS = 60_000;
  * The default, defaultEnvironmentBudgetMb(): half the machine's memory, at
  * most DEFAULT_ENVIRONMENT_BUDGET_CAP_MB (4,096 MiB: two decoding processes
  * of 1,024 MiB invoked at once, as the 24 units of before allowed, and as
- * much again for the light steps). `start` and `local run` take another with
+ * much again for the light steps), at least MIN_DEFAULT_ENVIRONMENT_BUDGET_MB
+ * (2,048). `start` and `local run` take another with
  * `--memory-budget <MiB>` (or MAPFLOW_BRIDGE_MEMORY_BUDGET_MB).
  *
  * A share of it is the light steps' alone (issue 39): the decoding processes
