@@ -13,6 +13,7 @@ const ISOLATED = [
   'test/architecture/test-timeouts.test.ts',
   'packages/local/test/assembly/services.test.ts',
   'packages/local/test/assembly/function-environments.test.ts',
+  'packages/local/test/assembly/outside-kill.test.ts',
   'packages/cli/test/cli.test.ts',
   'packages/cli/test/jobs-list.test.ts',
   'packages/cli/test/live.test.ts',

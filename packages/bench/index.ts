@@ -28,6 +28,7 @@ import { runGoalsBench, type UploadGoal } from './goals.ts';
 import { runHostileBench } from './hostile.ts';
 import { pairedRatio, type PairedRatio } from './paired.ts';
 import { benchWarmJobs } from './warm-jobs.ts';
+import { benchTreeMemory } from './tree-memory.ts';
 import { syntheticGeoTiffStream, writeSyntheticGeoTiff } from './fixtures/synthetic-geotiff.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -45,6 +46,8 @@ Options:
   --chaos-jobs <n>   jobs of the chaos run, killed -9 7 times, and of the same run without kills (default 24; 0 skips it)
   --warm-jobs <n>    small jobs through one bridge, its function environments bounded as before (four of
                      any kind) and as today (weighted units), side by side (default 4; 0 skips it)
+  --tree-jobs <n>    jobs at once (every third a GeoTIFF) through one bridge on the default memory budget:
+                     the tree's measured peak against what the budget accounted (default 6; 0 skips it)
   --seed <n>         seed of the fault suite (default 42)
   --jobs <n>         jobs of the admission run (default 200; with 2000, a run of 200 goes
                      first and the throughput ratio is printed)
@@ -101,6 +104,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         'fault-jobs': { type: 'string', default: '40' },
         'chaos-jobs': { type: 'string', default: '24' },
         'warm-jobs': { type: 'string', default: '4' },
+        'tree-jobs': { type: 'string', default: '6' },
         seed: { type: 'string', default: '42' },
         // Issue 12's goals (packages/bench/goals.ts).
         jobs: { type: 'string', default: '200' },
@@ -162,6 +166,10 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   // Warm function environments from job to job: today's weighted budget against the old one.
   const warm = warmJobs === 0 ? 0 : await benchWarmJobs(warmJobs);
   if (warm !== 0) return warm;
+  // Issue 38: the tree's memory against the sum the budget computes.
+  const treeJobs = Number(values['tree-jobs']);
+  const tree = !Number.isInteger(treeJobs) || treeJobs <= 0 ? 0 : await benchTreeMemory(treeJobs);
+  if (tree !== 0) return tree;
   const faults = faultJobs === 0 ? 0 : await benchFaultSuite(faultJobs, seed);
   // Issue 24: the same jobs with the bridge killed -9 at seeded instants, against the same run without kills.
   const chaos = values['chaos-jobs'] === '0' ? 0 : await benchChaos(Number(values['chaos-jobs']), seed);

@@ -1,7 +1,9 @@
 /**
  * Warm function environments: small GeoJSON jobs one after another through one
  * local bridge, with its environments bounded as before (four of any kind)
- * and as today (24 units, a decoding process weighing twelve, a thread one),
+ * (a memory budget of 1,536 MiB: one decoding process of 1,024 MiB, or one
+ * light step of 512 invoked beside the others warm) and as today (the default
+ * budget, 4,096 MiB on a machine of 8 GB or more: functions.ts),
  * each run in a process of its own so that its CPU time is its own.
  * Prints the bridge process's CPU time per job after the first (threads
  * included; the decoding functions' child processes, the local S3 and
@@ -15,15 +17,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_ENVIRONMENT_UNITS, PROCESS_ENVIRONMENT_UNITS } from '@mapflow-bridge/local/assembly/functions';
+import { defaultEnvironmentBudgetMb } from '@mapflow-bridge/local/assembly/functions';
 import { startLocalBridge } from '@mapflow-bridge/local/bridge';
 import { squareAoiText } from './fault-suite.ts';
 
 const SELF = fileURLToPath(import.meta.url);
-/** The budget before environments had weights: four environments of any kind. */
-export const BASELINE_UNITS = { total: 4, perProcess: 1 };
-const TODAY_UNITS = { total: DEFAULT_ENVIRONMENT_UNITS, perProcess: PROCESS_ENVIRONMENT_UNITS };
-type Units = typeof BASELINE_UNITS;
+/** A tight memory budget, as the environments were bounded before they had weights: light steps evict each other. */
+export const BASELINE_UNITS: Units = { totalMb: 1536, lightReserveMb: 512 };
+const TODAY_UNITS: Units = { totalMb: defaultEnvironmentBudgetMb() };
+type Units = { totalMb: number; lightReserveMb?: number };
 
 interface WarmRun {
   units: Units;
@@ -43,7 +45,7 @@ async function runInProcess(units: Units, jobs: number): Promise<WarmRun> {
     dropFolder: false,
     reconcileIntervalMs: 0,
     log: () => undefined,
-    environmentUnits: units,
+    environmentBudget: units,
   });
   try {
     let firstJobCpuMs = 0;
@@ -102,7 +104,7 @@ export async function benchWarmJobs(jobs: number): Promise<number> {
   const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(0);
   for (const run of [baseline, today]) {
     console.log(
-      `  ${String(run.units.total).padStart(2)} units, a process ${run.units.perProcess}: first job ${(run.firstJobCpuMs / 1000).toFixed(2)} s CPU; ` +
+      `  ${String(run.units.totalMb).padStart(5)} MiB budget, light reserve ${run.units.lightReserveMb ?? run.units.totalMb / 2} MiB: first job ${(run.firstJobCpuMs / 1000).toFixed(2)} s CPU; ` +
         `then ${(run.cpuMsPerJob / 1000).toFixed(2)} s CPU and ${(run.wallMsPerJob / 1000).toFixed(1)} s wall per job; RSS ${mib(run.rssBytes)} MiB`,
     );
   }

@@ -39,6 +39,9 @@ export type CliOptions = Readonly<Record<string, CliOption>>;
 /** What parseArgs gives for a table of options: a string or a boolean each, undefined when not given. */
 export type OptionValues<O extends CliOptions> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string };
 
+/** The variable that sets --memory-budget when the option is not given. */
+export const MEMORY_BUDGET_ENV = 'MAPFLOW_BRIDGE_MEMORY_BUDGET_MB';
+
 /**
  * The options several commands take, written once: the ledger a command reads
  * (--table, --stack, --region, --state-dir: jobs, costs, console) and what a
@@ -83,13 +86,35 @@ export const OPTIONS = {
     help: "the ledger's table in --dynamodb-endpoint, created when missing, so\nthat several bridges can share one DynamoDB (default mapflow-bridge-ledger)",
   },
   verbose: { type: 'boolean', help: "show the functions' logs" },
+  'memory-budget': {
+    type: 'string',
+    value: '<MiB>',
+    help: [
+      "what the functions' environments may hold at once, each its MemorySize",
+      'while it runs; half of it is kept for the light steps (default: half',
+      `the machine's memory, from 2048 to 4096; also ${MEMORY_BUDGET_ENV})`,
+    ].join('\n'),
+  },
 } as const satisfies CliOptions;
 
 /** Which ledger: a deployed table or stack, or the local one in a state folder. */
 export const LEDGER_OPTIONS = pick(OPTIONS, 'table', 'stack', 'region', 'state-dir');
 
 /** What a local bridge runs with: start and local run. */
-export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'credit-budget', 'poll-policy', 'dynamodb-endpoint', 'ledger-table');
+export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'credit-budget', 'poll-policy', 'dynamodb-endpoint', 'ledger-table', 'memory-budget');
+
+/**
+ * The smallest --memory-budget: two decoding functions' 1,024 MiB (one in the
+ * decoding processes' half, and as much kept for the light steps).
+ */
+export const MIN_MEMORY_BUDGET_MB = 2048;
+
+/** --memory-budget, else MAPFLOW_BRIDGE_MEMORY_BUDGET_MB, checked; undefined: the default (packages/local/src/assembly/functions.ts). */
+export function memoryBudgetOption(value: string | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const [text, name] = value !== undefined ? [value, '--memory-budget'] : [env[MEMORY_BUDGET_ENV], MEMORY_BUDGET_ENV];
+  if (text === undefined || text === '') return undefined;
+  return integerOption(text, name, MIN_MEMORY_BUDGET_MB, 1024 * 1024);
+}
 
 /** Some options of a table, in the order named. */
 export function pick<O extends CliOptions, K extends keyof O & string>(options: O, ...names: K[]): Pick<O, K> {
@@ -189,6 +214,8 @@ export interface BridgeChoice {
   pollPolicy?: Partial<PollPolicy>;
   /** --mapflow-wait: how long the start-up check keeps asking a Mapflow that does not answer, ms (default: checkMapflow's). */
   mapflowWaitMs?: number;
+  /** --memory-budget (or MAPFLOW_BRIDGE_MEMORY_BUDGET_MB), MiB: what the functions' environments may hold at once. */
+  memoryBudgetMb?: number;
 }
 
 export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>): Promise<BridgeChoice> {
@@ -203,6 +230,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
   if (values['ledger-table'] !== undefined && !dynamodbEndpoint) throw new UsageError('--ledger-table goes with --dynamodb-endpoint.');
   const ledgerTable = ledgerTableOption(values['ledger-table']);
   const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
+  const memoryBudgetMb = memoryBudgetOption(values['memory-budget']);
   return {
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
     ...(processingSeconds !== undefined ? { processingSeconds } : {}),
@@ -213,6 +241,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
     ...(ledgerTable ? { ledgerTable } : {}),
     ...(pollPolicy ? { pollPolicy } : {}),
     ...(mapflowWait !== undefined ? { mapflowWaitMs: mapflowWait * 1000 } : {}),
+    ...(memoryBudgetMb !== undefined ? { memoryBudgetMb } : {}),
   };
 }
 

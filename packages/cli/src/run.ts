@@ -252,6 +252,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
+      ...(options.memoryBudgetMb !== undefined ? { environmentBudget: { totalMb: options.memoryBudgetMb } } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
       ...(options.assembly ? { assembly: { dir: options.assembly } } : {}),
       ...(options.verbose ? { functionOutput: (chunk: Buffer) => void process.stderr.write(chunk) } : {}),

@@ -121,8 +121,12 @@ export interface LocalBridgeOptions {
   command?: string;
   /** Wait state name -> milliseconds (tests). */
   waitOverridesMs?: Record<string, number>;
-  /** The functions' environments at once, in units, and a decoding process's weight (packages/local/src/assembly/functions.ts; the bench compares). */
-  environmentUnits?: { total: number; perProcess: number };
+  /**
+   * MiB the functions' environments may hold at once, each its MemorySize while
+   * invoked (default: half the machine's memory, from 2,048 to 4,096; packages/local/src/assembly/functions.ts),
+   * and the share of it only the light steps may hold (default half). `--memory-budget` of `start` and `local run`.
+   */
+  environmentBudget?: { totalMb: number; lightReserveMb?: number };
   /** Pause before every Retry in ms (tests); default the definition's. */
   retryIntervalMs?: number;
   /**
@@ -585,7 +589,8 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         authorize: options.authorize ?? servicesGate({ store: credentialStore, stateMachineArn: (assembly as { model: AssemblyModel }).model.stateMachine.arn, onRefused }),
         ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
         ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
-        ...(options.environmentUnits ? { environmentUnits: options.environmentUnits.total, processEnvironmentUnits: options.environmentUnits.perProcess } : {}),
+        ...(options.environmentBudget ? { environmentBudgetMb: options.environmentBudget.totalMb } : {}),
+        ...(options.environmentBudget?.lightReserveMb !== undefined ? { lightReserveMb: options.environmentBudget.lightReserveMb } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
         ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
         onExecutionStopped: (execution) => {

@@ -24,6 +24,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import path from 'node:path';
+import { totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LambdaFunctionError } from '../engine/lambda.ts';
@@ -51,106 +52,251 @@ export const DEFAULT_MAX_ENVIRONMENTS = 2;
 const IDLE_MS = 60_000;
 
 /**
- * What the environments of one bridge may hold at once, in units: a child
- * process of a function that decodes the input (it may hold a parsed input
- * up to its MemorySize) weighs PROCESS_ENVIRONMENT_UNITS, a thread of the
- * other functions (registering, admitting, polling, publishing: an isolate
- * of about 8-15 MB) one; a decoding process waiting warm keeps only
- * PROCESS_IDLE_ENVIRONMENT_UNITS. So two decoding steps run at once at most,
- * and beside one, its job's other decoding step stays warm with the light
- * steps' threads: a job's steps stay warm
- * from job to job, and a decoding step lets an idle process go before
- * any thread (a new environment first lets an idle one go, the heaviest
- * first; when every one
- * is busy it waits for one to finish: no invocation waits on another, so
- * this cannot deadlock), as an account's concurrency limit bounds them on
- * AWS. When every environment weighed one and four were allowed, each light
- * step evicted another function's warm environment and started a cold one
- * (a worker, its bundle, its SDK clients): about 1.9 s of CPU per small job
- * against 0.33 s with every light function warm (`npm run bench --
- * --warm-jobs 6`). The hostile corpus through `local run` (its bound: 1 GiB
- * for the bridge and its processes): 654-938 MiB with four environments of
- * any kind; 933 MiB and 1.15 GB with 16 units and processes of 4; 838 and
- * 843 MiB alone with 24 and 8 (three processes), 1.15 GB in a whole test
- * run; 12 and 6 left no room for a job's light steps beside its two
- * processes. (With the decoders as threads, before they were
- * processes: 2.3 GB without a bound, 1.18 GB with 8 environments, 1.2 GB in
- * a CI run with 6.)
+ * What the environments of one bridge may hold at once, in MiB (issue 38):
+ * each environment counts its function's MemorySize from the template while
+ * it is invoked (a decoding function's child process: its resident memory,
+ * held there by the watchdog; a light function's worker thread: its V8 heap,
+ * held there by resourceLimits), and while it waits warm only what it may
+ * keep then (IDLE_PROCESS_MB, IDLE_THREAD_MB: above those it is retired after
+ * its invocation, not kept). So the tree of processes holds at most the
+ * bridge's own process, plus the budget: a sum computed from the template,
+ * not a sample. (A thread's Buffers, outside its heap, are the one thing not
+ * bounded: the light functions hold none of size.)
+ *
+ * The default, defaultEnvironmentBudgetMb(): half the machine's memory, at
+ * most DEFAULT_ENVIRONMENT_BUDGET_CAP_MB (4,096 MiB: two decoding processes
+ * of 1,024 MiB invoked at once, as the 24 units of before allowed, and as
+ * much again for the light steps), at least MIN_DEFAULT_ENVIRONMENT_BUDGET_MB
+ * (2,048). `start` and `local run` take another with
+ * `--memory-budget <MiB>` (or MAPFLOW_BRIDGE_MEMORY_BUDGET_MB).
+ *
+ * A share of it is the light steps' alone (issue 39): the decoding processes
+ * together may hold at most the budget less lightReserveMb (default: half).
+ * A Store Results waiting 45 s on Mapflow's result download holds its 1,024
+ * MiB all along; before, two of them held the whole budget (24 units of 24),
+ * and dispatch, polls and Finish Part queued behind them for minutes. Now
+ * they hold the decoding share only, and the light steps go on in theirs.
+ * The light steps may use the decoding share too while no decoding
+ * environment waits for it: once one waits, the light ones stop growing past
+ * their reserve, so the one waiting gets its room as they finish.
+ *
+ * Waiters are served in the order they came, within each share: a resumed
+ * job's step that waits keeps its place before the steps that came after it
+ * (a light one can pass a decoding one that waits for its share, never one
+ * of its own kind). A new environment first lets idle ones go to make room
+ * (the heaviest first; a decoding one only decoding ones, which is what its
+ * share lacks); when every one is busy it waits for one to finish: no
+ * invocation waits on another, so this cannot deadlock, as an account's
+ * concurrency limit bounds them on AWS.
+ *
+ * Before (units, not MiB): 24 units, a decoding process 12 while invoked and
+ * 4 while warm, a thread 1. The figures that chose them still hold in MiB: a
+ * light step that evicted another function's warm thread cost about 1.9 s of
+ * CPU per small job against 0.33 s with every light function warm (`npm run
+ * bench -- --warm-jobs 6`), so idle environments weigh their idle bound only.
  */
-export const DEFAULT_ENVIRONMENT_UNITS = 24;
-export const PROCESS_ENVIRONMENT_UNITS = 12;
+export const DEFAULT_ENVIRONMENT_BUDGET_CAP_MB = 4096;
+
+/** What a decoding function's process may hold while it waits warm, MiB: RETIRE_ABOVE_RSS_BYTES (a fresh one holds 60-90 MB). */
+export const IDLE_PROCESS_MB = 128;
+/** What a light function's thread may hold while it waits warm, MiB: RETIRE_THREAD_ABOVE_HEAP_BYTES (27-43 MB after a small job). */
+export const IDLE_THREAD_MB = 64;
 
 /**
- * What a decoding function's process weighs while it waits idle, warm: at
- * most RETIRE_ABOVE_RSS_BYTES resident (a fresh one holds 60-90 MB, a few
- * threads' worth), not the input it may grow to while it decodes. It takes
- * its full weight again before its next invocation (waiting for room as a
- * new environment would). When an idle process weighed its full 12, a
- * GeoJSON job's two decoding steps filled the budget, every light step let
- * one go, and the next job started it cold again: in the e2e and reliability
- * suites, 111 process cold starts beyond one per function and bridge.
+ * The smallest default: a decoding function of 1,024 MiB in the decoding
+ * half, and as much for the light steps (below it the template's functions
+ * could not run at all).
  */
-export const PROCESS_IDLE_ENVIRONMENT_UNITS = 4;
+export const MIN_DEFAULT_ENVIRONMENT_BUDGET_MB = 2048;
+
+/** The default budget on a machine of `totalBytes` of memory: half of it, at most DEFAULT_ENVIRONMENT_BUDGET_CAP_MB, at least MIN_DEFAULT_ENVIRONMENT_BUDGET_MB. */
+export function defaultEnvironmentBudgetMb(totalBytes = totalmem()): number {
+  return Math.max(MIN_DEFAULT_ENVIRONMENT_BUDGET_MB, Math.min(DEFAULT_ENVIRONMENT_BUDGET_CAP_MB, Math.floor(totalBytes / 1024 ** 2 / 2)));
+}
+
+/** The light steps' own share of a budget of `maxMb` by default: half. */
+export function defaultLightReserveMb(maxMb: number): number {
+  return Math.floor(maxMb / 2);
+}
 
 /** An owner of environments in a budget (a LocalFunction). */
 interface BudgetOwner {
-  /** Lets one idle environment go; the units it held (0: none was idle). */
+  /** Lets one idle environment go; the MiB it held (0: none was idle). */
   evictIdle(): number;
-  /** Units an idle environment of this owner holds (the heaviest are let go first). */
+  /** MiB an idle environment of this owner holds (the heaviest are let go first). */
   readonly idleWeight: number;
+  /** A decoding function's (process environments: the decoding share). */
+  readonly heavy: boolean;
+}
+
+interface Waiter {
+  weight: number;
+  heavy: boolean;
+  owner?: BudgetOwner;
+  grant(): void;
+  cancel(): void;
 }
 
 export class EnvironmentBudget {
   private live = 0;
-  private readonly waiters: (() => void)[] = [];
+  /** MiB held by process environments (the decoding share), invoked or warm. */
+  private heavyLive = 0;
+  /** MiB of environments let go whose exit has not released them yet (not to be let go twice over). */
+  private evicting = 0;
+  private evictingHeavy = 0;
+  private peak_ = 0;
+  private peakByProcesses_ = 0;
+  private readonly waiters: Waiter[] = [];
   private readonly owners = new Set<BudgetOwner>();
+  /** MiB only the light steps (threads) may hold: the decoding processes together hold at most max less this. */
+  readonly lightReserve: number;
 
-  /** `max` units; an environment holds its function's weight while invoked, its idle weight while it waits warm. */
-  constructor(readonly max = DEFAULT_ENVIRONMENT_UNITS) {}
+  /** `max` MiB; an environment holds its function's MemorySize while invoked, its idle bound while it waits warm. */
+  constructor(
+    readonly max = defaultEnvironmentBudgetMb(),
+    lightReserve = defaultLightReserveMb(max),
+  ) {
+    if (!(Number.isInteger(max) && max > 0)) throw new RangeError(`the environments' memory budget must be a whole number of MiB above 0, not ${max}`);
+    this.lightReserve = Math.max(0, Math.min(max, Math.floor(lightReserve)));
+  }
+
+  /** What the decoding processes may hold together, MiB. */
+  get heavyShare(): number {
+    return this.max - this.lightReserve;
+  }
 
   register(owner: BudgetOwner): void {
     this.owners.add(owner);
   }
 
-  /** `weight` units, once free; idle environments are let go to make room. */
-  async acquire(weight = 1): Promise<void> {
-    for (;;) {
-      if (this.tryAcquire(weight)) return;
-      // Idle environments of any function make room, the heaviest first (a decoding process before
-      // the light steps' threads), as many as this weight needs: their exits release their units and wake waiters.
-      let short = this.live + weight - this.max;
-      for (const owner of [...this.owners].sort((x, y) => y.idleWeight - x.idleWeight)) {
-        for (let freed = 1; short > 0 && freed > 0; short -= freed) freed = owner.evictIdle();
-      }
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
+  /** `weight` MiB, once free, in turn (in order of arrival within its share); idle environments are let go to make room. */
+  async acquire(weight: number, heavy = false, owner?: BudgetOwner): Promise<void> {
+    if (this.tryAcquire(weight, heavy)) return;
+    await new Promise<void>((grant, reject) => {
+      const cancel = () => reject(new LambdaFunctionError('Lambda.ServiceException', 'the function was stopped while it waited for room in the memory budget'));
+      this.waiters.push({ weight, heavy, grant, cancel, ...(owner ? { owner } : {}) });
+      this.makeRoom();
+    });
   }
 
-  /** Units held now, by environments invoked or waiting warm (tests). */
+  /** MiB held now, by environments invoked or waiting warm (tests). */
   get used(): number {
     return this.live;
   }
 
-  /** Units only when they are free (prewarming never lets another environment go). */
-  tryAcquire(weight = 1): boolean {
-    if (this.live + weight > this.max) return false;
-    this.live += weight;
+  /** MiB held now by process environments (tests). */
+  get usedByProcesses(): number {
+    return this.heavyLive;
+  }
+
+  /** MiB only when they are free now and no waiter of the same share came first (prewarming never lets another environment go). */
+  tryAcquire(weight: number, heavy = false): boolean {
+    if (this.waiters.some((waiter) => waiter.heavy === heavy)) return false;
+    if (!this.fits(weight, heavy, this.waiters.some((waiter) => waiter.heavy))) return false;
+    this.take(weight, heavy);
     return true;
   }
 
-  release(weight = 1): void {
+  /** `weight` MiB of an environment that stops now (its exit, or it waits warm with less); `evicted`: it was let go for room. */
+  release(weight: number, heavy = false, evicted = false): void {
     this.live = Math.max(0, this.live - weight);
-    this.waiters.shift()?.();
+    if (heavy) this.heavyLive = Math.max(0, this.heavyLive - weight);
+    if (evicted) this.evicting = Math.max(0, this.evicting - weight);
+    if (evicted && heavy) this.evictingHeavy = Math.max(0, this.evictingHeavy - weight);
+    this.serve();
   }
 
   /** An environment became idle: a waiter may now let it go. */
   idleNotice(): void {
-    this.waiters.shift()?.();
+    this.serve();
+    this.makeRoom();
   }
 
-  /** Wakes every waiter (a function closing: they give up). */
-  wakeAll(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
+  /** The waiters of `owner` give up (a function closing); the others keep their place. */
+  cancel(owner: BudgetOwner): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const waiter = this.waiters[i] as Waiter;
+      if (waiter.owner !== owner) continue;
+      this.waiters.splice(i, 1);
+      waiter.cancel();
+    }
+    this.serve();
+  }
+
+  private take(weight: number, heavy: boolean): void {
+    this.live += weight;
+    if (heavy) this.heavyLive += weight;
+    this.peak_ = Math.max(this.peak_, this.live);
+    this.peakByProcesses_ = Math.max(this.peakByProcesses_, this.heavyLive);
+  }
+
+  /** The most MiB held at once so far (the bench's computed peak; tests). */
+  get peak(): number {
+    return this.peak_;
+  }
+
+  /** The most MiB held at once by process environments so far. */
+  get peakByProcesses(): number {
+    return this.peakByProcesses_;
+  }
+
+  /** Whether `weight` fits now: the whole budget, the decoding share, and (a light one while a decoding one waits) the light reserve. */
+  private fits(weight: number, heavy: boolean, heavyWaiting: boolean): boolean {
+    if (this.live + weight > this.max) return false;
+    if (heavy) return this.heavyLive + weight <= this.heavyShare;
+    // While a decoding environment waits, the light ones do not grow past their reserve (it gets its room as they finish).
+    return !heavyWaiting || this.live - this.heavyLive + weight <= Math.max(this.lightReserve, weight);
+  }
+
+  /** Grants the waiters that fit, in order; one that does not fit holds back those of its share behind it, not the other share. */
+  private serve(): void {
+    const blocked = { heavy: false, light: false };
+    for (let i = 0; i < this.waiters.length; ) {
+      const waiter = this.waiters[i] as Waiter;
+      const share = waiter.heavy ? 'heavy' : 'light';
+      const heavyAhead = this.waiters.slice(0, i).some((w) => w.heavy);
+      if (!blocked[share] && this.fits(waiter.weight, waiter.heavy, heavyAhead)) {
+        this.waiters.splice(i, 1);
+        this.take(waiter.weight, waiter.heavy);
+        waiter.grant();
+        continue;
+      }
+      blocked[share] = true;
+      i++;
+    }
+  }
+
+  /**
+   * Lets idle environments go for the first waiter of each share, as many as
+   * it lacks (those already let go and not yet exited counted), the heaviest
+   * first: for a decoding one whose share is short, decoding ones only; for a
+   * light one held to its reserve, light ones only.
+   */
+  private makeRoom(): void {
+    for (const heavy of [true, false]) {
+      const at = this.waiters.findIndex((waiter) => waiter.heavy === heavy);
+      if (at < 0) continue;
+      const { weight } = this.waiters[at] as Waiter;
+      const heavyAhead = this.waiters.slice(0, at).some((waiter) => waiter.heavy);
+      const lightLive = this.live - this.heavyLive;
+      const lightEvicting = this.evicting - this.evictingHeavy;
+      let short = this.live - this.evicting + weight - this.max;
+      let shortShare = heavy
+        ? this.heavyLive - this.evictingHeavy + weight - this.heavyShare
+        : heavyAhead
+          ? lightLive - lightEvicting + weight - Math.max(this.lightReserve, weight)
+          : 0;
+      for (const owner of [...this.owners].sort((x, y) => y.idleWeight - x.idleWeight)) {
+        if (shortShare > 0 ? owner.heavy !== heavy : short <= 0) continue;
+        for (let freed = 1; (short > 0 || shortShare > 0) && freed > 0; ) {
+          freed = owner.evictIdle();
+          this.evicting += freed;
+          if (owner.heavy) this.evictingHeavy += freed;
+          short -= freed;
+          if (owner.heavy === heavy) shortShare -= freed;
+        }
+      }
+    }
   }
 }
 
@@ -169,10 +315,8 @@ export interface LocalFunctionOptions {
   maxEnvironments?: number;
   /** Shared by the functions of one bridge (default: one of its own). */
   budget?: EnvironmentBudget;
-  /** Units of the budget a process environment takes while invoked (default PROCESS_ENVIRONMENT_UNITS; a thread takes one). */
-  processUnits?: number;
-  /** Units it keeps while it waits warm (default PROCESS_IDLE_ENVIRONMENT_UNITS, at most processUnits). */
-  processIdleUnits?: number;
+  /** Told when an invocation runs once more because its process was killed from outside (one line). */
+  onOutsideKill?: (message: string) => void;
   /** Told when an invocation starts; the function it returns when it ends (the steps in flight, packages/local/src/crash-resumes.ts). */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
   /** 'process': each environment a child process with its memory bounded (the functions that decode untrusted bytes); default 'thread'. */
@@ -243,7 +387,7 @@ export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 64 * 1024 * 1024;
 /**
  * A thread environment's young generation, MB: V8's default semi-spaces
  * (16 MB each on 64-bit) stay resident in every isolate once touched, and
- * warm idle threads (up to DEFAULT_ENVIRONMENT_UNITS) would keep
+ * warm idle threads (as many as the memory budget keeps warm) would keep
  * them all; the light functions allocate little per invocation.
  */
 export const THREAD_YOUNG_GENERATION_MB = 4;
@@ -291,7 +435,9 @@ class Environment {
   private readonly watch: MemoryWatch;
   /** The end of what the process wrote to stderr (V8's fatal errors name the heap). */
   private stderrTail = '';
-  /** Units of the budget this environment holds now: its function's weight while invoked, its idle weight while it waits warm. */
+  /** Stopped from here (let go, retired, closed, timed out): not a death from outside. */
+  private stopping = false;
+  /** MiB of the budget this environment holds now: its function's MemorySize while invoked, its idle bound while it waits warm. */
   units = 0;
 
   constructor(private readonly options: LocalFunctionOptions, log?: WriteStream) {
@@ -390,6 +536,7 @@ class Environment {
         if (!this.exitReason && /heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderrTail)) this.exitReason = outOfMemory(spec.memoryMb, 'heap');
         const status = signal ? `signal: ${signal}` : `exit status ${code}`;
         const reason = this.exitReason ?? new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${status}`);
+        if (!this.exitReason && this.child && !this.stopping) noteKilledFromOutside(reason, signal);
         reject(reason);
         this.pending?.reject(reason);
         this.pending = undefined;
@@ -437,7 +584,13 @@ class Environment {
     });
   }
 
+  /** A process environment's pid (undefined for a thread). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.exited_) return;
     if (this.worker) await this.worker.terminate();
     else {
@@ -445,6 +598,32 @@ class Environment {
       await this.exited;
     }
   }
+}
+
+/**
+ * Signals a process gets from outside, never raises itself: a kill -9 above
+ * all (a process environment ignores SIGINT, SIGHUP and SIGTERM, which a
+ * Ctrl-C or a closed terminal sends the whole process group: the bridge
+ * stops its environments itself, lambda-runtime.mjs). What a process raises
+ * itself is not among them (V8's fatal errors and native aborts: SIGABRT,
+ * SIGTRAP, SIGSEGV, SIGBUS, SIGILL, SIGFPE), nor are the kills of this
+ * bridge's own watchdog or its own self-watch (they set the reason first:
+ * Runtime.OutOfMemory), its timeout (Sandbox.Timedout) or its stops.
+ * The kernel's out-of-memory killer also sends SIGKILL, which cannot be told
+ * from a kill -9: it gets its one retry too, and a second death fails the step.
+ */
+const OUTSIDE_SIGNALS: ReadonlySet<string> = new Set(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']);
+
+const killedFromOutside = new WeakSet<Error>();
+
+/** Marks a process environment's exit error as a death from outside when its signal is one of OUTSIDE_SIGNALS. */
+function noteKilledFromOutside(reason: Error, signal: NodeJS.Signals | null | undefined): void {
+  if (signal && OUTSIDE_SIGNALS.has(signal)) killedFromOutside.add(reason);
+}
+
+/** An invocation's error is the death of its process from outside (noteKilledFromOutside), which one retry may heal. */
+export function wasKilledFromOutside(error: unknown): error is LambdaFunctionError {
+  return error instanceof LambdaFunctionError && killedFromOutside.has(error);
 }
 
 /** The error Lambda reports when a function outgrows its memory. */
@@ -467,21 +646,32 @@ export class LocalFunction {
   private upgrading = 0;
   private coldStarts_ = 0;
   private closed = false;
+  /** Environments invoked now. */
+  private readonly busy = new Set<Environment>();
+  /** Environments let go for the budget's room, until their exit releases it. */
+  private readonly evicted = new WeakSet<Environment>();
   private readonly budget: EnvironmentBudget;
-  /** Units of the budget an environment of this function takes while it is invoked. */
+  /** MiB of the budget an environment of this function takes while it is invoked: the template's MemorySize. */
   readonly weight: number;
-  /** Units it keeps while it waits warm (a thread: its weight, one; a process: PROCESS_IDLE_ENVIRONMENT_UNITS). */
+  /** MiB it keeps while it waits warm (IDLE_THREAD_MB, IDLE_PROCESS_MB: above those it is retired, not kept). */
   readonly idleWeight: number;
+  /** A decoding function's process environments: the budget's decoding share. */
+  readonly heavy: boolean;
 
   constructor(private readonly options: LocalFunctionOptions) {
     this.spec = options.spec;
     this.budget = options.budget ?? new EnvironmentBudget();
-    this.weight = options.isolation === 'process' ? (options.processUnits ?? PROCESS_ENVIRONMENT_UNITS) : 1;
-    // An environment heavier than the whole budget would wait for room forever.
-    if (!Number.isInteger(this.weight) || this.weight < 1 || this.weight > this.budget.max) {
-      throw new RangeError(`${options.spec.functionName}: an environment weighs ${this.weight} units, but the budget holds ${this.budget.max}; give it at least ${this.weight}`);
+    this.heavy = options.isolation === 'process';
+    this.weight = Math.max(1, Math.ceil(options.spec.memoryMb));
+    // An environment heavier than what its share may hold would wait for room forever.
+    const room = this.heavy ? this.budget.heavyShare : this.budget.max;
+    if (this.weight > room) {
+      throw new RangeError(
+        `${options.spec.functionName}: an environment holds up to ${this.weight} MiB (its MemorySize), but the ${this.heavy ? "decoding processes' share of the " : ''}memory budget is ${room} MiB; ` +
+          `give a budget of at least ${this.heavy ? this.weight * 2 : this.weight} MiB (--memory-budget)`,
+      );
     }
-    this.idleWeight = options.isolation === 'process' ? Math.min(this.weight, options.processIdleUnits ?? PROCESS_IDLE_ENVIRONMENT_UNITS) : this.weight;
+    this.idleWeight = Math.min(this.weight, this.heavy ? IDLE_PROCESS_MB : IDLE_THREAD_MB);
     this.budget.register(this);
     this.max = Math.max(1, options.spec.reservedConcurrency ?? options.maxEnvironments ?? DEFAULT_MAX_ENVIRONMENTS);
     if (options.logDir) {
@@ -500,6 +690,11 @@ export class LocalFunction {
     }
   }
 
+  /** The budget this function's environments count against (shared by the functions of one bridge; the bench reads its peak). */
+  get memoryBudget(): EnvironmentBudget {
+    return this.budget;
+  }
+
   /** Environments running now (tests: warm reuse, the concurrency limit). */
   get environments(): number {
     return this.all.size;
@@ -516,7 +711,7 @@ export class LocalFunction {
    * Resolves when it is ready (or failed: the invocation will say why).
    */
   async prewarm(): Promise<void> {
-    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire(this.idleWeight)) return;
+    if (this.closed || this.all.size > 0 || !this.budget.tryAcquire(this.idleWeight, this.heavy)) return;
     const environment = this.start(this.idleWeight);
     this.idle.push(environment);
     await environment.ready.catch(() => undefined);
@@ -528,6 +723,7 @@ export class LocalFunction {
     if (this.idle.length <= this.upgrading) return 0;
     const environment = this.idle.shift();
     if (!environment) return 0;
+    this.evicted.add(environment);
     this.stopEnvironment(environment);
     return environment.units;
   }
@@ -543,7 +739,7 @@ export class LocalFunction {
       if (released) return;
       released = true;
       this.all.delete(environment);
-      this.budget.release(environment.units);
+      this.budget.release(environment.units, this.heavy, this.evicted.delete(environment));
       // An invocation of this function may be waiting for one of its own places (take): an
       // environment let go for the budget or retired ends here, not in give.
       this.queue.shift()?.();
@@ -561,8 +757,38 @@ export class LocalFunction {
    * (the handler's error, Sandbox.Timedout, Runtime.*).
    */
   async invoke(event: unknown): Promise<unknown> {
+    return this.invokeRetryingOutsideKills(event);
+  }
+
+  /**
+   * One invocation, and once more on a fresh environment when its process was
+   * killed from outside (wasKilledFromOutside: a kill -9, a SIGTERM of the
+   * process alone), issue 39: the steps that run in processes are safe to
+   * repeat (they read, or create only after looking for an earlier attempt:
+   * docs/reliability.md), and a death the input did not cause must not fail a
+   * good job. A second death is the invocation's error, as before.
+   */
+  private async invokeRetryingOutsideKills(event: unknown): Promise<unknown> {
+    try {
+      return await this.invokeOnce(event);
+    } catch (error) {
+      if (this.closed || !wasKilledFromOutside(error)) throw error;
+      this.options.onOutsideKill?.(
+        `local bridge: ${this.spec.functionName}'s process was killed from outside (${error.errorType}: ${error.errorMessage}); its invocation runs once more on a fresh environment (docs/reliability.md)`,
+      );
+      return await this.invokeOnce(event);
+    }
+  }
+
+  /** The pids of this function's process environments invoked now (tests: a kill of one from outside). */
+  get busyProcessIds(): number[] {
+    return [...this.busy].map((environment) => environment.pid).filter((pid): pid is number => pid !== undefined);
+  }
+
+  private async invokeOnce(event: unknown): Promise<unknown> {
     if (this.closed) throw new LambdaFunctionError('Lambda.ServiceException', `${this.spec.functionName} is stopped`);
     const environment = await this.take();
+    this.busy.add(environment);
     let healthy = true;
     const ended = this.options.onInvoke?.(event, this.spec.bridgeFunction);
     try {
@@ -573,6 +799,7 @@ export class LocalFunction {
       healthy = environment.alive && !(error instanceof LambdaFunctionError && error.errorType.startsWith('Runtime.'));
       throw error;
     } finally {
+      this.busy.delete(environment);
       ended?.();
       // A thread environment stays warm while it and this process are small (a process environment: its own RSS, in give).
       const heap = healthy ? await environment.heapBytes().catch(() => undefined) : undefined;
@@ -595,29 +822,29 @@ export class LocalFunction {
         // units are free, else it waits for them as a new environment would (idle environments
         // may be let go meanwhile, but not the ones this function's waiters will take: evictIdle).
         const extra = this.weight - this.idleWeight;
-        if (extra === 0 || this.budget.tryAcquire(extra)) return this.takeIdle(warm);
+        if (extra === 0 || this.budget.tryAcquire(extra, this.heavy)) return this.takeIdle(warm);
         this.upgrading++;
         try {
-          await this.budget.acquire(extra);
+          await this.budget.acquire(extra, this.heavy, this);
         } finally {
           this.upgrading--;
         }
         const still = this.idle.at(-1);
         if (still?.alive && !this.closed) return this.takeIdle(still);
         // Let go or taken meanwhile: look again from the start.
-        this.budget.release(extra);
+        this.budget.release(extra, this.heavy);
         continue;
       }
       // Places being acquired count too: two invocations waiting on the budget at once must not both start one past max.
       if (this.all.size + this.starting < this.max) {
         this.starting++;
         try {
-          await this.budget.acquire(this.weight);
+          await this.budget.acquire(this.weight, this.heavy, this);
         } finally {
           this.starting--;
         }
         if (this.closed) {
-          this.budget.release(this.weight);
+          this.budget.release(this.weight, this.heavy);
           continue;
         }
         return this.start(this.weight);
@@ -647,7 +874,7 @@ export class LocalFunction {
       const spare = environment.units - this.idleWeight;
       environment.units = this.idleWeight;
       this.idle.push(environment);
-      if (spare > 0) this.budget.release(spare);
+      if (spare > 0) this.budget.release(spare, this.heavy);
       this.budget.idleNotice();
       // Extra environments are let go after a quiet minute; one stays warm.
       if (this.idle.length > 1) {
@@ -664,10 +891,11 @@ export class LocalFunction {
 
   async close(): Promise<void> {
     this.closed = true;
+    // Invocations still waiting for room or for a place give up at once.
+    this.budget.cancel(this);
+    for (const waiter of this.queue.splice(0)) waiter();
     await Promise.all([...this.all].map((environment) => environment.stop()));
     this.idle.length = 0;
-    for (const waiter of this.queue.splice(0)) waiter();
-    this.budget.wakeAll();
     if (this.log) await new Promise<void>((resolve) => (this.log as WriteStream).end(() => resolve()));
   }
 }

@@ -19,6 +19,11 @@ const workerData = parentPort ? threadData : JSON.parse(process.argv[2]);
 const { modulePath, exportName, functionName, functionArn, memoryMb, logGroupName, compileCacheDir, selfWatch } = workerData;
 // A child process ends with its parent (the IPC channel closing), never outlives the bridge.
 if (!parentPort) process.on('disconnect', () => process.exit(0));
+// Nor does it end with the terminal's signals: a Ctrl-C (or a closed terminal, a service manager's stop) reaches
+// the whole process group, and the bridge, which gets it too, stops its executions first and then its environments.
+// Ended here first, the invocation would fail mid-step (or be retried as a kill from outside: functions.ts), as no
+// sandbox does on AWS. A kill -9 still ends it (and the bridge retries the invocation once).
+if (!parentPort) for (const signal of ['SIGINT', 'SIGHUP', 'SIGTERM']) process.on(signal, () => undefined);
 
 // A child process whose parent cannot read its memory (no /proc: macOS, Windows) holds itself to its
 // MemorySize: a thread of its own (a decode blocks the main one) reads the process's resident memory

@@ -25,7 +25,7 @@ import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } fro
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
-import { DEFAULT_ENVIRONMENT_UNITS, EnvironmentBudget, LocalFunction, PROCESS_ENVIRONMENT_UNITS } from './functions.ts';
+import { EnvironmentBudget, LocalFunction, defaultEnvironmentBudgetMb } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
@@ -72,10 +72,10 @@ export interface AssemblyRuntimeOptions {
   waitOverridesMs?: Record<string, number>;
   retryIntervalMs?: number;
   maxEnvironments?: number;
-  /** Units the environments of all functions may hold at once (default DEFAULT_ENVIRONMENT_UNITS; a thread weighs one). */
-  environmentUnits?: number;
-  /** Units a decoding function's process environment weighs (default PROCESS_ENVIRONMENT_UNITS). */
-  processEnvironmentUnits?: number;
+  /** MiB the environments of all functions may hold at once, each its MemorySize while invoked (default defaultEnvironmentBudgetMb(), functions.ts). */
+  environmentBudgetMb?: number;
+  /** MiB of it only the light steps' threads may hold (default half: functions.ts, defaultLightReserveMb). */
+  lightReserveMb?: number;
   onTask?: (trace: TaskTrace) => void;
   onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
@@ -187,10 +187,10 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     started.push(sfn, eventBridge, secretsManager);
 
     const credentialsFor = options.credentialsFor ?? (() => options.defaultCredentials);
-    // The functions share this process's memory: one budget for all of them, a decoding process weighing
-    // as much as twelve light threads while it decodes and four while it waits warm, so that a job's steps
-    // stay warm instead of evicting each other (functions.ts).
-    const budget = new EnvironmentBudget(options.environmentUnits ?? DEFAULT_ENVIRONMENT_UNITS);
+    // One memory budget for all the functions' environments, each counting its MemorySize while invoked
+    // and its idle bound while warm, with a share the light steps keep (functions.ts, EnvironmentBudget).
+    const budgetMb = options.environmentBudgetMb ?? defaultEnvironmentBudgetMb();
+    const budget = new EnvironmentBudget(budgetMb, ...(options.lightReserveMb !== undefined ? [options.lightReserveMb] : []));
     for (const spec of model.functions) {
       const principal = principals.find((p) => p.name === spec.bridgeFunction) ?? { name: spec.bridgeFunction, roleArn: '', policies: [] };
       const credentials = credentialsFor(principal);
@@ -211,7 +211,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
           ...(options.functionOutput ? { output: options.functionOutput } : {}),
           ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
           budget,
-          ...(options.processEnvironmentUnits !== undefined ? { processUnits: options.processEnvironmentUnits } : {}),
+          onOutsideKill: options.log,
           // The functions that decode the input's bytes run in child processes, their memory bounded (heap and off-heap).
           isolation: UNTRUSTED_INPUT_STEPS.has(spec.bridgeFunction) ? 'process' : 'thread',
           ...(options.onInvoke ? { onInvoke: options.onInvoke } : {}),
@@ -251,9 +251,11 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
       },
       close: async () => {
         closing = true;
-        await trigger?.close();
-        await engine.close();
-        await Promise.all([...functions.values()].map((fn) => fn.close()));
+        await closeWithinGrace(
+          // The executions stop first (no Catch acts on what their tasks answer after), then their handlers get a grace.
+          Promise.all([trigger?.close(), engine.close()]),
+          () => Promise.all([...functions.values()].map((fn) => fn.close())),
+        );
         await Promise.all(started.map((endpoint) => endpoint.close()));
       },
     };
@@ -261,6 +263,33 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     await Promise.all(started.map((endpoint) => endpoint.close()));
     throw error;
   }
+}
+
+/**
+ * How long a stop lets the handlers already running finish before their
+ * environments are stopped, ms. A Store Results waiting on a slow result
+ * download (45 s on the live service) or a step waiting for room in the
+ * budget made Ctrl-C take 30-95 s (issue 39); a step cut short here is
+ * resumed at the next start (its execution was stopped first, so no Catch
+ * ends its job), and every step is safe to repeat.
+ */
+export const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * Waits for `draining` (the trigger and the engine: executions stopped, then
+ * their handlers) at most `graceMs`, then stops the functions (the handlers
+ * still running fail, their waiting invocations give up) and waits for the rest.
+ */
+export async function closeWithinGrace(draining: Promise<unknown>, stopFunctions: () => Promise<unknown>, graceMs = CLOSE_GRACE_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = draining.then(
+    () => true,
+    () => true,
+  );
+  const inTime = await Promise.race([drained, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
+  clearTimeout(timer);
+  await stopFunctions();
+  if (!inTime) await drained;
 }
 
 /**

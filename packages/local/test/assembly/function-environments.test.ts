@@ -155,8 +155,8 @@ describe('a budget shared by two functions', () => {
   afterEach(async () => other?.close());
 
   it('wakes an invocation waiting for its function\'s only place when the budget lets that place\'s idle environment go', { timeout: 60_000 }, async () => {
-    // Prepare: one unit for both; the first function may have one environment, warm and idle after a first invocation
-    const budget = new EnvironmentBudget(1);
+    // Prepare: room for one invoked environment (128 MiB) for both; the first function may have one environment, warm and idle after a first invocation
+    const budget = new EnvironmentBudget(128, 128);
     fn = await functionOf(128, 'thread', undefined, { name: 'register-job', budget, maxEnvironments: 1 });
     other = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget, maxEnvironments: 1 });
     await fn.invoke({ mb: 0 });
@@ -171,8 +171,8 @@ describe('a budget shared by two functions', () => {
   });
 
   it('hands a finished environment to the next invocation of its function, so another function waiting on the budget cannot let it go mid-burst', { timeout: 60_000 }, async () => {
-    // Prepare: one unit for both functions, one environment each at most
-    const budget = new EnvironmentBudget(1);
+    // Prepare: room for one invoked environment (128 MiB) for both functions, one environment each at most
+    const budget = new EnvironmentBudget(128, 128);
     fn = await functionOf(128, 'thread', undefined, { name: 'register-job', budget, maxEnvironments: 1 });
     other = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget, maxEnvironments: 1 });
 
@@ -188,19 +188,19 @@ describe('a budget shared by two functions', () => {
   });
 
   it('refuses at once an environment heavier than the whole budget, which would wait for room forever', async () => {
-    // Prepare: four units, a decoding process of the default weight (twelve)
-    const budget = new EnvironmentBudget(4);
+    // Prepare: 256 MiB, half of it the decoding processes' share; a decoding process of 192 MiB
+    const budget = new EnvironmentBudget(256);
 
     // Act
-    const made = functionOf(128, 'process', undefined, { name: 'inspect-geotiff', budget });
+    const made = functionOf(192, 'process', undefined, { name: 'inspect-geotiff', budget });
 
     // Assess
-    await expect(made).rejects.toThrow(/mapflow-bridge-inspect-geotiff: an environment weighs 12 units, but the budget holds 4/);
+    await expect(made).rejects.toThrow(/mapflow-bridge-inspect-geotiff: an environment holds up to 192 MiB \(its MemorySize\), but the decoding processes' share of the memory budget is 128 MiB; give a budget of at least 384 MiB/);
   });
 
   it('never starts more environments than a function may have, however many invocations wait on the budget', { timeout: 60_000 }, async () => {
     // Prepare: a budget held by the other function's environment, the first function allowed one
-    const budget = new EnvironmentBudget(1);
+    const budget = new EnvironmentBudget(128, 128);
     fn = await functionOf(128, 'thread', undefined, { name: 'register-job', budget, maxEnvironments: 1 });
     other = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget, maxEnvironments: 1 });
     await other.invoke({ mb: 0 });
@@ -220,8 +220,8 @@ describe('warm decoding processes in a shared budget', () => {
   });
 
   it('keep only their idle weight while they wait, so the light steps do not let them go', { timeout: 120_000 }, async () => {
-    // Prepare: the default budget (24 units, a process 12 while it decodes); a job's two decoding steps and a light one
-    const budget = new EnvironmentBudget();
+    // Prepare: 512 MiB, 384 of them the decoding share (one process of 256 invoked beside another warm at 128); a job's two decoding steps and a light one
+    const budget = new EnvironmentBudget(512, 128);
     fn = await functionOf(256, 'process', undefined, { name: 'plan-processing', budget });
     const store = await functionOf(256, 'process', undefined, { name: 'store-results', budget });
     const light = await functionOf(128, 'thread', undefined, { name: 'finish-job', budget });
@@ -234,39 +234,30 @@ describe('warm decoding processes in a shared budget', () => {
       await light.invoke({ mb: 0 });
     }
 
-    // Assess: one cold start each (before: two idle processes weighed 24, the light step let one go, the next job started it cold)
+    // Assess: one cold start each (had idle processes weighed their MemorySize, the second would have let the first go, and the next job started it cold)
     expect([fn.coldStarts, store.coldStarts, light.coldStarts]).toEqual([1, 1, 1]);
-    expect(budget.used).toBe(4 + 4 + 1);
+    expect(budget.used).toBe(128 + 128 + 64);
   });
 
   it('take their full weight back before they decode: three warm at once, never more than the budget, all answer', { timeout: 120_000 }, async () => {
-    // Prepare: three decoding functions warm in 24 units, whose highest use is recorded at every grant
-    class RecordingBudget extends EnvironmentBudget {
-      peak = 0;
-      override tryAcquire(weight = 1): boolean {
-        const granted = super.tryAcquire(weight);
-        if (granted) this.peak = Math.max(this.peak, this.used);
-        return granted;
-      }
-    }
-    const budget = new RecordingBudget();
+    // Prepare: three decoding functions of 256 MiB warm (128 each) in a decoding share of 512 MiB
+    const budget = new EnvironmentBudget(768, 256);
     fn = await functionOf(256, 'process', undefined, { name: 'inspect-geotiff', budget });
     const plan = await functionOf(256, 'process', undefined, { name: 'plan-processing', budget });
     const upload = await functionOf(256, 'process', undefined, { name: 'upload-image', budget });
     others.push(plan, upload);
     for (const decoder of [fn, plan, upload]) await decoder.invoke({ mb: 0 });
-    expect(budget.used).toBe(12);
+    expect(budget.used).toBe(3 * 128);
 
-    budget.peak = 0;
-    // Act: all three at once (12 + 12 + 12 would be 36 units)
+    // Act: all three at once (256 + 256 + 256 would be 768 MiB of processes)
     const answers = await Promise.all([fn, plan, upload].map((decoder) => decoder.invoke({ mb: 0 })));
 
-    // Assess: all answered; a warm process took its full weight back to decode (4 + 8 beside two idle: 20), never past
-    // the budget (a third waited, or let an idle one go), and each waits warm again at its idle weight
+    // Assess: all answered; a warm process took its full weight back to decode (256 beside two idle: 512), never past
+    // the decoding share (a third waited, or let an idle one go), and each waits warm again at its idle weight
     expect(answers).toHaveLength(3);
-    expect(budget.peak).toBeGreaterThanOrEqual(20);
-    expect(budget.peak).toBeLessThanOrEqual(24);
-    expect(budget.used).toBe(4 * (fn.environments + plan.environments + upload.environments));
+    expect(budget.peakByProcesses).toBeGreaterThanOrEqual(512);
+    expect(budget.peakByProcesses).toBeLessThanOrEqual(512);
+    expect(budget.used).toBe(128 * (fn.environments + plan.environments + upload.environments));
   });
 });
 
