@@ -9,7 +9,7 @@ import { imageReady } from './rasters.ts';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { costOf, resolveBlocks } from './cost.ts';
 import {
-  areaSqM, bboxAreaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, selfIntersects, splitPolygons, type AoiGeometry,
+  areaSqM, bboxAreaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, splitPolygons, type AoiGeometry,
 } from './geometry.ts';
 import { badRequest, notFound, readJsonObject, SimHttpError } from './http.ts';
 import { parseTrigger } from './lifecycle.ts';
@@ -203,7 +203,8 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
     throw new SimHttpError(400, 'NOT_ENOUGH_CREDITS', `The processing costs ${cost} credits; ${remaining} remain`, { cost, remainingCredits: remaining });
   }
 
-  const validationMessages: Message[] = selfIntersects(geometry)
+  // OGC validity off this process's thread, in the decoder (a sweep, n log n: geometry.ts validityOf).
+  const validationMessages: Message[] = !(await ctx.decoder.geometry(geometry)).valid
     ? [message('geometry.Invalid')]
     : sourceMessages(source, model, bboxOf(geometry), ctx.images, images, ctx.realShapes);
 
