@@ -14,6 +14,7 @@ import {
   BLOCK_SLACK_BYTES,
   BlockOverflow,
   checkBands,
+  checkJpegTables,
   checkBlockDecodedSize,
   checkBlockLayout,
   checkImageSize,
@@ -145,6 +146,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   checkBands(bands);
   const layout = checkBlockLayout(image);
   checkTagCounts(tagCounts, layout);
+  await checkTables(image, layout);
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
   checkRealValued(dtypes);
   const transform = await readTransform(image);
@@ -296,7 +298,7 @@ async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoT
 }
 
 const OFFSET_TAGS: Record<number, string> = { 273: 'strip offsets', 279: 'strip byte counts', 324: 'tile offsets', 325: 'tile byte counts' };
-const VALUE_TAGS: Record<number, string> = { 33550: 'ModelPixelScale', 33922: 'ModelTiepoint', 34264: 'ModelTransformation', 34735: 'GeoKeyDirectory', 34736: 'GeoDoubleParams', 34737: 'GeoAsciiParams' };
+const VALUE_TAGS: Record<number, string> = { 347: 'JPEGTables', 33550: 'ModelPixelScale', 33922: 'ModelTiepoint', 34264: 'ModelTransformation', 34735: 'GeoKeyDirectory', 34736: 'GeoDoubleParams', 34737: 'GeoAsciiParams' };
 
 /**
  * Counts of the tags the inspection loads, from the raw directory, before any
@@ -325,6 +327,31 @@ function checkTagCounts(counts: Map<number, number>, layout: BlockLayout): void 
         { details: { tag: Number(tag), count, maxValues: MAX_TAG_VALUES } },
       );
     }
+  }
+}
+
+/**
+ * The JPEGTables tag of a JPEG image, before any decoder is built: geotiff.js
+ * parses it first, and builds any frame it declares, whether or not a block
+ * is ever decoded (an image of sparse corner blocks was never probed, and its
+ * tables' 65,535 x 65,535 frame made the simulator's process 1.7 GB).
+ * @throws InputRejected TIFF_DECODED_TOO_LARGE, TIFF_CORRUPT
+ */
+async function checkTables(image: GeoTIFFImage, layout: BlockLayout): Promise<void> {
+  if (layout.compression !== 7 || !image.fileDirectory.hasTag('JPEGTables')) return;
+  const tables = (await image.fileDirectory.loadValue('JPEGTables')) as Uint8Array | undefined;
+  if (!tables || tables.length === 0) return;
+  try {
+    checkJpegTables(tables, { width: layout.blockWidth, height: layout.blockHeight }, layout.decodedBytes);
+  } catch (cause) {
+    if (cause instanceof BlockOverflow) {
+      throw new InputRejected(
+        'TIFF_DECODED_TOO_LARGE',
+        `the JPEGTables tag declares a JPEG frame larger than the image's ${layout.blockWidth} x ${layout.blockHeight} pixel blocks: the file is damaged or crafted (a decompression bomb); export the image again from a GIS`,
+        { cause, details: { blockWidth: layout.blockWidth, blockHeight: layout.blockHeight } },
+      );
+    }
+    throw new InputRejected('TIFF_CORRUPT', `the image's JPEG tables cannot be used (${errorText(cause)}): the file is damaged; export it again`, { cause });
   }
 }
 
@@ -755,7 +782,7 @@ async function scanBlocks(
 function checkBlock(layout: BlockLayout, index: number, data: Uint8Array): void {
   const kind = layout.tiled ? 'tile' : 'strip';
   try {
-    checkBlockDecodedSize(layout.compression, data, layout.decodedBytes);
+    checkBlockDecodedSize(layout.compression, data, layout.decodedBytes, { width: layout.blockWidth, height: layout.blockHeight });
   } catch (cause) {
     if (cause instanceof BlockOverflow) {
       throw new InputRejected(
