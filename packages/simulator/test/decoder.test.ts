@@ -1,0 +1,98 @@
+/**
+ * Issue 38, point 2: the simulator decodes uploads and checks AOIs in a
+ * process of its own, never in the one that embeds it (the local bridge's),
+ * and every block is bounded before geotiff.js decodes it. The corpus is
+ * packages/bench/fixtures/hostile-round3.ts, generated here.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fromArrayBuffer } from 'geotiff';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOSTILE_ROUND3, writeRound3Corpus } from '../../bench/fixtures/hostile-round3.ts';
+import type { RunningSimulator } from '../src/index.ts';
+import { checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES } from '../src/raster-bounds.ts';
+import { call, fileForm, start, v2Body } from './helpers.ts';
+
+const geotiffs = HOSTILE_ROUND3.filter((entry) => entry.kind === 'geotiff');
+let sim: RunningSimulator;
+let corpus: string;
+
+beforeAll(async () => {
+  corpus = mkdtempSync(join(tmpdir(), 'sim-round3-'));
+  writeRound3Corpus(corpus);
+  sim = await start({ limits: { maxUploadFileSize: 64 * 1024 * 1024 } });
+});
+
+afterAll(async () => {
+  await sim?.close();
+  rmSync(corpus, { recursive: true, force: true });
+});
+
+async function upload(file: string) {
+  const mosaic = (await call(sim, 'POST', '/rasters/mosaic', { name: file })).json as { id: string };
+  return call(sim, 'POST', `/rasters/mosaic/${mosaic.id}/image`, await fileForm(join(corpus, file)));
+}
+
+describe('the decoding process', () => {
+  it.each(geotiffs.map((entry) => [entry.file, entry.simulator!] as const))('answers the upload of %s with %s, decoded in a process that is not this one', async (file, outcome) => {
+    // Prepare
+    const before = sim.decoderStats().tasks;
+    // Act
+    const answer = await upload(file);
+    // Assess
+    if (outcome === 'accepted') expect(answer.status, answer.text).toBe(200);
+    else expect(answer.json, answer.text).toMatchObject({ detail: { code: outcome } });
+    const stats = sim.decoderStats();
+    expect(stats.mode).toBe('process');
+    expect(stats.tasks).toBe(before + 1);
+    expect(stats.pids.length).toBeGreaterThan(0);
+    expect(stats.pids).not.toContain(process.pid);
+    expect(stats.crashes).toBe(0);
+  });
+
+  it('checks an AOI\'s validity in the decoding process too', async () => {
+    // Prepare
+    const before = sim.decoderStats().tasks;
+    // Act
+    const created = await call(sim, 'POST', '/processings/v2', v2Body());
+    // Assess
+    expect(created.status, created.text).toBe(200);
+    expect(sim.decoderStats().tasks).toBeGreaterThan(before);
+    expect(sim.decoderStats().pids).not.toContain(process.pid);
+  });
+});
+
+describe('bounds before geotiff.js decodes', () => {
+  const image = async (file: string) => {
+    const bytes = HOSTILE_ROUND3.find((entry) => entry.file === file)!.make() as Uint8Array;
+    const tiff = await fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    return { image: await tiff.getImage(), read: async (offset: number, length: number) => bytes.subarray(offset, offset + length) };
+  };
+
+  it.each(['packbits-nine-64mib-tiles.tif', 'lzw-nine-64mib-tiles.tif'])('walks the nine 64 MiB tiles of %s without decoding one', async (file) => {
+    // Prepare
+    const { image: tiff, read } = await image(file);
+    // Act
+    const counters = await checkPixelsDecode(tiff, read);
+    // Assess: geotiff.js would have collected each in a plain array of 512 MiB
+    expect(64 * 1024 * 1024).toBeGreaterThan(MAX_ARRAY_DECODED_BYTES);
+    expect(counters).toEqual({ decoded: 0, walked: 9, sparse: 0 });
+  });
+
+  it.each([
+    ['jpeg-tables-huge-frame.tif', /JPEGTables tag declares a JPEG frame of 65535 x 65535/],
+    ['jpeg-frame-wider-than-tile.tif', /a tile declares a JPEG frame of 4096 x 16/],
+    ['tile-offsets-beyond-grid.tif', /TileOffsets lists 100000 entries for a grid of 1 blocks/],
+  ])('refuses %s before any block is decoded', async (file, reason) => {
+    // Prepare
+    const { image: tiff, read } = await image(file);
+    const counters = { decoded: 0, walked: 0, sparse: 0 };
+    // Act
+    const outcome = await checkPixelsDecode(tiff, read, counters).catch((error: unknown) => error);
+    // Assess
+    expect(outcome).toBeInstanceOf(DecodeRefused);
+    expect((outcome as Error).message).toMatch(reason);
+    expect(counters.decoded).toBe(0);
+  });
+});
