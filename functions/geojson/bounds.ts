@@ -11,14 +11,16 @@
 import { InputRejected } from '../core/errors.ts';
 
 /**
- * Most objects and arrays in one file (1,000,000: about 100 MB once parsed).
+ * Most objects and arrays in one file (2,000,000: about 220 MB once parsed).
  * The largest file the other limits accept needs about 110,000 (100,000
- * positions, their rings, polygons and features); 250,000 point features
- * (skipped, but parsed) need 1,000,000.
+ * positions, their rings, polygons and features); files over those limits
+ * but under this one (a million vertices, 240,000 triangles: 1.4 million)
+ * are still parsed, so that they are refused with their own code
+ * (TOO_MANY_POSITIONS, TOO_MANY_POLYGONS) and its advice.
  */
-export const MAX_JSON_CONTAINERS = 1_000_000;
-/** Most values (members and elements, numbers and strings included) in one file: 4,000,000 (70-110 MB once parsed). */
-export const MAX_JSON_VALUES = 4_000_000;
+export const MAX_JSON_CONTAINERS = 2_000_000;
+/** Most values (members and elements, numbers and strings included) in one file: 8,000,000 (about 150 MB once parsed). */
+export const MAX_JSON_VALUES = 8_000_000;
 
 /** What the pass counted. */
 export interface JsonCounts {

@@ -4,12 +4,13 @@
  * (the JPEGTables tag, every JPEG frame against its tile, the number of
  * tiles), and the valid files of nine 64 MiB tiles accepted.
  */
-import { describe, expect, it } from 'vitest';
+import { GeoTIFF } from 'geotiff';
+import { describe, expect, it, vi } from 'vitest';
 import { InputRejected } from '../../../../functions/core/errors.ts';
 import { inspectGeoTiffInProcess } from '../../../../functions/geotiff/index.ts';
 import { BlockOverflow, checkJpegTables, MAX_JPEG_TABLES_BYTES } from '../../../../functions/geotiff/limits.ts';
 import { HOSTILE_ROUND3 } from '../../../../packages/bench/fixtures/hostile-round3.ts';
-import { jpegFrame } from '../../../../packages/bench/fixtures/tiff.ts';
+import { hostileTiff, jpegFrame } from '../../../../packages/bench/fixtures/tiff.ts';
 
 const memory = (bytes: Uint8Array) => ({ size: bytes.length, read: async (offset: number, length: number) => bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + length) as ArrayBuffer });
 
@@ -40,6 +41,31 @@ describe('hostile corpus, third round, through Inspect', () => {
     // Assess
     expect((outcome as InputRejected).code).toBe('TIFF_DECODED_TOO_LARGE');
     expect((outcome as InputRejected).message).toMatch(/JPEGTables/);
+  });
+});
+
+describe('the block index against the grid', () => {
+  it('refuses 100,000 tile offsets for one tile from the raw directory, before geotiff.js parses it (and builds their arrays)', async () => {
+    // Prepare
+    const bytes = HOSTILE_ROUND3.find((entry) => entry.file === 'tile-offsets-beyond-grid.tif')!.make() as Uint8Array;
+    const getImage = vi.spyOn(GeoTIFF.prototype, 'getImage');
+    // Act
+    const outcome = await inspectGeoTiffInProcess(memory(bytes)).catch((error: unknown) => error);
+    // Assess
+    expect((outcome as InputRejected).code).toBe('TIFF_CORRUPT');
+    expect((outcome as InputRejected).message).toMatch(/100000 tile offsets for an image of 1 tiles/);
+    expect(getImage).not.toHaveBeenCalled();
+    getImage.mockRestore();
+  });
+
+  it('takes a planar image whose index lists a block per band', async () => {
+    // Prepare
+    const plane = new Uint8Array(16 * 16);
+    const bytes = hostileTiff({ width: 16, height: 16, bands: 3, planar: true, blocks: [plane, plane, plane] });
+    // Act
+    const info = await inspectGeoTiffInProcess(memory(bytes), { probePixels: true });
+    // Assess
+    expect(info.bands).toBe(3);
   });
 });
 
