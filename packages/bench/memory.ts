@@ -39,6 +39,8 @@ export interface MemoryRun {
   treePeakBytes: number;
   /** Largest VmHWM of another process of the tree, and what it is. */
   largestOther: { bytes: number; what: string };
+  /** Largest VmHWM of the simulator's decoding processes (0: none ran). */
+  decoderPeakBytes: number;
   /** Processes seen in the tree (the bridge's included). */
   processes: number;
   outcomes: string[];
@@ -130,7 +132,8 @@ export async function measureRun(files: string[], workDir: string): Promise<Memo
     outcomes = [`exit ${code}, no JSON document`];
   }
   const largestOther = [...others.values()].reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, what: '-' });
-  return { files: files.length, wallMs: performance.now() - started, bridgePeakBytes, treePeakBytes, largestOther, processes: others.size + 1, outcomes };
+  const decoderPeakBytes = Math.max(0, ...[...others.values()].filter((p) => p.what.includes('decoder-child')).map((p) => p.bytes));
+  return { files: files.length, wallMs: performance.now() - started, bridgePeakBytes, treePeakBytes, largestOther, decoderPeakBytes, processes: others.size + 1, outcomes };
 }
 
 /** A closed ring of `n` vertices on a circle of `radius` degrees around Bern, as a Polygon GeoJSON. */
@@ -159,8 +162,8 @@ export async function runMemoryBench(log: (line: string) => void = console.log):
     const baseline = await measureRun([BASELINE], work);
     const corpusRun = await measureRun(hostile, work);
     const row = (name: string, r: MemoryRun) =>
-      `  ${name.padEnd(9)} ${String(r.files).padStart(5)} ${(r.bridgePeakBytes / MB).toFixed(0).padStart(12)} ${(r.treePeakBytes / MB).toFixed(0).padStart(10)} ${`${(r.largestOther.bytes / MB).toFixed(0)} (${r.largestOther.what})`.padStart(44)} ${String(r.processes).padStart(9)} ${(r.wallMs / 1000).toFixed(1).padStart(7)}`;
-    log(`  ${'run'.padEnd(9)} ${'files'.padStart(5)} ${'bridge MB'.padStart(12)} ${'tree MB'.padStart(10)} ${'largest other process MB'.padStart(44)} ${'processes'.padStart(9)} ${'wall s'.padStart(7)}`);
+      `  ${name.padEnd(9)} ${String(r.files).padStart(5)} ${(r.bridgePeakBytes / MB).toFixed(0).padStart(12)} ${(r.treePeakBytes / MB).toFixed(0).padStart(10)} ${`${(r.largestOther.bytes / MB).toFixed(0)} (${r.largestOther.what})`.padStart(44)} ${(r.decoderPeakBytes / MB).toFixed(0).padStart(10)} ${String(r.processes).padStart(9)} ${(r.wallMs / 1000).toFixed(1).padStart(7)}`;
+    log(`  ${'run'.padEnd(9)} ${'files'.padStart(5)} ${'bridge MB'.padStart(12)} ${'tree MB'.padStart(10)} ${'largest other process MB'.padStart(44)} ${'decoder MB'.padStart(10)} ${'processes'.padStart(9)} ${'wall s'.padStart(7)}`);
     log(row('first', first));
     log(row('baseline', baseline));
     log(row('corpus', corpusRun));
