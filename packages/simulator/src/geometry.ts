@@ -98,6 +98,48 @@ export function contains(geometry: AoiGeometry, point: Position): boolean {
   return booleanPointInPolygon(point, geometry);
 }
 
+/**
+ * A point-in-geometry test for many points against one geometry: its edges
+ * sorted once into horizontal bands (about the square root of the edge
+ * count), so that each test crosses only the edges of its band (even-odd
+ * rule over every ring; holes and the parts of a MultiPolygon included).
+ */
+export function containment(geometry: AoiGeometry): (point: Position) => boolean {
+  const edges: number[] = [];
+  for (const polygon of splitPolygons(geometry)) {
+    for (const ring of polygon.coordinates) {
+      for (let i = 0; i + 1 < ring.length; i++) {
+        const [x1, y1] = ring[i] as [number, number];
+        const [x2, y2] = ring[i + 1] as [number, number];
+        if (y1 !== y2) edges.push(x1, y1, x2, y2);
+      }
+    }
+  }
+  const count = edges.length / 4;
+  const [, south, , north] = bboxOf(geometry);
+  const bandCount = Math.max(1, Math.ceil(Math.sqrt(count)));
+  const height = (north - south) / bandCount || 1;
+  const bandOf = (y: number) => Math.min(bandCount - 1, Math.max(0, Math.floor((y - south) / height)));
+  const bands: number[][] = Array.from({ length: bandCount }, () => []);
+  for (let e = 0; e < count; e++) {
+    const y1 = edges[4 * e + 1]!;
+    const y2 = edges[4 * e + 3]!;
+    for (let b = bandOf(Math.min(y1, y2)); b <= bandOf(Math.max(y1, y2)); b++) bands[b]!.push(e);
+  }
+  return ([x, y]: Position) => {
+    if (y! < south || y! > north) return false;
+    let inside = false;
+    for (const e of bands[bandOf(y!)]!) {
+      const x1 = edges[4 * e]!;
+      const y1 = edges[4 * e + 1]!;
+      const x2 = edges[4 * e + 2]!;
+      const y2 = edges[4 * e + 3]!;
+      if (y1 > y! !== y2 > y! && x! < ((x2 - x1) * (y! - y1)) / (y2 - y1) + x1) inside = !inside;
+    }
+    return inside;
+  };
+}
+
 /** A segment of a ring, oriented left to right (by x, then y). */
 interface Segment {
   ax: number;

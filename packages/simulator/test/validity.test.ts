@@ -6,7 +6,8 @@
  */
 import type { Polygon, Position } from 'geojson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validityOf } from '../src/geometry.ts';
+import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
+import { containment, validityOf } from '../src/geometry.ts';
 import type { RunningSimulator } from '../src/index.ts';
 import { call, finished, start, v2Body } from './helpers.ts';
 
@@ -83,5 +84,20 @@ describe('processings on the simulator', () => {
     // Assess
     expect(record.status).toBe(status);
     if (status === 'FAILED') expect(record.messages[0]).toMatchObject({ code: 'geometry.Invalid' });
+  });
+});
+
+describe('containment', () => {
+  it('agrees with a point-in-polygon test on every point of a grid over a polygon with a hole and a second part', () => {
+    // Prepare
+    const geometry = { type: 'MultiPolygon' as const, coordinates: [[circle(999), square(7.435, 46.935, 0.01)], [square(7.46, 46.93, 0.005)]] };
+    const within = containment(geometry);
+    const points: Position[] = [];
+    for (let i = 0; i < 60; i++) for (let j = 0; j < 60; j++) points.push([7.425 + i * 0.00071, 46.925 + j * 0.00043]);
+    // Act
+    const ours = points.map((p) => within(p));
+    // Assess
+    expect(ours).toEqual(points.map((p) => booleanPointInPolygon(p, geometry)));
+    expect(ours.filter(Boolean).length).toBeGreaterThan(100);
   });
 });
