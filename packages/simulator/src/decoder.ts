@@ -13,8 +13,12 @@
  *
  * The child is started on the first task and stopped once idle: it holds
  * nothing between tasks (the file is on disk, the answer goes back whole).
+ * Its heap is limited (DECODER_HEAP_MB), and the process as a whole is
+ * killed above DECODER_RSS_LIMIT_MB of resident memory: the upload is then
+ * answered FileOpenError, as the live service fails an upload it cannot read.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import jpeg from 'jpeg-js';
 import type { AoiGeometry } from './geometry.ts';
@@ -66,6 +70,13 @@ export interface DecoderStats {
 export const DECODER_HEAP_MB = 512;
 /** A child with no task for this long is stopped (its heap goes with it). */
 export const DECODER_IDLE_MS = 2_000;
+/**
+ * Resident memory at which a decoding process is killed, MiB: the heap limit
+ * does not count what lives outside V8's heap (the typed arrays a decoder
+ * fills), so the process as a whole is read from /proc while it has work.
+ */
+export const DECODER_RSS_LIMIT_MB = 1_024;
+const RSS_WATCH_MS = 100;
 
 const ENTRY = fileURLToPath(new URL('./decoder-child.mjs', import.meta.url));
 
@@ -73,8 +84,8 @@ type Task = { task: 'inspect'; path: string; limits: { maxPixelCount: number } }
 type Answer = { id: number; pid: number; result?: unknown; rejected?: { code: string; message: string; parameters: Record<string, unknown> }; error?: string };
 
 /** The decoder the options ask for. */
-export function createDecoder(mode: 'process' | 'inline' = 'process', heapMb = DECODER_HEAP_MB): Decoder {
-  return mode === 'inline' ? inlineDecoder() : new ProcessDecoder(heapMb);
+export function createDecoder(mode: 'process' | 'inline' = 'process', limits: { heapMb?: number; rssLimitMb?: number } = {}): Decoder {
+  return mode === 'inline' ? inlineDecoder() : new ProcessDecoder(limits.heapMb ?? DECODER_HEAP_MB, limits.rssLimitMb ?? DECODER_RSS_LIMIT_MB);
 }
 
 class ProcessDecoder implements Decoder {
@@ -83,16 +94,22 @@ class ProcessDecoder implements Decoder {
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void }>();
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private watchdog: NodeJS.Timeout | undefined;
+  /** Why the child was killed, when it was (its memory). */
+  private killedFor: string | undefined;
   private readonly counts: DecoderStats = { mode: 'process', tasks: 0, pids: [], starts: 0, crashes: 0 };
 
-  constructor(private readonly heapMb: number) {}
+  constructor(
+    private readonly heapMb: number,
+    private readonly rssLimitMb: number,
+  ) {}
 
   async inspect(path: string, limits: { maxPixelCount: number }): Promise<RasterInfo> {
     try {
       return (await this.run({ task: 'inspect', path, limits })) as RasterInfo;
     } catch (error) {
       if (error instanceof ChildDied) {
-        throw new DecodeRejection('FileOpenError', 'The image pixel data cannot be read', { reason: `decoding it outgrew the decoder's ${this.heapMb} MB (${error.message})` });
+        throw new DecodeRejection('FileOpenError', 'The image pixel data cannot be read', { reason: `decoding it outgrew the decoding process (${error.message})` });
       }
       throw error;
     }
@@ -128,7 +145,27 @@ class ProcessDecoder implements Decoder {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       child.send({ id, ...task });
+      this.watchMemory();
     });
+  }
+
+  /** Kills the child above rssLimitMb of resident memory, read now and then every RSS_WATCH_MS while it has work (Linux: /proc). */
+  private watchMemory(): void {
+    const check = () => {
+      const child = this.child;
+      if (!child?.pid || this.pending.size === 0) {
+        clearInterval(this.watchdog);
+        this.watchdog = undefined;
+        return;
+      }
+      const rss = residentMb(child.pid);
+      if (rss !== undefined && rss > this.rssLimitMb) {
+        this.killedFor = `resident memory ${Math.round(rss)} MB over ${this.rssLimitMb} MB`;
+        child.kill('SIGKILL');
+      }
+    };
+    check();
+    this.watchdog ??= setInterval(check, RSS_WATCH_MS);
   }
 
   private ensureChild(): ChildProcess {
@@ -158,7 +195,9 @@ class ProcessDecoder implements Decoder {
       const lost = [...this.pending.values()];
       this.pending.clear();
       if (lost.length > 0) this.counts.crashes += lost.length;
-      for (const waiter of lost) waiter.reject(new ChildDied(signal ? `killed by ${signal}` : `exit code ${code}`));
+      const why = this.killedFor ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
+      this.killedFor = undefined;
+      for (const waiter of lost) waiter.reject(new ChildDied(why));
     });
     child.on('error', () => undefined); // 'exit' follows and answers the waiters
     this.settle();
@@ -186,9 +225,21 @@ class ProcessDecoder implements Decoder {
 
   private stop(): void {
     clearTimeout(this.idleTimer);
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
     const child = this.child;
     this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+/** Resident memory of a process, MiB, or undefined where /proc cannot be read. */
+function residentMb(pid: number): number | undefined {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
   }
 }
 

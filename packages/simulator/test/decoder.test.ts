@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_ROUND3, writeRound3Corpus } from '../../bench/fixtures/hostile-round3.ts';
 import type { RunningSimulator } from '../src/index.ts';
 import { checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES } from '../src/raster-bounds.ts';
-import { call, fileForm, start, v2Body } from './helpers.ts';
+import { createDecoder, DecodeRejection } from '../src/decoder.ts';
+import { call, fileForm, RASTERS, start, v2Body } from './helpers.ts';
 
 const geotiffs = HOSTILE_ROUND3.filter((entry) => entry.kind === 'geotiff');
 let sim: RunningSimulator;
@@ -60,6 +61,20 @@ describe('the decoding process', () => {
     expect(created.status, created.text).toBe(200);
     expect(sim.decoderStats().tasks).toBeGreaterThan(before);
     expect(sim.decoderStats().pids).not.toContain(process.pid);
+  });
+});
+
+describe('the decoding process\'s memory', () => {
+  it('is killed above its resident memory limit, and the upload is answered FileOpenError', async () => {
+    // Prepare: a limit every process passes (1 MB), so the kill path runs whatever the file
+    const decoder = createDecoder('process', { rssLimitMb: 1 });
+    // Act
+    const outcome = await decoder.inspect(join(RASTERS, 'cogeo.tif'), { maxPixelCount: 30_000 }).catch((error: unknown) => error);
+    await decoder.close();
+    // Assess
+    expect(outcome).toBeInstanceOf(DecodeRejection);
+    expect(outcome).toMatchObject({ code: 'FileOpenError', parameters: { reason: expect.stringMatching(/resident memory \d+ MB over 1 MB/) } });
+    expect(decoder.stats()).toMatchObject({ crashes: 1, tasks: 0 });
   });
 });
 
