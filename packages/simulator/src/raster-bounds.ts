@@ -361,3 +361,56 @@ export const MAX_PREVIEW_IMAGES = 16;
 export const MAX_PREVIEW_BLOCKS = 16_384;
 /** Blocks' decoded bytes a preview may decode (256 MiB: a 10,000 x 10,000 RGB image without overviews). */
 export const MAX_PREVIEW_DECODED_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The first image directory read raw, before geotiff.js parses it: geotiff.js
+ * builds a typed array of every array tag's declared length as it reads the
+ * directory, so the block index may not list more entries than the grid has
+ * blocks, and JPEGTables stays within MAX_JPEG_TABLES_BYTES, before that.
+ * Anything this cannot read is left to geotiff.js, which refuses it.
+ */
+export async function checkDirectory(read: ReadBytes): Promise<void> {
+  const head = await read(0, 16);
+  if (head.length < 8) return;
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const little = head[0] === 0x49;
+  if (!little && head[0] !== 0x4d) return;
+  const big = view.getUint16(2, little) === 43;
+  if (big && head.length < 16) return;
+  const at = big ? Number(view.getBigUint64(8, little)) : view.getUint32(4, little);
+  const countBytes = big ? 8 : 2;
+  const entrySize = big ? 20 : 12;
+  const header = await read(at, countBytes);
+  if (header.length < countBytes) return;
+  const headerView = new DataView(header.buffer, header.byteOffset, header.byteLength);
+  const entries = Math.min(big ? Number(headerView.getBigUint64(0, little)) : headerView.getUint16(0, little), 4096);
+  const table = await read(at + countBytes, entries * entrySize);
+  const tableView = new DataView(table.buffer, table.byteOffset, table.byteLength);
+  const counts = new Map<number, number>();
+  const inline = new Map<number, number>();
+  for (let i = 0; (i + 1) * entrySize <= table.length; i++) {
+    const base = i * entrySize;
+    const tag = tableView.getUint16(base, little);
+    const type = tableView.getUint16(base + 2, little);
+    const count = big ? Number(tableView.getBigUint64(base + 4, little)) : tableView.getUint32(base + 4, little);
+    counts.set(tag, count);
+    const valueAt = base + (big ? 12 : 8);
+    if (count === 1 && type === 3) inline.set(tag, tableView.getUint16(valueAt, little));
+    if (count === 1 && type === 4) inline.set(tag, tableView.getUint32(valueAt, little));
+  }
+  const jpegTables = counts.get(347);
+  if (jpegTables !== undefined && jpegTables > MAX_JPEG_TABLES_BYTES) throw rejected(`the JPEGTables tag holds ${jpegTables} bytes (at most ${MAX_JPEG_TABLES_BYTES})`);
+  const width = inline.get(256) ?? 0;
+  const height = inline.get(257) ?? 0;
+  if (!(width > 0 && height > 0)) return;
+  const tiled = counts.has(322) || counts.has(324);
+  const blockWidth = tiled ? (inline.get(322) ?? 0) : width;
+  const blockHeight = tiled ? (inline.get(323) ?? 0) : Math.min(inline.get(278) || height, height);
+  if (!(blockWidth > 0 && blockHeight > 0)) return;
+  const planes = inline.get(284) === 2 ? (inline.get(277) ?? counts.get(258) ?? 1) : 1;
+  const grid = Math.ceil(width / blockWidth) * Math.ceil(height / blockHeight) * planes;
+  for (const [tag, name] of tiled ? ([[324, 'TileOffsets'], [325, 'TileByteCounts']] as const) : ([[273, 'StripOffsets'], [279, 'StripByteCounts']] as const)) {
+    const entriesOf = counts.get(tag);
+    if (entriesOf !== undefined && entriesOf > grid) throw rejected(`${name} lists ${entriesOf} entries for a grid of ${grid} blocks`, { entries: entriesOf, blocks: grid });
+  }
+}

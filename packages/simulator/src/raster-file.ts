@@ -10,7 +10,7 @@ import jpeg from 'jpeg-js';
 import proj4 from 'proj4';
 import type { BBox } from './geometry.ts';
 import type { ImageMetadata } from './store.ts';
-import { checkPixelsDecode, DecodeRefused, previewDecodable, type ReadBytes } from './raster-bounds.ts';
+import { checkDirectory, checkPixelsDecode, DecodeRefused, previewDecodable, type ReadBytes } from './raster-bounds.ts';
 
 /** A file the data API refuses; `code` is the live service's detail code. */
 export class RasterRejected extends Error {
@@ -74,6 +74,13 @@ async function withTiff<T>(path: string, use: (tiff: GeoTIFF) => Promise<T>): Pr
 
 /** Reads what the data API reports about an image, or throws RasterRejected. */
 export async function inspectRaster(path: string, limits: { maxPixelCount: number }): Promise<RasterInfo> {
+  // The raw directory first: geotiff.js builds an array of every index tag's declared length as it parses it.
+  try {
+    await checkDirectory(fileReader(path));
+  } catch (cause) {
+    if (cause instanceof DecodeRefused) throw new RasterRejected('FileOpenError', 'The image pixel data cannot be read', { reason: cause.message, ...cause.parameters }, { cause });
+    throw cause;
+  }
   let tiff: GeoTIFF;
   try {
     tiff = await fromFile(path);

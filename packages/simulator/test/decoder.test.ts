@@ -11,7 +11,7 @@ import { fromArrayBuffer } from 'geotiff';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_ROUND3, writeRound3Corpus } from '../../bench/fixtures/hostile-round3.ts';
 import type { RunningSimulator } from '../src/index.ts';
-import { checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES } from '../src/raster-bounds.ts';
+import { checkDirectory, checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES } from '../src/raster-bounds.ts';
 import { createDecoder, DecodeRejection } from '../src/decoder.ts';
 import { call, fileForm, RASTERS, start, v2Body } from './helpers.ts';
 
@@ -93,6 +93,20 @@ describe('bounds before geotiff.js decodes', () => {
     // Assess: geotiff.js would have collected each in a plain array of 512 MiB
     expect(64 * 1024 * 1024).toBeGreaterThan(MAX_ARRAY_DECODED_BYTES);
     expect(counters).toEqual({ decoded: 0, walked: 9, sparse: 0 });
+  });
+
+  it('refuses 100,000 tile offsets for one tile from the raw directory, before geotiff.js parses it', async () => {
+    // Prepare
+    const bytes = HOSTILE_ROUND3.find((entry) => entry.file === 'tile-offsets-beyond-grid.tif')!.make() as Uint8Array;
+    const valid = HOSTILE_ROUND3.find((entry) => entry.file === 'lzw-nine-64mib-tiles.tif')!.make() as Uint8Array;
+    const reader = (data: Uint8Array) => async (offset: number, length: number) => data.subarray(offset, offset + length);
+    // Act
+    const outcome = await checkDirectory(reader(bytes)).catch((error: unknown) => error);
+    const validOutcome = await checkDirectory(reader(valid)).catch((error: unknown) => error);
+    // Assess
+    expect(outcome).toBeInstanceOf(DecodeRefused);
+    expect((outcome as Error).message).toMatch(/TileOffsets lists 100000 entries for a grid of 1 blocks/);
+    expect(validOutcome).toBeUndefined();
   });
 
   it.each([
