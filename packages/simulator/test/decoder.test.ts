@@ -4,14 +4,14 @@
  * and every block is bounded before geotiff.js decodes it. The corpus is
  * packages/bench/fixtures/hostile-round3.ts, generated here.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromArrayBuffer } from 'geotiff';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_ROUND3, writeRound3Corpus } from '../../bench/fixtures/hostile-round3.ts';
 import type { RunningSimulator } from '../src/index.ts';
-import { checkDirectory, checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES } from '../src/raster-bounds.ts';
+import { checkDirectory, checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES, previewDecodable } from '../src/raster-bounds.ts';
 import { createDecoder, DecodeRejection } from '../src/decoder.ts';
 import { call, fileForm, RASTERS, start, v2Body } from './helpers.ts';
 
@@ -123,5 +123,33 @@ describe('bounds before geotiff.js decodes', () => {
     expect(outcome).toBeInstanceOf(DecodeRefused);
     expect((outcome as Error).message).toMatch(reason);
     expect(counters.decoded).toBe(0);
+  });
+});
+
+describe('previews', () => {
+  it.each([
+    ['jpeg-tables-huge-frame.tif', false],
+    ['packbits-nine-64mib-tiles.tif', false],
+    ['tile-offsets-beyond-grid.tif', false],
+  ])('decode %s only within the bounds (%s: a placeholder otherwise)', async (file, decodable) => {
+    // Prepare
+    const bytes = HOSTILE_ROUND3.find((entry) => entry.file === file)!.make() as Uint8Array;
+    const tiff = await fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    const images = [await tiff.getImage()];
+    // Act
+    const verdict = await previewDecodable(images, 256, async (offset, length) => bytes.subarray(offset, offset + length));
+    // Assess
+    expect(verdict).toBe(decodable);
+  });
+
+  it('renders a preview of a file within the bounds', async () => {
+    // Prepare
+    const bytes = readFileSync(join(RASTERS, 'cogeo.tif'));
+    const tiff = await fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    const images = await Promise.all(Array.from({ length: await tiff.getImageCount() }, (_, i) => tiff.getImage(i)));
+    // Act
+    const verdict = await previewDecodable(images, 256, async (offset, length) => new Uint8Array(bytes.subarray(offset, offset + length)));
+    // Assess
+    expect(verdict).toBe(true);
   });
 });
