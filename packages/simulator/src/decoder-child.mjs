@@ -22,8 +22,10 @@ async function run(message) {
   throw new Error(`unknown task ${message.task}`);
 }
 
+// One task at a time: the process's memory is one decode's, whatever arrives at once.
+let queue = Promise.resolve();
 process.on('message', (message) => {
-  run(message).then(
+  queue = queue.then(() => run(message)).then(
     (result) => process.send({ id: message.id, pid: process.pid, result }),
     (error) => {
       if (error && error.name === 'RasterRejected') {
@@ -32,5 +34,8 @@ process.on('message', (message) => {
         process.send({ id: message.id, pid: process.pid, error: error instanceof Error ? error.message : String(error) });
       }
     },
-  );
+  ).catch((error) => {
+    // An answer that could not be sent (a value the channel cannot carry) still answers, and the queue goes on.
+    process.send({ id: message.id, pid: process.pid, error: `the answer could not be sent: ${error instanceof Error ? error.message : String(error)}` });
+  });
 });
