@@ -4,9 +4,10 @@
  * and every block is bounded before geotiff.js decodes it. The corpus is
  * packages/bench/fixtures/hostile-round3.ts, generated here.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { fromArrayBuffer } from 'geotiff';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_ROUND3, writeRound3Corpus } from '../../bench/fixtures/hostile-round3.ts';
@@ -151,5 +152,23 @@ describe('previews', () => {
     const verdict = await previewDecodable(images, 256, async (offset, length) => new Uint8Array(bytes.subarray(offset, offset + length)));
     // Assess
     expect(verdict).toBe(true);
+  });
+});
+
+describe('the embedding process', () => {
+  it('loads no decoder: outside the decoding process\'s own modules, geotiff, raster-file.ts and raster-bounds.ts are imported as types or dynamically (inline mode) only', () => {
+    // Prepare
+    const source = join(fileURLToPath(new URL('../src', import.meta.url)));
+    const decoding = new Set(['raster-file.ts', 'raster-bounds.ts', 'decoder-child.mjs']);
+    const files = readdirSync(source).filter((file) => /\.(ts|mjs)$/.test(file) && !decoding.has(file));
+    // Act: static imports that are not `import type`
+    const offending = files.flatMap((file) =>
+      [...readFileSync(join(source, file), 'utf8').matchAll(/^import (?!type )[^;]*? from '([^']+)'/gm)]
+        .map((match) => match[1]!)
+        .filter((target) => target === 'geotiff' || target === 'jpeg-js' || /raster-(file|bounds)\.ts$/.test(target))
+        .map((target) => `${file} -> ${target}`),
+    );
+    // Assess: decoder.ts' placeholder JPEG (jpeg-js, an encoder) is the one exception
+    expect(offending).toEqual(['decoder.ts -> jpeg-js']);
   });
 });
