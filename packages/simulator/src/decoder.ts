@@ -84,14 +84,15 @@ type Task = { task: 'inspect'; path: string; limits: { maxPixelCount: number } }
 type Answer = { id: number; pid: number; result?: unknown; rejected?: { code: string; message: string; parameters: Record<string, unknown> }; error?: string };
 
 /** The decoder the options ask for. */
-export function createDecoder(mode: 'process' | 'inline' = 'process', limits: { heapMb?: number; rssLimitMb?: number } = {}): Decoder {
-  return mode === 'inline' ? inlineDecoder() : new ProcessDecoder(limits.heapMb ?? DECODER_HEAP_MB, limits.rssLimitMb ?? DECODER_RSS_LIMIT_MB);
+export function createDecoder(mode: 'process' | 'inline' = 'process', limits: { heapMb?: number; rssLimitMb?: number; idleMs?: number } = {}): Decoder {
+  return mode === 'inline' ? inlineDecoder() : new ProcessDecoder(limits.heapMb ?? DECODER_HEAP_MB, limits.rssLimitMb ?? DECODER_RSS_LIMIT_MB, limits.idleMs ?? DECODER_IDLE_MS);
 }
 
 class ProcessDecoder implements Decoder {
   private child: ChildProcess | undefined;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void }>();
+  /** Tasks sent and not answered, with the child each went to (a child stopped while idle may report its exit after a new one has work). */
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void; child: ChildProcess }>();
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private watchdog: NodeJS.Timeout | undefined;
@@ -102,6 +103,7 @@ class ProcessDecoder implements Decoder {
   constructor(
     private readonly heapMb: number,
     private readonly rssLimitMb: number,
+    private readonly idleMs: number,
   ) {}
 
   async inspect(path: string, limits: { maxPixelCount: number }): Promise<RasterInfo> {
@@ -143,7 +145,7 @@ class ProcessDecoder implements Decoder {
     clearTimeout(this.idleTimer);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, child });
       child.send({ id, ...task });
       this.watchMemory();
     });
@@ -192,12 +194,13 @@ class ProcessDecoder implements Decoder {
     });
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = undefined;
-      const lost = [...this.pending.values()];
-      this.pending.clear();
+      const lost = [...this.pending].filter(([, waiter]) => waiter.child === child);
+      for (const [id] of lost) this.pending.delete(id);
       if (lost.length > 0) this.counts.crashes += lost.length;
       const why = this.killedFor ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
       this.killedFor = undefined;
-      for (const waiter of lost) waiter.reject(new ChildDied(why));
+      for (const [, waiter] of lost) waiter.reject(new ChildDied(why));
+      this.settle();
     });
     child.on('error', () => undefined); // 'exit' follows and answers the waiters
     this.settle();
@@ -219,7 +222,7 @@ class ProcessDecoder implements Decoder {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       if (this.pending.size === 0) this.stop();
-    }, DECODER_IDLE_MS);
+    }, this.idleMs);
     this.idleTimer.unref();
   }
 

@@ -79,6 +79,26 @@ describe('the decoding process\'s memory', () => {
   });
 });
 
+describe('the decoding process\'s life', () => {
+  it('answers a task sent right after an idle child was stopped, whatever order the old child\'s exit arrives in', async () => {
+    // Prepare: stopped as soon as it is idle
+    const decoder = createDecoder('process', { idleMs: 0 });
+    const square = { type: 'Polygon' as const, coordinates: [[[7.44, 46.94], [7.45, 46.94], [7.45, 46.95], [7.44, 46.95], [7.44, 46.94]]] };
+    // Act: each task after the previous child's idle stop (a timer of 0 ms), before its exit is reported
+    const verdicts = [];
+    for (let i = 0; i < 5; i++) {
+      verdicts.push(await decoder.geometry(square));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const stats = decoder.stats();
+    await decoder.close();
+    // Assess
+    expect(verdicts.every((v) => v.valid)).toBe(true);
+    expect(stats).toMatchObject({ tasks: 5, crashes: 0, starts: 5 });
+  });
+});
+
 describe('bounds before geotiff.js decodes', () => {
   const image = async (file: string) => {
     const bytes = HOSTILE_ROUND3.find((entry) => entry.file === file)!.make() as Uint8Array;
