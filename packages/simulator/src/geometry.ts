@@ -140,6 +140,11 @@ export function containment(geometry: AoiGeometry): (point: Position) => boolean
   };
 }
 
+/** Positions of every ring of every polygon. */
+export function positionCount(geometry: AoiGeometry): number {
+  return splitPolygons(geometry).reduce((sum, polygon) => sum + polygon.coordinates.reduce((n, ring) => n + ring.length, 0), 0);
+}
+
 /** A segment of a ring, oriented left to right (by x, then y). */
 interface Segment {
   ax: number;

@@ -14,6 +14,7 @@ import { HOSTILE_ROUND3, writeRound3Corpus } from '../../bench/fixtures/hostile-
 import type { RunningSimulator } from '../src/index.ts';
 import { checkDirectory, checkPixelsDecode, DecodeRefused, MAX_ARRAY_DECODED_BYTES, previewDecodable } from '../src/raster-bounds.ts';
 import { createDecoder, DecodeRejection } from '../src/decoder.ts';
+import { INLINE_VALIDITY_POSITIONS } from '../src/processings.ts';
 import { call, fileForm, RASTERS, start, v2Body } from './helpers.ts';
 
 const geotiffs = HOSTILE_ROUND3.filter((entry) => entry.kind === 'geotiff');
@@ -53,14 +54,21 @@ describe('the decoding process', () => {
     expect(stats.crashes).toBe(0);
   });
 
-  it('checks an AOI\'s validity in the decoding process too', async () => {
-    // Prepare
+  it('checks a large AOI\'s validity in the decoding process too (a small one in this process, about a millisecond)', async () => {
+    // Prepare: a circle of 5,000 vertices, over INLINE_VALIDITY_POSITIONS
     const before = sim.decoderStats().tasks;
+    const ring = Array.from({ length: 5_000 }, (_, i) => [7.44 + 0.005 * Math.cos((2 * Math.PI * i) / 5_000), 46.94 + 0.005 * Math.sin((2 * Math.PI * i) / 5_000)]);
+    const geometry = { type: 'Polygon', coordinates: [[...ring, ring[0]]] };
+    const small = await call(sim, 'POST', '/processings/v2', v2Body());
+    const afterSmall = sim.decoderStats().tasks;
     // Act
-    const created = await call(sim, 'POST', '/processings/v2', v2Body());
+    const created = await call(sim, 'POST', '/processings/v2', v2Body({ geometry }));
     // Assess
+    expect(small.status, small.text).toBe(200);
+    expect(afterSmall).toBe(before);
+    expect(5_001).toBeGreaterThan(INLINE_VALIDITY_POSITIONS);
     expect(created.status, created.text).toBe(200);
-    expect(sim.decoderStats().tasks).toBeGreaterThan(before);
+    expect(sim.decoderStats().tasks).toBe(before + 1);
     expect(sim.decoderStats().pids).not.toContain(process.pid);
   });
 });
