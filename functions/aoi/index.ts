@@ -14,6 +14,7 @@ import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
 import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
 import { describePlace, KINKS_MAX_POSITIONS, SELF_CROSSING_SWEEP_PAIRS, validatePolygon, type PolygonPlace } from './geometry.ts';
+import { checkJsonCounts } from '../geojson/bounds.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
 export { KINKS_MAX_POSITIONS } from './geometry.ts';
@@ -108,7 +109,7 @@ const GEOJSON_TYPES = ['FeatureCollection', 'Feature', 'Point', 'MultiPoint', 'L
  * Parses and validates a GeoJSON AOI.
  * @throws InputRejected EMPTY_FILE, FILE_TOO_LARGE, NOT_JSON, NOT_GEOJSON, NO_POLYGONS, INVALID_GEOMETRY,
  *   SELF_INTERSECTING, COORDINATES_OUT_OF_RANGE, CROSSES_ANTIMERIDIAN, AREA_TOO_LARGE, TOO_MANY_POLYGONS,
- *   TOO_MANY_RINGS, TOO_MANY_POSITIONS, GEOMETRY_TOO_COMPLEX
+ *   TOO_MANY_RINGS, TOO_MANY_POSITIONS, GEOMETRY_TOO_COMPLEX, JSON_TOO_MANY_VALUES
  */
 export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {}): ParsedAoi {
   const maxBytes = options.maxBytes ?? MAX_GEOJSON_BYTES;
@@ -119,6 +120,8 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new InputRejected('EMPTY_FILE', 'the file is empty: drop a GeoJSON with at least one Polygon or MultiPolygon');
 
+  // Counted on the text first: what JSON.parse would build is bounded before it builds it.
+  checkJsonCounts(body);
   let doc: unknown;
   try {
     doc = JSON.parse(body);

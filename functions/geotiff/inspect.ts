@@ -14,6 +14,7 @@ import {
   BLOCK_SLACK_BYTES,
   BlockOverflow,
   checkBands,
+  checkJpegTables,
   checkBlockDecodedSize,
   checkBlockLayout,
   checkImageSize,
@@ -145,6 +146,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   checkBands(bands);
   const layout = checkBlockLayout(image);
   checkTagCounts(tagCounts, layout);
+  await checkTables(image, layout);
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
   checkRealValued(dtypes);
   const transform = await readTransform(image);
@@ -240,6 +242,7 @@ async function openFirstImage(adapter: RangeSourceAdapter): Promise<{ image: Geo
     throw new InputRejected('TIFF_TRUNCATED', `the file ends (${adapter.fileSize} bytes) before its image directory at byte ${tiff.firstIFDOffset}: it was cut short; upload it again`);
   }
   const tagCounts = await assertDirectoryWithinFile(adapter, tiff);
+  checkIndexAgainstGrid(tagCounts.inline, tagCounts);
   try {
     const image = await tiff.getImage(0);
     // Touch the fields every later step needs, so a damaged directory fails here.
@@ -259,8 +262,8 @@ const FIELD_TYPE_SIZES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8,
  * directory, and every tag value stored outside it, is checked to lie within
  * the file first.
  */
-async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoTIFF): Promise<Map<number, number>> {
-  const counts = new Map<number, number>();
+async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoTIFF): Promise<Map<number, number> & { inline: Map<number, number> }> {
+  const counts = Object.assign(new Map<number, number>(), { inline: new Map<number, number>() });
   const size = adapter.fileSize;
   const at = tiff.firstIFDOffset;
   const big = tiff.bigTiff;
@@ -280,6 +283,11 @@ async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoT
     const type = table.getUint16(base + 2, tiff.littleEndian);
     const count = big ? Number(table.getBigUint64(base + 4, tiff.littleEndian)) : table.getUint32(base + 4, tiff.littleEndian);
     counts.set(table.getUint16(base, tiff.littleEndian), count);
+    // A single SHORT or LONG held in the entry itself (sizes, tiles, strips, samples): the grid is known before any array is built.
+    if (count === 1 && (type === 3 || type === 4)) {
+      const value = type === 3 ? table.getUint16(base + (big ? 12 : 8), tiff.littleEndian) : table.getUint32(base + (big ? 12 : 8), tiff.littleEndian);
+      counts.inline.set(table.getUint16(base, tiff.littleEndian), value);
+    }
     const bytes = (FIELD_TYPE_SIZES[type] ?? 1) * count;
     if (bytes <= inline) continue;
     const valueAt = big ? Number(table.getBigUint64(base + 12, tiff.littleEndian)) : table.getUint32(base + 8, tiff.littleEndian);
@@ -295,8 +303,37 @@ async function assertDirectoryWithinFile(adapter: RangeSourceAdapter, tiff: GeoT
   return counts;
 }
 
+/**
+ * The block index against the grid, from the raw directory, before geotiff.js
+ * parses it: it builds a typed array of every index tag's declared length as
+ * it reads the directory, before a value is read (100,000 offsets for one
+ * tile, or a billion in a large enough file, allocated at once).
+ * @throws InputRejected TIFF_CORRUPT
+ */
+function checkIndexAgainstGrid(inline: Map<number, number>, counts: Map<number, number>): void {
+  const width = inline.get(256);
+  const height = inline.get(257);
+  if (!(width! > 0 && height! > 0)) return; // geotiff.js' own reading refuses it next
+  const tiled = counts.has(322) || counts.has(324);
+  const blockWidth = tiled ? (inline.get(322) ?? 0) : width!;
+  const blockHeight = tiled ? (inline.get(323) ?? 0) : Math.min(inline.get(278) || height!, height!);
+  if (!(blockWidth > 0 && blockHeight > 0)) return; // checkBlockLayout names it
+  const planes = inline.get(284) === 2 ? (inline.get(277) ?? counts.get(258) ?? 1) : 1;
+  const grid = Math.ceil(width! / blockWidth) * Math.ceil(height! / blockHeight) * planes;
+  for (const tag of tiled ? [324, 325] : [273, 279]) {
+    const count = counts.get(tag);
+    if (count !== undefined && count > grid) {
+      throw new InputRejected(
+        'TIFF_CORRUPT',
+        `the TIFF lists ${count} ${OFFSET_TAGS[tag]} for an image of ${grid} ${tiled ? 'tiles' : 'strips'}: the image directory is damaged or crafted; export the image again`,
+        { details: { tag, count, blocks: grid } },
+      );
+    }
+  }
+}
+
 const OFFSET_TAGS: Record<number, string> = { 273: 'strip offsets', 279: 'strip byte counts', 324: 'tile offsets', 325: 'tile byte counts' };
-const VALUE_TAGS: Record<number, string> = { 33550: 'ModelPixelScale', 33922: 'ModelTiepoint', 34264: 'ModelTransformation', 34735: 'GeoKeyDirectory', 34736: 'GeoDoubleParams', 34737: 'GeoAsciiParams' };
+const VALUE_TAGS: Record<number, string> = { 347: 'JPEGTables', 33550: 'ModelPixelScale', 33922: 'ModelTiepoint', 34264: 'ModelTransformation', 34735: 'GeoKeyDirectory', 34736: 'GeoDoubleParams', 34737: 'GeoAsciiParams' };
 
 /**
  * Counts of the tags the inspection loads, from the raw directory, before any
@@ -325,6 +362,31 @@ function checkTagCounts(counts: Map<number, number>, layout: BlockLayout): void 
         { details: { tag: Number(tag), count, maxValues: MAX_TAG_VALUES } },
       );
     }
+  }
+}
+
+/**
+ * The JPEGTables tag of a JPEG image, before any decoder is built: geotiff.js
+ * parses it first, and builds any frame it declares, whether or not a block
+ * is ever decoded (an image of sparse corner blocks was never probed, and its
+ * tables' 65,535 x 65,535 frame made the simulator's process 1.7 GB).
+ * @throws InputRejected TIFF_DECODED_TOO_LARGE, TIFF_CORRUPT
+ */
+async function checkTables(image: GeoTIFFImage, layout: BlockLayout): Promise<void> {
+  if (layout.compression !== 7 || !image.fileDirectory.hasTag('JPEGTables')) return;
+  const tables = (await image.fileDirectory.loadValue('JPEGTables')) as Uint8Array | undefined;
+  if (!tables || tables.length === 0) return;
+  try {
+    checkJpegTables(tables, { width: layout.blockWidth, height: layout.blockHeight }, layout.decodedBytes);
+  } catch (cause) {
+    if (cause instanceof BlockOverflow) {
+      throw new InputRejected(
+        'TIFF_DECODED_TOO_LARGE',
+        `the JPEGTables tag declares a JPEG frame larger than the image's ${layout.blockWidth} x ${layout.blockHeight} pixel blocks: the file is damaged or crafted (a decompression bomb); export the image again from a GIS`,
+        { cause, details: { blockWidth: layout.blockWidth, blockHeight: layout.blockHeight } },
+      );
+    }
+    throw new InputRejected('TIFF_CORRUPT', `the image's JPEG tables cannot be used (${errorText(cause)}): the file is damaged; export it again`, { cause });
   }
 }
 
@@ -755,7 +817,7 @@ async function scanBlocks(
 function checkBlock(layout: BlockLayout, index: number, data: Uint8Array): void {
   const kind = layout.tiled ? 'tile' : 'strip';
   try {
-    checkBlockDecodedSize(layout.compression, data, layout.decodedBytes);
+    checkBlockDecodedSize(layout.compression, data, layout.decodedBytes, { width: layout.blockWidth, height: layout.blockHeight });
   } catch (cause) {
     if (cause instanceof BlockOverflow) {
       throw new InputRejected(

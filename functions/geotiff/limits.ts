@@ -182,7 +182,7 @@ export class BlockOverflow extends Error {
  * @throws BlockOverflow when the block would decode to more than `limit`
  * @throws Error when the block's data is malformed
  */
-export function checkBlockDecodedSize(compression: number, data: Uint8Array, limit: number): BlockCheck {
+export function checkBlockDecodedSize(compression: number, data: Uint8Array, limit: number, block?: { width: number; height: number }): BlockCheck {
   switch (compression) {
     case 1:
       return 'fits';
@@ -214,6 +214,7 @@ export function checkBlockDecodedSize(compression: number, data: Uint8Array, lim
       // Every frame counts: the decoder builds each one (a second frame of 65528 x 65528 took 1.7 GB).
       const frames = jpegFrames(data);
       if (frames.length === 0) throw new Error('the JPEG data has no frame header');
+      if (block) checkJpegFramesFit(frames, block, limit);
       const decoded = frames.reduce((sum, f) => sum + f.width * f.height * Math.max(1, f.components), 0);
       if (decoded > limit) throw new BlockOverflow(limit);
       return 'fits';
@@ -221,6 +222,42 @@ export function checkBlockDecodedSize(compression: number, data: Uint8Array, lim
     default:
       return 'unchecked';
   }
+}
+
+/** Largest JPEGTables tag read: tables (quantisation and Huffman) take a few hundred bytes, at most about 1.7 KB each. */
+export const MAX_JPEG_TABLES_BYTES = 64 * 1024;
+
+/**
+ * Every frame of a JPEG block must fit the block: geotiff.js builds each frame
+ * it meets at the frame's own size (its component buffers), whatever the
+ * block's, and an empty one (0 rows: a height left to a DNL marker) is no
+ * block of an image.
+ * @throws BlockOverflow for a frame larger than the block
+ * @throws Error for an empty frame
+ */
+export function checkJpegFramesFit(frames: { width: number; height: number; components: number }[], block: { width: number; height: number }, limit: number): void {
+  for (const frame of frames) {
+    if (!(frame.width > 0 && frame.height > 0 && frame.components > 0)) {
+      throw new Error(`a JPEG frame header declares ${frame.width} x ${frame.height} pixels and ${frame.components} components: an empty frame`);
+    }
+    if (frame.width > block.width || frame.height > block.height) throw new BlockOverflow(limit);
+  }
+}
+
+/**
+ * The JPEGTables tag (TIFF Technical Note 2) is a tables-only stream, parsed
+ * by geotiff.js when it builds the decoder, before any block, even for an
+ * image whose every block is sparse: any frame header in it is built as a
+ * block's would be, so it must fit the block too.
+ * @throws BlockOverflow for a frame larger than the block
+ * @throws Error for tables over MAX_JPEG_TABLES_BYTES or an empty frame
+ */
+export function checkJpegTables(tables: Uint8Array, block: { width: number; height: number }, limit: number): void {
+  if (tables.length > MAX_JPEG_TABLES_BYTES) throw new Error(`the JPEGTables tag holds ${tables.length} bytes; JPEG tables take at most ${MAX_JPEG_TABLES_BYTES}`);
+  const frames = jpegFrames(tables);
+  checkJpegFramesFit(frames, block, limit);
+  const decoded = frames.reduce((sum, f) => sum + f.width * f.height * Math.max(1, f.components), 0);
+  if (decoded > limit) throw new BlockOverflow(limit);
 }
 
 /** Codes geotiff.js' LZW decoder can look up (its table has 4,093 entries, 0-4092). */

@@ -7,6 +7,8 @@
  *             the physical limit (a raw node:http GET piped into a POST of the
  *             same bytes to the same receiver) and against reading it whole first
  *   inspect:  GeoTIFF header through ranged reads vs downloading the whole file
+ *   memory:   the round-3 hostile corpus through `local run`, the bridge's own
+ *             process and the whole tree against a one-file run (memory.ts)
  * and then the fault suite (packages/bench/fault-suite.ts): jobs through the local
  * bridge against a faulty simulator, with duplicates and lost jobs counted.
  *
@@ -26,6 +28,7 @@ import { runFaultSuite } from './fault-suite.ts';
 import { runChaos } from './chaos.ts';
 import { runGoalsBench, type UploadGoal } from './goals.ts';
 import { runHostileBench } from './hostile.ts';
+import { runMemoryBench } from './memory.ts';
 import { pairedRatio, type PairedRatio } from './paired.ts';
 import { benchWarmJobs } from './warm-jobs.ts';
 import { benchTreeMemory } from './tree-memory.ts';
@@ -163,6 +166,9 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   // Issue 11: the input checks' largest accepted inputs and worst hostile ones within their Lambdas' budgets.
   const inputChecks = await runHostileBench();
   if (inputChecks !== 0) return inputChecks;
+  // Issue 38: the round-3 corpus through local mode, memory by process against a one-file run.
+  const memory = await runMemoryBench((line) => console.log(line));
+  if (memory !== 0) return memory;
   // Warm function environments from job to job: today's weighted budget against the old one.
   const warm = warmJobs === 0 ? 0 : await benchWarmJobs(warmJobs);
   if (warm !== 0) return warm;

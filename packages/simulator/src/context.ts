@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Account } from './auth.ts';
 import type { Limits } from './catalogue.ts';
+import type { Decoder } from './decoder.ts';
 import type { ErrorFamily } from './http.ts';
 import type { ImageLookup } from './sources.ts';
 import type { StateStore } from './store.ts';
@@ -27,6 +28,8 @@ export interface SimContext {
   baseUrl(): string;
   now(): number;
   images: ImageLookup;
+  /** Where uploads and AOIs are decoded: a process of its own by default (decoder.ts). */
+  readonly decoder: Decoder;
 }
 
 /**

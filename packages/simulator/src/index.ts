@@ -14,6 +14,7 @@ import { FaultInjector } from './faults.ts';
 import { BASE_PATH, createSimServer, type Counters } from './server.ts';
 import type { ImageLookup } from './sources.ts';
 import { StateStore, type SimState } from './store.ts';
+import { createDecoder, type DecoderStats } from './decoder.ts';
 
 export interface SimulatorOptions {
   host?: string;
@@ -70,12 +71,20 @@ export interface SimulatorOptions {
    * Default: awaitingSeconds, as any other source.
    */
   orderAwaitingSeconds?: number;
+  /**
+   * Where uploads and AOIs are decoded: 'process' (default), a child process of its own with a heap
+   * limit, so an embedding process (the local bridge) neither holds a decode's memory nor waits on it;
+   * 'inline' in this process (the simulator's Lambda).
+   */
+  decoder?: 'process' | 'inline';
 }
 
 export interface RunningSimulator {
   readonly url: string;
   readonly port: number;
   close(): Promise<void>;
+  /** What the decoder did: tasks, the pids that ran them (decoder.ts). */
+  decoderStats(): DecoderStats;
   stats(): { requests: number; faults: number; droppedResponses: number; processingsCreated: number };
 }
 
@@ -177,6 +186,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     baseUrl: () => baseUrl,
     now: () => Date.now(),
     images,
+    decoder: createDecoder(options.decoder ?? 'process'),
   };
   const counters: Counters = { requests: 0, faults: 0, droppedResponses: 0, processingsCreated: 0 };
   const faults = new FaultInjector(seed, checkFraction('faultRate', options.faultRate), checkFraction('dropAfterCommit', options.dropAfterCommit));
@@ -198,8 +208,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     url: baseUrl,
     port,
     stats: () => ({ ...counters }),
+    decoderStats: () => ctx.decoder.stats(),
     close: () => {
       closing ??= new Promise<void>((resolve) => {
+        void ctx.decoder.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }).then(() => {

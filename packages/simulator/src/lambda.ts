@@ -49,6 +49,8 @@ async function simulator(): Promise<RunningSimulator> {
       email: email || 'integ@mapflow-bridge.invalid',
       dataDir: '/tmp/mapflow-simulator',
       processingSeconds: Number(process.env.SIM_PROCESSING_SECONDS ?? 20),
+      // One bundle, no TypeScript loader beside it: the Lambda's sandbox is the decoding process.
+      decoder: 'inline',
     });
   })();
   return running;

@@ -9,7 +9,7 @@ import { imageReady } from './rasters.ts';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { costOf, resolveBlocks } from './cost.ts';
 import {
-  areaSqM, bboxAreaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, selfIntersects, splitPolygons, type AoiGeometry,
+  areaSqM, bboxAreaSqM, bboxOf, MalformedGeometry, parseAoiGeometry, positionCount, splitPolygons, validityOf, type AoiGeometry,
 } from './geometry.ts';
 import { badRequest, notFound, readJsonObject, SimHttpError } from './http.ts';
 import { parseTrigger } from './lifecycle.ts';
@@ -165,6 +165,9 @@ function checkAoiCount(ctx: SimContext, geometry: AoiGeometry): void {
 
 // ---------------------------------------------------------------- processings
 
+/** AOIs of at most this many positions are checked for validity in this process (about 1 ms); larger ones in the decoder. */
+export const INLINE_VALIDITY_POSITIONS = 2_000;
+
 async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersion: 'v1' | 'v2'): Promise<ProcessingRecord> {
   const body = await readJsonObject(request.req);
   const name = optionalString(body, 'name');
@@ -203,7 +206,10 @@ async function createProcessing(ctx: SimContext, request: RouteRequest, apiVersi
     throw new SimHttpError(400, 'NOT_ENOUGH_CREDITS', `The processing costs ${cost} credits; ${remaining} remain`, { cost, remainingCredits: remaining });
   }
 
-  const validationMessages: Message[] = selfIntersects(geometry)
+  // OGC validity (a sweep, n log n: geometry.ts validityOf): a large AOI off this process's thread, in the decoder;
+  // a small one here, where it costs under a millisecond and no process start.
+  const verdict = positionCount(geometry) <= INLINE_VALIDITY_POSITIONS ? validityOf(geometry) : await ctx.decoder.geometry(geometry);
+  const validationMessages: Message[] = !verdict.valid
     ? [message('geometry.Invalid')]
     : sourceMessages(source, model, bboxOf(geometry), ctx.images, images, ctx.realShapes);
 

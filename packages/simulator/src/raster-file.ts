@@ -4,11 +4,13 @@
  * footprint in EPSG:4326 (corners reprojected with proj4), a check that pixel
  * data decodes, and JPEG previews.
  */
+import { open } from 'node:fs/promises';
 import { fromFile, type GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import jpeg from 'jpeg-js';
 import proj4 from 'proj4';
 import type { BBox } from './geometry.ts';
 import type { ImageMetadata } from './store.ts';
+import { checkDirectory, checkPixelsDecode, DecodeRefused, previewDecodable, type ReadBytes } from './raster-bounds.ts';
 
 /** A file the data API refuses; `code` is the live service's detail code. */
 export class RasterRejected extends Error {
@@ -47,6 +49,20 @@ function dtypeOf(image: GeoTIFFImage): string {
   return `${kind}${bits}`;
 }
 
+/** Ranged reads of a file on disk (opened for each read). */
+function fileReader(path: string): ReadBytes {
+  return async (offset, length) => {
+    const handle = await open(path, 'r');
+    try {
+      const bytes = new Uint8Array(length);
+      const { bytesRead } = await handle.read(bytes, 0, length, offset);
+      return bytes.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  };
+}
+
 async function withTiff<T>(path: string, use: (tiff: GeoTIFF) => Promise<T>): Promise<T> {
   const tiff = await fromFile(path);
   try {
@@ -58,6 +74,13 @@ async function withTiff<T>(path: string, use: (tiff: GeoTIFF) => Promise<T>): Pr
 
 /** Reads what the data API reports about an image, or throws RasterRejected. */
 export async function inspectRaster(path: string, limits: { maxPixelCount: number }): Promise<RasterInfo> {
+  // The raw directory first: geotiff.js builds an array of every index tag's declared length as it parses it.
+  try {
+    await checkDirectory(fileReader(path));
+  } catch (cause) {
+    if (cause instanceof DecodeRefused) throw new RasterRejected('FileOpenError', 'The image pixel data cannot be read', { reason: cause.message, ...cause.parameters }, { cause });
+    throw cause;
+  }
   let tiff: GeoTIFF;
   try {
     tiff = await fromFile(path);
@@ -93,25 +116,12 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
     } catch (cause) {
       throw new RasterRejected('ImageOutOfBounds', 'The image extent is out of coordinate range: check its CRS and transform', { reason: (cause as Error).message }, { cause });
     }
-    // Pixel data must decode: sample one pixel (so one tile or strip) at nine
-    // places of the full-resolution image; cheap, and catches damaged blocks.
-    // Each block once: a small image is one or two blocks, decoded nine times otherwise.
+    // Pixel data must decode: one pixel (so one block) at nine places, each block bounded before it is decoded (raster-bounds.ts).
     try {
-      const blockWidth = image.getTileWidth();
-      const blockHeight = image.getTileHeight();
-      const sampled = new Set<string>();
-      for (const fy of [0, 0.5, 1]) {
-        for (const fx of [0, 0.5, 1]) {
-          const x = Math.floor(fx * (width - 1));
-          const y = Math.floor(fy * (height - 1));
-          const block = `${Math.floor(x / blockWidth)},${Math.floor(y / blockHeight)}`;
-          if (sampled.has(block)) continue;
-          sampled.add(block);
-          await image.readRasters({ window: [x, y, x + 1, y + 1], samples: [0] });
-        }
-      }
+      await checkPixelsDecode(image, fileReader(path));
     } catch (cause) {
-      throw new RasterRejected('FileOpenError', 'The image pixel data cannot be read', { reason: (cause as Error).message }, { cause });
+      const parameters = cause instanceof DecodeRefused ? cause.parameters : {};
+      throw new RasterRejected('FileOpenError', 'The image pixel data cannot be read', { reason: (cause as Error).message, ...parameters }, { cause });
     }
 
     const [west, south, east, north] = box as [number, number, number, number];
@@ -173,6 +183,8 @@ function toBytes(band: ArrayLike<number>, isByte: boolean): Uint8ClampedArray {
 async function renderImage(path: string, size: number): Promise<Uint8Array> {
   return withTiff(path, async (tiff) => {
     const image = await tiff.getImage();
+    const images = await Promise.all(Array.from({ length: Math.min(await tiff.getImageCount(), 17) }, (_, i) => tiff.getImage(i)));
+    if (!(await previewDecodable(images, size, fileReader(path)))) throw new Error('the image cannot be decoded within the preview bounds');
     const count = image.getSamplesPerPixel();
     const samples = count >= 3 ? [0, 1, 2] : [0];
     const rasters = (await tiff.readRasters({ width: size, height: size, samples, resampleMethod: 'nearest' })) as unknown as ArrayLike<number>[];

@@ -12,7 +12,8 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { empty, isoTime, json, type Reply, type Route, type RouteRequest, type SimContext } from './context.ts';
 import { readJsonObject, SimHttpError, validationFailed } from './http.ts';
-import { inspectRaster, RasterRejected, renderPreview, type RasterInfo } from './raster-file.ts';
+import { DecodeRejection } from './decoder.ts';
+import type { RasterInfo } from './raster-file.ts';
 import type { ImageRecord, MosaicRecord } from './store.ts';
 import { imageView, mosaicView } from './views.ts';
 
@@ -228,9 +229,9 @@ async function acceptUpload(ctx: SimContext, req: IncomingMessage, mosaicFor: ()
   try {
     let info: RasterInfo;
     try {
-      info = await inspectRaster(file.tempPath, ctx.limits);
+      info = await ctx.decoder.inspect(file.tempPath, ctx.limits);
     } catch (error) {
-      if (error instanceof RasterRejected) throw dataError(400, error.code, error.message, error.parameters);
+      if (error instanceof DecodeRejection) throw dataError(400, error.code, error.message, error.parameters);
       throw error;
     }
     const mosaic = mosaicFor();
@@ -383,7 +384,7 @@ async function preview(ctx: SimContext, { params }: RouteRequest): Promise<Reply
   const image = imageOr404(ctx, params[0]!);
   const size = PREVIEW_SIZES[params[1]!];
   if (!size) throw invalidRequest(ctx, `preview size must be s or l, not ${params[1]}`);
-  return { kind: 'binary', contentType: 'image/jpeg', body: await renderPreview(ctx.store.filePath(image.fileKey), size) };
+  return { kind: 'binary', contentType: 'image/jpeg', body: await ctx.decoder.preview(ctx.store.filePath(image.fileKey), size) };
 }
 
 function memory(ctx: SimContext): Reply {
