@@ -22,6 +22,13 @@ const TOKEN = 'service-deaths-token-93be10';
 const EMAIL = 'service-deaths@mapflow-bridge.invalid';
 const FINAL = ['Job Succeeded', 'Job Failed', 'Job Rejected'];
 
+/** The promise, or a failure naming what never came within `ms` (a bound on a failing run, not a wait). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms / 1000} s`)), ms)));
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
 describe('a service the bridge started dies mid-job', { timeout: 300_000 }, () => {
   let simulator: RunningSimulator;
   let simulatorDir: string;
@@ -78,8 +85,8 @@ describe('a service the bridge started dies mid-job', { timeout: 300_000 }, () =
     // Act: the service alone is killed
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
-    const namedAt = await namedLine;
-    const backAt = await backLine;
+    const namedAt = await within(namedLine, 30_000, 'a line naming the dead service');
+    const backAt = await within(backLine, 120_000, 'a line saying it is back');
     console.log(`${service} killed -9: named after ${namedAt - killedAt} ms, back after ${((backAt - killedAt) / 1000).toFixed(1)} s`);
     const row = await bridge!.waitForJob(job.jobId, { timeoutMs: 120_000 });
 
