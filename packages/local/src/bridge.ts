@@ -352,7 +352,8 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
   await mkdir(stateDir, { recursive: true });
   // One bridge per state folder: taken before anything starts, released last.
   // A temporary folder is locked too, so that a later bridge can tell it was abandoned (kill -9) and remove it.
-  const lock = await timed('state folder lock', () => lockStateDir(stateDir, options.command ?? 'a local bridge'));
+  // A reader of the ledger (jobs list with no bridge running) holds it for seconds: wait for it rather than refuse.
+  const lock = await timed('state folder lock', () => lockStateDir(stateDir, options.command ?? 'a local bridge', { waitForReaderMs: 60_000 }));
   // Everything started so far, stopped in reverse order on close or on a failed start.
   const stops: { name: string; stop: () => Promise<unknown> }[] = [];
   const stopAll = async (): Promise<void> => {
