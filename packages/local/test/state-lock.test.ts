@@ -79,6 +79,22 @@ describe('state folder lock', () => {
     expect(await lockHolder(dir)).toBeUndefined();
   });
 
+  it('two starts at the same instant: exactly one takes it, the other is refused naming the winner', async () => {
+    // Prepare
+    const dir = await tempDir();
+    // Act: both at once (the lock file is linked into place, which fails for the second)
+    const [a, b] = await Promise.allSettled([lockStateDir(dir, 'mapflow-bridge start (a)'), lockStateDir(dir, 'mapflow-bridge start (b)')]);
+    // Assess
+    const won = [a, b].filter((outcome) => outcome.status === 'fulfilled');
+    const lost = [a, b].filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.reason).toBeInstanceOf(StateDirLockedError);
+    const holder = await lockHolder(dir);
+    expect((lost[0]!.reason as StateDirLockedError).holder.command).toBe(holder?.command);
+    await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof lockStateDir>>>).value.release();
+  });
+
   it('refuses while another live process holds it, and takes over the lock of a process that died', { timeout: 30_000 }, async () => {
     // Prepare: a live process (sleeping node) and a dead one (exited) as holders
     const dir = await tempDir();
