@@ -46,7 +46,8 @@ describe('a restart with other routes while jobs are in flight', { timeout: 360_
     simulatorDir = await mkdtemp(path.join(testTmp(), 'mfb-routes-change-sim-'));
     stateDir = await mkdtemp(path.join(testTmp(), 'mfb-routes-change-state-'));
     ledger = await sharedLedgerOptions('routes-change');
-    simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 30, seed: 11, dataDir: simulatorDir });
+    // Long enough for the other two to plan and queue behind the first; its duration is fixed when it is created.
+    simulator = await startSimulator({ token: TOKEN, email: EMAIL, processingSeconds: 12, seed: 11, dataDir: simulatorDir });
   });
   afterAll(async () => {
     await bridge?.close();
@@ -56,7 +57,7 @@ describe('a restart with other routes while jobs are in flight', { timeout: 360_
   });
 
   it('keeps each job on the route it was registered with: records name the model Mapflow ran', async () => {
-    // Prepare: one job processing (30 s), two planned and QUEUED for the only slot, on the first routes
+    // Prepare: one job processing (12 s), two planned and QUEUED for the only slot, on the first routes
     const options = (routes: string): LocalBridgeOptions => ({
       stateDir,
       ...ledger,
