@@ -199,7 +199,16 @@ export interface LocalBridgeOptions {
   onServiceLost?: (message: string) => void;
   /** The command that starts this bridge again, named when a service is lost (`npx mapflow-bridge start --state-dir ...`). */
   restartCommand?: string;
+  /**
+   * How many times DynamoDB Local and s3rver are each started again within 10
+   * minutes before the bridge gives up (supervisor.ts). Default: env
+   * MAPFLOW_BRIDGE_SERVICE_RESTARTS, else 3; 0 gives up at the first death.
+   */
+  serviceRestarts?: number;
 }
+
+/** The environment variable of LocalBridgeOptions.serviceRestarts. */
+export const SERVICE_RESTARTS_ENV = 'MAPFLOW_BRIDGE_SERVICE_RESTARTS';
 
 /** One phase of a start, in ms since this process started (performance.now()). */
 export interface StartupPhase {
@@ -407,10 +416,13 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
 type SupervisedDynamoDb = DynamoDbLocal & { ready(): Promise<void> };
 
 /** How the services' supervisor speaks and gives up (supervisor.ts). */
-function supervision(start: BridgeStart): Pick<SupervisorOptions<unknown>, 'log' | 'onGiveUp' | 'restartCommand'> {
+function supervision(start: BridgeStart): Pick<SupervisorOptions<unknown>, 'log' | 'onGiveUp' | 'restartCommand' | 'maxRestarts'> {
   const { options, log } = start;
+  const fromEnv = Number(process.env[SERVICE_RESTARTS_ENV]);
+  const maxRestarts = options.serviceRestarts ?? (process.env[SERVICE_RESTARTS_ENV] && Number.isInteger(fromEnv) && fromEnv >= 0 ? fromEnv : 3);
   return {
     log,
+    maxRestarts,
     onGiveUp: (message) => (options.onServiceLost ? options.onServiceLost(message) : log(message)),
     ...(options.restartCommand ? { restartCommand: options.restartCommand } : {}),
   };

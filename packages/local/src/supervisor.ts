@@ -62,7 +62,8 @@ export async function supervise<T extends { close(): Promise<void> }>(options: S
     const promise = new Promise<void>((r) => (resolve = r));
     back = { promise, resolve };
     if (restartsAt.length >= maxRestarts) {
-      giveUp(`${options.name} (pid ${exit.pid ?? '?'}) ${how}: ${restartsAt.length + 1} deaths within ${Math.round(windowMs / 60_000)} minutes, so it is not restarted again`);
+      const deaths = restartsAt.length + 1;
+      giveUp(`${options.name} (pid ${exit.pid ?? '?'}) ${how}: ${deaths} ${deaths === 1 ? 'death' : 'deaths'} within ${Math.round(windowMs / 60_000)} minutes, so it is not restarted again`);
       return;
     }
     restartsAt.push(now);
