@@ -85,8 +85,8 @@ describe('a service the bridge started dies mid-job', { timeout: 300_000 }, () =
     // Act: the service alone is killed
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
-    const namedAt = await within(namedLine, 30_000, 'a line naming the dead service');
-    const backAt = await within(backLine, 120_000, 'a line saying it is back');
+    const namedAt = await within(namedLine, 30_000, 'line naming the dead service');
+    const backAt = await within(backLine, 120_000, 'line saying it is back');
     console.log(`${service} killed -9: named after ${namedAt - killedAt} ms, back after ${((backAt - killedAt) / 1000).toFixed(1)} s`);
     const row = await bridge!.waitForJob(job.jobId, { timeoutMs: 120_000 });
 
