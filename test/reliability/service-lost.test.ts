@@ -12,7 +12,7 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -62,9 +62,16 @@ describe('a service the bridge cannot keep up', { timeout: 240_000 }, () => {
     await Promise.race([waiting, exited]);
     const [s3rver] = childrenWith(start.pid!, 's3rver-process.cjs');
 
+    // A failing run leaves no bridge behind.
+    onTestFinished(() => {
+      if (start.exitCode === null && start.signalCode === null) start.kill('SIGKILL');
+    });
+
     // Act
     process.kill(s3rver!, 'SIGKILL');
-    const code = await exited;
+    // Bounded, so that a start that never notices fails here rather than at the test's timeout.
+    let bound: NodeJS.Timeout | undefined;
+    const code = await Promise.race([exited, new Promise<never>((_, reject) => (bound = setTimeout(() => reject(new Error('the start did not stop within 60 s of its s3rver\'s death')), 60_000)))]).finally(() => clearTimeout(bound));
 
     // Assess
     const said = output.join('\n');

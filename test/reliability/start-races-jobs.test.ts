@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Ledger } from '../../functions/ledger/ledger.ts';
 import { LOCAL_LEDGER_TABLE } from '../../packages/local/src/bridge.ts';
 import { ensureLedgerTable, startDynamoDbLocal } from '../../packages/local/src/dynamodb/index.ts';
@@ -74,6 +74,11 @@ describe('a start and a jobs list at the same instant on one state folder', { ti
     // Act: both at once
     const start = spawn(process.execPath, [CLI, 'start', '--state-dir', stateDir, '--no-samples', '--no-console', '--s3-port', '0'], { cwd: stateDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const list = spawn(process.execPath, [CLI, 'jobs', 'list', '--state-dir', stateDir], { cwd: stateDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A failing run leaves no bridge behind.
+    onTestFinished(() => {
+      clearInterval(sampler);
+      for (const proc of [start, list]) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    });
     const startOutput: string[] = [];
     const up = new Promise<void>((resolve) => {
       for (const stream of [start.stdout, start.stderr]) {
