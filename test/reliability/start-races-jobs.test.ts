@@ -88,7 +88,7 @@ describe('a start and a jobs list at the same instant on one state folder', { ti
         });
       }
     });
-    const startExit = new Promise<number | null>((resolve) => start.once('exit', (code) => resolve(code)));
+    const startExit = new Promise<number | string | null>((resolve) => start.once('exit', (code, signal) => resolve(code ?? signal)));
     let listOutput = '';
     list.stdout.on('data', (chunk: Buffer) => (listOutput += chunk.toString('utf8')));
     list.stderr.on('data', (chunk: Buffer) => (listOutput += chunk.toString('utf8')));
@@ -101,7 +101,7 @@ describe('a start and a jobs list at the same instant on one state folder', { ti
     // Assess
     expect({ listCode, listOutput }).toMatchObject({ listCode: 0, listOutput: expect.stringContaining('race-witness.geojson') });
     expect(startOutput.join('\n')).toContain('Waiting for files');
-    expect(startCode).toBe(143);
+    expect(startCode, startOutput.slice(-6).join(' | ')).toBe(143);
     expect(most).toBe(1);
     expect(jvmsOn(dbPath())).toEqual([]);
   });

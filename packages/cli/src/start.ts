@@ -219,7 +219,6 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
 
   await levelOutputs(bridge, options.outDir, say);
   if (options.samples) await dropSamplesOnce(bridge, options.stateDir, say);
-  say('Waiting for files. Press Ctrl-C to stop.');
 
   return new Promise<number>((resolve) => {
     let stoppingSince: number | undefined;
@@ -256,6 +255,8 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     process.on('SIGINT', () => stop('Ctrl-C'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     serviceLost = () => stop('a service lost');
+    // Said once Ctrl-C and SIGTERM are handled: a signal sent on this line (a script, a test) stops the bridge cleanly.
+    say('Waiting for files. Press Ctrl-C to stop.');
     if (lostBeforeReady !== undefined) stop('a service lost');
   });
 }
