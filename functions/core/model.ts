@@ -160,12 +160,26 @@ export interface RasterResult {
   tileUrl?: string;
 }
 
+/** A route as a job keeps it (functions/routing/routes.ts `Route`, structurally: core imports nothing above it). */
+export interface PlannedRoute {
+  name: string;
+  prefix: string;
+  [setting: string]: unknown;
+}
+
 /** A row of the ledger table (partition key `jobId`). */
 export interface LedgerRow {
   jobId: string;
   input: InputObject;
   kind: InputKind;
   routeName: string;
+  /**
+   * The route as it was when the job was registered (issue 39, point 10): a
+   * bridge restarted with other routes resumes the job on this one, so its
+   * request, its records and what Mapflow runs agree. Absent on rows of older
+   * versions and of jobs that matched no route.
+   */
+  plannedRoute?: PlannedRoute;
   status: JobStatus;
   statusHistory: { status: JobStatus; at: string; note?: string }[];
   projectId?: string;

@@ -17,8 +17,13 @@ export function jobContextOf(job: PartJobContext): RegisterResult {
   return job as RegisterResult;
 }
 
-/** The route a job was registered with (by name; by key when the routes changed since). */
-export function routeOf(ctx: StepContext, job: Pick<RegisterResult, 'routeName' | 'input'>): Route {
+/**
+ * The route a job was registered with: the one it keeps (`job.route`, from its
+ * ledger row), whatever the routes are now; for a job registered by an older
+ * version, by name, and by key when the routes changed since.
+ */
+export function routeOf(ctx: StepContext, job: Pick<RegisterResult, 'routeName' | 'input'> & { route?: Route }): Route {
+  if (job.route) return job.route;
   const byName = ctx.config.routes.routes.find((r) => r.name === job.routeName);
   if (byName) return byName;
   const byKey = resolveRoute(ctx.config.routes, job.input.key, ctx.config.prefixes.inbox);

@@ -9,6 +9,7 @@
 import type { GeoTiffInfo } from '../geotiff/index.ts';
 import type { InputKind, InputObject, JobError, JobKind, JobPart, JobStatus, RasterResult } from '../core/model.ts';
 import type { PollEstimate } from '../polling/poll-policy.ts';
+import type { Route } from '../routing/index.ts';
 
 /** What Step Functions' Catch writes at `$.error`. `Cause` is the JSON `{errorType, errorMessage}` of a Lambda error. */
 export interface TaskError {
@@ -23,6 +24,13 @@ export interface RegisterResult {
   /** 'unsupported' only on a job that is already final (REJECTED); such a job never reaches a later step. */
   kind: InputKind;
   routeName: string;
+  /**
+   * The route the job was registered with (the ledger row's `plannedRoute`):
+   * every later step plans and stores with it, even after a restart with other
+   * routes (issue 39, point 10). Absent for a job that matched no route, or
+   * registered by an older version (then the routes by name, routeOf).
+   */
+  route?: Route;
   /** Status of the ledger row when the task ran (RECEIVED for a new job). */
   status: JobStatus;
   /** The row was already final: the machine ends without redoing anything. */

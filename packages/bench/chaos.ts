@@ -47,13 +47,17 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
 
 /** What a kill waits for: the n-th occurrence, in one run, of a line or a file. */
-export type KillKind = 'starting' | 'locked' | 'banner' | 'uploaded' | 'received' | 'submitted' | 'restarted' | 'succeeded';
+export type KillKind = 'starting' | 'locked' | 'banner' | 'uploaded' | 'received' | 'submitted' | 'restarted' | 'succeeded' | 'resuming' | 'shutdown';
 export interface KillPoint {
   kind: KillKind;
   nth: number;
 }
 const LINES: Record<Exclude<KillKind, 'locked'>, RegExp> = {
   starting: /Starting mapflow-bridge locally/,
+  // The start resumes the jobs the last kill left unfinished (issue 39: a kill while the bridge resumes).
+  resuming: /resumed \d+ unfinished job/,
+  // A Ctrl-C (SIGINT to the group) at a job's Job Received, then the kill once the shutdown has begun (issue 39).
+  shutdown: /Ctrl-C: stopping/,
   banner: /S3 endpoint /,
   uploaded: /uploaded inbox\//,
   received: /Job Received/,
@@ -61,9 +65,12 @@ const LINES: Record<Exclude<KillKind, 'locked'>, RegExp> = {
   restarted: /Processing Restarted/,
   succeeded: /Job Succeeded/,
 };
-/** Each of these is in every schedule of four kills or more: start-up, between upload and dispatch, a restart, an end. */
-const MUST: KillKind[] = ['starting', 'uploaded', 'restarted', 'succeeded'];
-const ANY: KillKind[] = ['starting', 'locked', 'banner', 'uploaded', 'received', 'submitted', 'restarted', 'succeeded'];
+/**
+ * Each of these is in every schedule of as many kills or more: start-up, between upload and dispatch, a restart,
+ * an end, the Ctrl-C shutdown, a start that resumes jobs (issue 39).
+ */
+const MUST: KillKind[] = ['starting', 'uploaded', 'restarted', 'succeeded', 'shutdown', 'resuming'];
+const ANY: KillKind[] = ['starting', 'locked', 'banner', 'uploaded', 'received', 'submitted', 'restarted', 'succeeded', 'resuming', 'shutdown'];
 
 export interface ChaosOptions {
   /** Inputs (small GeoJSONs), dropped in `batches` into the drop folder. */
@@ -91,6 +98,8 @@ export interface ChaosFigures {
   schedule: KillPoint[];
   /** Kills made (a kill point that never came, because all was done, is not counted). */
   kills: number;
+  /** Where each kill landed: `kind#n` of the schedule, or `idle` when its point did not come. */
+  killedAt: string[];
   starts: number;
   finalStates: Record<string, number>;
   /** Inputs with no job, or more than one. */
@@ -127,10 +136,11 @@ function random(seed: number): () => number {
 /** The seeded kill schedule: the MUST kinds (in a seeded order) and then any kind, each at its 1st to 3rd occurrence. */
 export function chaosSchedule(kills: number, seed: number): KillPoint[] {
   const next = random(seed);
-  const must = [...MUST].sort(() => next() - 0.5);
+  // The first four in a seeded order, then shutdown and resuming (a resume needs an earlier kill to leave jobs unfinished).
+  const must = [...MUST.slice(0, 4).sort(() => next() - 0.5), ...MUST.slice(4)];
   const kinds = Array.from({ length: kills }, (_, i) => (i < must.length ? must[i]! : ANY[Math.floor(next() * ANY.length)]!));
   // Start-up kinds at their first occurrence (there is one per start); the others at the 1st to 3rd.
-  return kinds.map((kind) => ({ kind, nth: ['starting', 'locked', 'banner'].includes(kind) ? 1 : 1 + Math.floor(next() * 3) }));
+  return kinds.map((kind) => ({ kind, nth: ['starting', 'locked', 'banner', 'resuming', 'shutdown'].includes(kind) ? 1 : 1 + Math.floor(next() * 3) }));
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
@@ -192,6 +202,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     ];
     let starts = 0;
     let kills = 0;
+    const killedAt: string[] = [];
+    /** Ctrl-C as a terminal sends it: SIGINT to the running start's whole process group. */
+    const interrupt = () => {
+      if (!child?.pid) return;
+      try {
+        process.kill(-child.pid, 'SIGINT');
+      } catch {
+        // gone
+      }
+    };
     let lastOutput: string[] = [];
     const allOutput: string[] = [];
     /** One start; resolves with its output once `until` says stop (then SIGKILL or SIGTERM) or it exits. */
@@ -255,8 +275,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       let seen = 0;
       const pattern = point.kind === 'locked' ? undefined : LINES[point.kind];
       let done = false;
+      let interrupted = false;
       const result = await run((line, file, stop) => {
         if (done) return true;
+        // shutdown: Ctrl-C at the first Job Received of this start, then the kill at the line saying it stops.
+        if (point.kind === 'shutdown' && !interrupted && /Job Received/.test(line)) {
+          interrupted = true;
+          interrupt();
+        }
         const hit = point.kind === 'locked' ? file === 'bridge.lock' : line !== '' && pattern!.test(line);
         if (hit && ++seen >= point.nth) done = true;
         // A kill point that cannot come any more (all dropped so far is done): kill now.
@@ -265,6 +291,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       }, 'SIGKILL');
       if (result.killed) {
         kills++;
+        killedAt.push(seen >= point.nth ? `${point.kind}#${point.nth}` : 'idle');
         log(`chaos: kill ${kills} at ${seen >= point.nth ? `${point.kind}#${point.nth}` : `idle (${point.kind}#${point.nth} did not come)`} (start ${starts}, ${Math.round((Date.now() - started) / 1000)} s)`);
       }
     }
@@ -285,7 +312,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       throw new Error(`chaos: not every input ended: ${missing.join(', ')}; what the starts printed about them:\n${about.slice(-60).join('\n')}\nlast output:\n${lastOutput.slice(-20).join('\n')}`);
     }
     let endpoints: { s3: string } | undefined;
-    let audit: Omit<ChaosFigures, 'jobs' | 'seed' | 'schedule' | 'kills' | 'starts' | 'wallMs'> | undefined;
+    let audit: Omit<ChaosFigures, 'jobs' | 'seed' | 'schedule' | 'kills' | 'killedAt' | 'starts' | 'wallMs'> | undefined;
     let auditError: unknown;
     await run((line, _file, stop) => {
       if (/Waiting for files/.test(line) && !audit) {
@@ -310,6 +337,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       seed: options.seed,
       schedule,
       kills,
+      killedAt,
       starts,
       ...audit,
       outputsCopiedAtStart,

@@ -26,6 +26,7 @@ export const LONGEST_FIRST = [
   'test/docs/commands.test.ts',
   'test/e2e/operators-cli.test.ts',
   'test/reliability/crash-resumes.test.ts',
+  'test/reliability/routes-change.test.ts',
   'test/e2e/account-limits.test.ts',
   'test/e2e/console.test.ts',
   'test/e2e/events.test.ts',

@@ -10,10 +10,11 @@
  * (UNSUPPORTED_FILE_TYPE, kind 'unsupported') is then rejected here, and Fail
  * Job writes its report and Job Rejected event like any other rejection.
  */
-import { InputRejected } from '../../core/errors.ts';
-import { EVENT_DETAIL_TYPES, isFinalStatus } from '../../core/model.ts';
+import { ConfigurationError, InputRejected } from '../../core/errors.ts';
+import { HOW_TO_RETRY } from '../outcome.ts';
+import { EVENT_DETAIL_TYPES, isFinalStatus, type LedgerRow, type PlannedRoute } from '../../core/model.ts';
 import type { RegisterResult, WorkflowState } from '../workflow.ts';
-import { DEFAULT_GEOJSON_MODEL, invalidKeyRejection, recordedKind, resolveRoute } from '../../routing/index.ts';
+import { DEFAULT_GEOJSON_MODEL, invalidKeyRejection, recordedKind, resolveRoute, type Route } from '../../routing/index.ts';
 import { slotHolder, waiterOrder } from '../../ledger/slots.ts';
 import { publishRow } from '../common.ts';
 import type { StepContext } from '../context.ts';
@@ -27,18 +28,25 @@ export const NO_ROUTE_NAME = '-';
 export async function registerJob(state: WorkflowState, ctx: StepContext): Promise<RegisterResult> {
   const { jobId, input } = state;
   const kind = recordedKind(input.key);
-  const route = resolveRoute(ctx.config.routes, input.key, ctx.config.prefixes.inbox);
+  const configured = resolveRoute(ctx.config.routes, input.key, ctx.config.prefixes.inbox);
 
   const { created, row } = await ctx.ledger.register({
     jobId,
     input,
     kind,
-    routeName: route?.name ?? NO_ROUTE_NAME,
+    routeName: configured?.name ?? NO_ROUTE_NAME,
+    // The route as it is now, kept with the job: a restart with other routes resumes it on this one.
+    ...(configured && { plannedRoute: configured as unknown as PlannedRoute }),
     ...(state.executionArn && { executionArn: state.executionArn }),
   });
   if (created) await publishRow(ctx, EVENT_DETAIL_TYPES.RECEIVED, row);
   else if (state.executionArn && row.executionArn !== state.executionArn && !isFinalStatus(row.status)) {
     await ctx.ledger.update(jobId, { executionArn: state.executionArn });
+  }
+  // A job registered before (a resume, a re-delivery) keeps the route it was registered with: never today's routes.
+  const route = created ? configured : keptRoute(ctx, row);
+  if (!created && route && configured && !isFinalStatus(row.status) && JSON.stringify(route) !== JSON.stringify(configured)) {
+    ctx.logger.info('the routes changed since this job was registered; it keeps its route', { jobId, route: route.name, now: configured.name });
   }
 
   const processImages = kind === 'geotiff' && route?.processImages === true;
@@ -47,6 +55,7 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
     input,
     kind,
     routeName: row.routeName,
+    ...(route && { route }),
     status: row.status,
     alreadyFinal: isFinalStatus(row.status),
     processImages,
@@ -66,6 +75,10 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
       'UNSUPPORTED_FILE_TYPE',
       `${JSON.stringify(input.key.slice(ctx.config.prefixes.inbox.length))} is neither GeoJSON (.geojson, .json) nor GeoTIFF (.tif, .tiff); the bridge takes only those file types; save it as one of them (its new name makes it a new job).`,
     );
+  }
+  if (!route && row.routeName !== NO_ROUTE_NAME) {
+    // Registered by an older version on a route that is gone since: never run it on another route than its records name.
+    throw new ConfigurationError(`route '${row.routeName}' of this job is no longer configured; add it back to ROUTES, then ${HOW_TO_RETRY}`);
   }
   if (!route) {
     const rel = input.key.slice(ctx.config.prefixes.inbox.length);
@@ -89,4 +102,15 @@ export async function registerJob(state: WorkflowState, ctx: StepContext): Promi
     });
   }
   return result;
+}
+
+/**
+ * The route of a job registered before: the one its row keeps; for a row of an
+ * older version (no `plannedRoute`), the route of that name if it is still
+ * configured. Undefined for a job that matched no route, or whose route is gone
+ * (a later step then says so: routeOf).
+ */
+function keptRoute(ctx: StepContext, row: LedgerRow): Route | undefined {
+  if (row.plannedRoute) return row.plannedRoute as unknown as Route;
+  return ctx.config.routes.routes.find((r) => r.name === row.routeName);
 }

@@ -129,7 +129,7 @@ export async function runCostsCommand(args: string[]): Promise<number> {
     }
     let source;
     try {
-      source = await openLedger(ledgerChoice(values));
+      source = await openLedger({ ...ledgerChoice(values), command: 'mapflow-bridge costs' });
     } catch (error) {
       console.error(`mapflow-bridge costs: ${(error as Error).message}`);
       return 1;

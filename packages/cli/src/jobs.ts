@@ -21,7 +21,7 @@ import { issueCredentials, readCredentialsFile, type IssuedCredentials } from '@
 import { describeProgress, formatCost, formatJobCost, formatError, inputName, printable, progressBar, table } from './format.ts';
 import { checkJava } from './java.ts';
 import { totalLine } from './list-count.ts';
-import { lockHolder } from '@mapflow-bridge/local/state-lock';
+import { lockHolder, lockStateDir, StateDirLockedError, type StateLock } from '@mapflow-bridge/local/state-lock';
 import { LEDGER_OPTIONS, ledgerChoice, OPTIONS, runCommand, usageOf, UsageError, type CliOptions, type CommandLine, type LedgerChoice, type OptionValues } from './args.ts';
 import { callControl } from './control.ts';
 import { parseSince, scanJobs, writeExport } from './export.ts';
@@ -200,7 +200,7 @@ export interface LedgerSource {
   close(): Promise<void>;
 }
 
-export async function openLedger(options: Pick<LedgerChoice, 'table' | 'stack' | 'region' | 'stateDir'>): Promise<LedgerSource> {
+export async function openLedger(options: Pick<LedgerChoice, 'table' | 'stack' | 'region' | 'stateDir'> & { command?: string; waitMs?: number }): Promise<LedgerSource> {
   let table = options.table;
   if (!table && options.stack) {
     table = (await readStackOutputs(options.stack, options.region)).LedgerTableName;
@@ -217,25 +217,56 @@ export async function openLedger(options: Pick<LedgerChoice, 'table' | 'stack' |
       close: async () => client.destroy(),
     };
   }
-  // A running `start`: share its DynamoDB Local (two JVMs must not open one database).
-  const running = await runningEndpoints(options.stateDir);
-  if (running) return localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge', running.credentials);
-
   const dbPath = path.join(options.stateDir, 'dynamodb');
-  if (!(await access(dbPath).then(() => true, () => false))) {
-    throw new Error(`no local ledger in ${options.stateDir} yet: run 'npm start' first (or give --table for a deployed one).`);
+  // Two JVMs must never open one database (issue 39, point 8): a running `start`'s DynamoDB Local is shared;
+  // else this command takes the state folder's lock (atomically, as a reader) before its own JVM opens the files,
+  // so a start at the same instant waits for it, and it waits, bounded, for a bridge that is starting or stopping.
+  const deadline = Date.now() + (options.waitMs ?? READER_WAIT_MS);
+  for (;;) {
+    const running = await runningEndpoints(options.stateDir);
+    if (running) return localSource(running.dynamodb, running.ledgerTable ?? LOCAL_LEDGER_TABLE, 'the running local bridge', running.credentials);
+    if (!(await access(dbPath).then(() => true, () => false))) {
+      throw new Error(`no local ledger in ${options.stateDir} yet: run 'npm start' first (or give --table for a deployed one).`);
+    }
+    let lock: StateLock;
+    try {
+      lock = await lockStateDir(options.stateDir, `${options.command ?? 'mapflow-bridge jobs'} (reading the ledger)`, { reader: true });
+    } catch (error) {
+      if (!(error instanceof StateDirLockedError)) throw error;
+      // A bridge holds the folder and its DynamoDB Local does not answer yet (starting, or stopping): wait for either.
+      if (Date.now() > deadline) {
+        throw new Error(
+          `the bridge of ${options.stateDir} (pid ${error.holder.pid}, ${error.holder.command}) holds its ledger and has not answered for ${Math.round((options.waitMs ?? READER_WAIT_MS) / 1000)} s; ` +
+            `run this again once it is up (it shares its DynamoDB Local), or stop it (Ctrl-C in its terminal).`,
+          { cause: error },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      continue;
+    }
+    try {
+      const java = checkJava();
+      if (!java.ok) throw new Error(java.message);
+      const dynamodb: DynamoDbLocal = await startDynamoDbLocal({ dbPath });
+      // Its own DynamoDB Local, with no gate in front: any key does.
+      const source = localSource(dynamodb.endpoint, LOCAL_LEDGER_TABLE, `the local ledger in ${dbPath}`, issueCredentials());
+      return {
+        ...source,
+        close: async () => {
+          await source.close();
+          await dynamodb.close();
+          await lock.release();
+        },
+      };
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
-  // A bridge that holds the folder but does not answer yet (starting, or stopping) has its
-  // DynamoDB Local on these files: a second one must not open them.
-  const holder = await lockHolder(options.stateDir);
-  if (holder) throw new Error(`the bridge of ${options.stateDir} (pid ${holder.pid}) is starting or stopping; try again in a moment.`);
-  const java = checkJava();
-  if (!java.ok) throw new Error(java.message);
-  const dynamodb: DynamoDbLocal = await startDynamoDbLocal({ dbPath });
-  // Its own DynamoDB Local, with no gate in front: any key does.
-  const source = localSource(dynamodb.endpoint, LOCAL_LEDGER_TABLE, `the local ledger in ${dbPath}`, issueCredentials());
-  return { ...source, close: async () => dynamodb.close() };
 }
+
+/** How long a reader waits for a bridge that holds the state folder to answer (it is starting or stopping). */
+const READER_WAIT_MS = 120_000;
 
 function localSource(endpoint: string, table: string, description: string, credentials: IssuedCredentials): LedgerSource {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });

@@ -144,10 +144,19 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
   // Started degraded (Mapflow answered only faults): new jobs wait until it answers again.
   const held = holdWhileDegraded(options.mapflow, degraded, say);
   let bridge: LocalBridge;
+  // A service the bridge supervises died for good (packages/local/src/supervisor.ts): stop as Ctrl-C does, exit 1.
+  let serviceLost: ((message: string) => void) | undefined;
+  let lostBeforeReady: string | undefined;
   try {
     bridge = await startLocalBridge({
       stateDir: options.stateDir,
       command: 'mapflow-bridge start',
+      restartCommand: `npx mapflow-bridge start --state-dir ${options.stateDir}`,
+      onServiceLost: (message) => {
+        say(message);
+        if (serviceLost) serviceLost(message);
+        else lostBeforeReady = message;
+      },
       // A long-running bridge: the first dropped file should not meet a cold start at every step.
       prewarm: true,
       ...(options.mapflow ? { mapflow: options.mapflow } : {}),
@@ -211,11 +220,10 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
 
   await levelOutputs(bridge, options.outDir, say);
   if (options.samples) await dropSamplesOnce(bridge, options.stateDir, say);
-  say('Waiting for files. Press Ctrl-C to stop.');
 
   return new Promise<number>((resolve) => {
     let stoppingSince: number | undefined;
-    const stop = (signal: 'Ctrl-C' | 'SIGTERM') => {
+    const stop = (signal: 'Ctrl-C' | 'SIGTERM' | 'a service lost') => {
       if (stoppingSince !== undefined) {
         // npm (and `timeout`) forward the terminal's SIGINT to us as well: a
         // second signal within a moment is the same Ctrl-C, not a request to force.
@@ -236,7 +244,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
           () => {
             say('Stopped. State is kept in ' + options.stateDir);
             out.stop();
-            resolve(signal === 'Ctrl-C' ? START_EXIT_CODES.interrupted : START_EXIT_CODES.terminated);
+            resolve(signal === 'Ctrl-C' ? START_EXIT_CODES.interrupted : signal === 'SIGTERM' ? START_EXIT_CODES.terminated : START_EXIT_CODES.cannotStart);
           },
           (error: unknown) => {
             out.stop();
@@ -247,6 +255,10 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
     };
     process.on('SIGINT', () => stop('Ctrl-C'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    serviceLost = () => stop('a service lost');
+    // Said once Ctrl-C and SIGTERM are handled: a signal sent on this line (a script, a test) stops the bridge cleanly.
+    say('Waiting for files. Press Ctrl-C to stop.');
+    if (lostBeforeReady !== undefined) stop('a service lost');
   });
 }
 

@@ -40,6 +40,7 @@ import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
 import { lockStateDir, sweepAbandonedStateDirs } from './state-lock.ts';
+import { supervise, type SupervisorOptions } from './supervisor.ts';
 import { repairEventsFile } from './events/file.ts';
 import { LOCAL_AWS } from './local-account.ts';
 import type { AssemblyModel, LocalNames, Principal } from './assembly/template.ts';
@@ -194,7 +195,24 @@ export interface LocalBridgeOptions {
    * true with a stateDir. Every task is safe to run again.
    */
   resumeUnfinished?: boolean;
+  /**
+   * DynamoDB Local or s3rver died and could not be started again (restarts
+   * exhausted, or one failed): the bridge should stop; the message says so
+   * and what to run. Default: the message is logged (the caller decides).
+   */
+  onServiceLost?: (message: string) => void;
+  /** The command that starts this bridge again, named when a service is lost (`npx mapflow-bridge start --state-dir ...`). */
+  restartCommand?: string;
+  /**
+   * How many times DynamoDB Local and s3rver are each started again within 10
+   * minutes before the bridge gives up (supervisor.ts). Default: env
+   * MAPFLOW_BRIDGE_SERVICE_RESTARTS, else 3; 0 gives up at the first death.
+   */
+  serviceRestarts?: number;
 }
+
+/** The environment variable of LocalBridgeOptions.serviceRestarts. */
+export const SERVICE_RESTARTS_ENV = 'MAPFLOW_BRIDGE_SERVICE_RESTARTS';
 
 /** One phase of a start, in ms since this process started (performance.now()). */
 export interface StartupPhase {
@@ -239,6 +257,8 @@ export interface LocalBridge {
   readonly assembly: { dir: string; model: AssemblyModel; functions: AssemblyRuntime['functions']; principals: Principal[] };
   /** The embedded simulator (undefined with a given Mapflow). */
   readonly simulator?: RunningSimulator;
+  /** The process ids of the services this bridge started as child processes (after a restart, the new ones). */
+  servicePids(): { dynamodb?: number; s3?: number };
   /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
   putInbox(file: string, relativeKey: string): Promise<{ object: InputObject; jobId: string }>;
   /**
@@ -345,7 +365,8 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
   await mkdir(stateDir, { recursive: true });
   // One bridge per state folder: taken before anything starts, released last.
   // A temporary folder is locked too, so that a later bridge can tell it was abandoned (kill -9) and remove it.
-  const lock = await timed('state folder lock', () => lockStateDir(stateDir, options.command ?? 'a local bridge'));
+  // A reader of the ledger (jobs list with no bridge running) holds it for seconds: wait for it rather than refuse.
+  const lock = await timed('state folder lock', () => lockStateDir(stateDir, options.command ?? 'a local bridge', { waitForReaderMs: 60_000 }));
   // Everything started so far, stopped in reverse order on close or on a failed start.
   const stops: { name: string; stop: () => Promise<unknown> }[] = [];
   const stopAll = async (): Promise<void> => {
@@ -395,42 +416,95 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
   }
 }
 
+/** DynamoDB Local as the bridge holds it: `ready` resolves once it answers (at once, unless it is being restarted). */
+type SupervisedDynamoDb = DynamoDbLocal & { ready(): Promise<void> };
+
+/** How the services' supervisor speaks and gives up (supervisor.ts). */
+function supervision(start: BridgeStart): Pick<SupervisorOptions<unknown>, 'log' | 'onGiveUp' | 'restartCommand' | 'maxRestarts'> {
+  const { options, log } = start;
+  const fromEnv = Number(process.env[SERVICE_RESTARTS_ENV]);
+  const maxRestarts = options.serviceRestarts ?? (process.env[SERVICE_RESTARTS_ENV] && Number.isInteger(fromEnv) && fromEnv >= 0 ? fromEnv : 3);
+  return {
+    log,
+    maxRestarts,
+    onGiveUp: (message) => (options.onServiceLost ? options.onServiceLost(message) : log(message)),
+    ...(options.restartCommand ? { restartCommand: options.restartCommand } : {}),
+  };
+}
+
 /** DynamoDB Local (or the given DynamoDB) and s3rver, started side by side; awaited in servicesUp. */
-function startStorage(start: BridgeStart): { dynamodbStart: Promise<DynamoDbLocal>; s3Start: Promise<LocalS3> } {
+function startStorage(start: BridgeStart): { dynamodbStart: Promise<SupervisedDynamoDb>; s3Start: Promise<LocalS3> } {
   const { options, log, started, persistent, stateDir, bucket, credentialStore, dynamodbGateSecret, onRefused, trigger } = start;
     // The three services start side by side (DynamoDB Local's JVM is the slowest);
     // each registers its stop as soon as it is up, so a failed start stops the others.
-    const dynamodbStart: Promise<DynamoDbLocal> = options.dynamodbEndpoint
-      ? Promise.resolve({ endpoint: validDynamoDbEndpoint(options.dynamodbEndpoint), close: async () => undefined })
-      : started(
-          'DynamoDB Local',
+    const dynamodbStart: Promise<SupervisedDynamoDb> = options.dynamodbEndpoint
+      ? Promise.resolve({ endpoint: validDynamoDbEndpoint(options.dynamodbEndpoint), close: async () => undefined, ready: async () => undefined })
+      : started('DynamoDB Local', async () => {
           // Generous start limits: a JVM on a busy 2-core machine can take a minute; a service that dies is seen at once.
           // Its temporary files in the state folder: a bridge killed with -9 leaves nothing else behind.
-          () =>
-            startDynamoDbLocal({
-              ...(persistent ? { dbPath: path.join(stateDir, 'dynamodb') } : { inMemory: true }),
-              javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
-              startTimeoutMs: SERVICE_START_TIMEOUT_MS,
-              gateSecret: dynamodbGateSecret,
-            }),
-        );
-    const s3Start = started(
-      's3rver',
-      () => startS3OnPort(
-        {
-          directory: path.join(stateDir, 's3'),
-          buckets: [bucket],
-        onRecord: (record) => trigger.onRecord(record),
-          credentials: credentialStore,
-          onRefused,
-          startTimeoutMs: SERVICE_START_TIMEOUT_MS,
-          ...(options.s3NotificationDelayMs ? { notificationDelayMs: options.s3NotificationDelayMs } : {}),
+          // Supervised: a JVM that dies is named and started again on the same port and data (supervisor.ts).
+          let port: number | undefined;
+          const dbPath = path.join(stateDir, 'dynamodb');
+          const supervised = await supervise<DynamoDbLocal>({
+            name: 'DynamoDB Local (the ledger)',
+            where: (jvm) => `${jvm.endpoint}, ${persistent ? `data in ${dbPath}` : 'in memory: its data is lost'}`,
+            start: async (onExit) => {
+              const jvm = await startDynamoDbLocal({
+                ...(persistent ? { dbPath } : { inMemory: true }),
+                ...(port !== undefined ? { port } : {}),
+                javaTmpDir: path.join(stateDir, 'dynamodb-tmp'),
+                startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+                gateSecret: dynamodbGateSecret,
+                onUnexpectedExit: onExit,
+              });
+              port = Number(new URL(jvm.endpoint).port);
+              return jvm;
+            },
+            ...supervision(start),
+          });
+          return { endpoint: supervised.current().endpoint, get pid() { return supervised.current().pid; }, close: () => supervised.close(), ready: () => supervised.ready() };
+        });
+    const s3Start = started('s3rver', async (): Promise<LocalS3> => {
+      const s3Options = {
+        directory: path.join(stateDir, 's3'),
+        buckets: [bucket],
+        onRecord: (record: S3NotificationRecord) => trigger.onRecord(record),
+        credentials: credentialStore,
+        onRefused,
+        startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+        ...(options.s3NotificationDelayMs ? { notificationDelayMs: options.s3NotificationDelayMs } : {}),
+      };
+      // Supervised: an s3rver that dies is named and started again on the same port and folder (supervisor.ts).
+      let port: number | undefined;
+      const supervised = await supervise<LocalS3>({
+        name: 's3rver (the local S3)',
+        where: (s3) => `${s3.endpoint}, objects in ${s3Options.directory}`,
+        start: async (onExit) => {
+          const s3 =
+            port === undefined
+              ? await startS3OnPort({ ...s3Options, onUnexpectedExit: onExit }, options.s3Port ?? 0, options.s3PortFallback ?? false, log)
+              : await startLocalS3({ ...s3Options, port, onUnexpectedExit: onExit });
+          port = s3.port;
+          return s3;
         },
-        options.s3Port ?? 0,
-        options.s3PortFallback ?? false,
-        log,
-      ),
-    );
+        ...supervision(start),
+      });
+      const first = supervised.current();
+      return {
+        endpoint: first.endpoint,
+        port: first.port,
+        get pid() {
+          return supervised.current().pid;
+        },
+        credentials: first.credentials,
+        store: first.store,
+        flushNotifications: async () => {
+          await supervised.ready();
+          return supervised.current().flushNotifications();
+        },
+        close: () => supervised.close(),
+      };
+    });
     dynamodbStart.catch(() => undefined); // awaited below, after the services
     s3Start.catch(() => undefined);
   return { dynamodbStart, s3Start };
@@ -445,7 +519,7 @@ function loadBridgeModules(start: BridgeStart): Promise<BridgeModules> {
 function startMapflowAndLedger(
   start: BridgeStart,
   { startSimulator, startJsonGateProxy, DynamoDBClient, DynamoDBDocumentClient }: BridgeModules,
-  { dynamodbStart }: { dynamodbStart: Promise<DynamoDbLocal> },
+  { dynamodbStart }: { dynamodbStart: Promise<SupervisedDynamoDb> },
 ): { simulatorStart: Promise<RunningSimulator | undefined>; simulatorToken: string; dynamodbGateStart: Promise<{ endpoint: string }>; ledgerReady: Promise<DynamoDBDocumentClient> } {
   const { options, timed, started, stateDir, ledgerTable, credentialStore, dynamodbGateSecret, onRefused } = start;
     // Mapflow: the embedded simulator unless a target is given.
@@ -468,7 +542,8 @@ function startMapflowAndLedger(
     // The ledger table as soon as DynamoDB Local answers, side by side with whatever still starts.
     // DynamoDB Local accepts any key: every client, the functions' included, goes through the gate in front of it.
     const dynamodbGateStart = dynamodbStart.then((dynamodb) =>
-      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret } })),
+      // While the JVM restarts (supervisor.ts), the gate holds requests until it answers again.
+      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret }, targetReady: () => dynamodb.ready() })),
     );
     dynamodbGateStart.catch(() => undefined); // awaited below, after the services
     const ledgerReady = Promise.all([dynamodbStart, dynamodbGateStart]).then(async ([dynamodb, gate]) => {
@@ -535,13 +610,14 @@ async function servicesUp(
   if ('synthError' in loaded) throw loaded.synthError;
   const { assembly } = loaded;
     const simulator = await simulatorStart;
+    const dynamodb = await dynamodbStart;
     const dynamodbGate = await dynamodbGateStart;
     const s3rver: LocalS3 = await s3Start;
     const mapflow: Required<MapflowTarget> = options.mapflow
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
     const doc = await ledgerReady;
-  return { assembly, simulator, dynamodbGate, s3rver, mapflow, doc };
+  return { assembly, simulator, dynamodb, dynamodbGate, s3rver, mapflow, doc };
 }
 
 type ServicesUp = Awaited<ReturnType<typeof servicesUp>>;
@@ -796,7 +872,7 @@ async function watchDrop(start: BridgeStart, { watchDropFolder }: BridgeModules,
 function bridgeHandle(
   start: BridgeStart,
   { Upload }: BridgeModules,
-  { assembly, simulator, dynamodbGate, s3rver, mapflow }: ServicesUp,
+  { assembly, simulator, dynamodb, dynamodbGate, s3rver, mapflow }: ServicesUp,
   { ledger, s3, runtime, engine }: BridgeFunctions,
   reconcileNow: () => Promise<void>,
   drop: DropFolder | undefined,
@@ -820,6 +896,10 @@ function bridgeHandle(
       engine,
       assembly: { dir: assembly.model.assemblyDir, model: assembly.model, functions: runtime.functions, principals: runtime.principals },
       ...(simulator ? { simulator } : {}),
+      servicePids: () => ({
+        ...(dynamodb.pid !== undefined ? { dynamodb: dynamodb.pid } : {}),
+        ...(s3rver.pid !== undefined ? { s3: s3rver.pid } : {}),
+      }),
 
       async putInbox(file, relativeKey) {
         const key = `inbox/${relativeKey.replace(/^\/+/, '')}`;

@@ -9,6 +9,7 @@
  * The file is created atomically (written aside, then hard-linked into place,
  * which fails when it exists), so two starts racing cannot both win.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +24,19 @@ export interface LockHolder {
   command: string;
   /** Linux: the process start time in clock ticks (/proc/<pid>/stat field 22), to see through pid reuse. */
   processStart?: string;
+  /**
+   * A reader (`jobs`, `costs`, the console with no bridge running) that opened
+   * the ledger's files with a DynamoDB Local of its own for a moment: a start
+   * waits for it to let go (issue 39, point 8) instead of opening the same files.
+   */
+  reader?: boolean;
+}
+
+export interface LockOptions {
+  /** Take it as a reader (see LockHolder.reader). */
+  reader?: boolean;
+  /** How long to wait while a reader holds it (default 0: refuse at once). */
+  waitForReaderMs?: number;
 }
 
 export interface StateLock {
@@ -48,11 +62,13 @@ export class StateDirLockedError extends Error {
 /** Locks held by this process (a pid check cannot tell them apart from stale ones). */
 const heldHere = new Set<string>();
 
-export async function lockStateDir(stateDir: string, command: string): Promise<StateLock> {
+export async function lockStateDir(stateDir: string, command: string, options: LockOptions = {}): Promise<StateLock> {
   const file = path.join(stateDir, LOCK_FILE);
-  const me: LockHolder = { pid: process.pid, since: new Date().toISOString(), command, ...processStartOf(process.pid) };
-  const aside = `${file}.${process.pid}.${Date.now()}`;
+  const me: LockHolder = { pid: process.pid, since: new Date().toISOString(), command, ...processStartOf(process.pid), ...(options.reader ? { reader: true } : {}) };
+  // Unique even for two attempts of one process in one millisecond (a reader and a start).
+  const aside = `${file}.${process.pid}.${Date.now()}.${randomBytes(4).toString('hex')}`;
   await writeFile(aside, `${JSON.stringify(me)}\n`);
+  const readerDeadline = Date.now() + (options.waitForReaderMs ?? 0);
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
@@ -63,6 +79,12 @@ export async function lockStateDir(stateDir: string, command: string): Promise<S
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
       const holder = await readHolder(file);
+      if (holder?.reader && isAlive(holder, file) && Date.now() < readerDeadline) {
+        // A reader holds the ledger's files for a moment (jobs list): wait for it to let go.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        attempt--;
+        continue;
+      }
       if (holder && isAlive(holder, file)) throw new StateDirLockedError(stateDir, holder);
       // Stale (its process is gone) or unreadable: take it over.
       await unlink(file).catch(() => undefined);

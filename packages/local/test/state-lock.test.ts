@@ -8,9 +8,9 @@ import { createInterface } from 'node:readline';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startS3OnPort } from '../src/bridge.ts';
-import { runJobsCommand } from '../../cli/src/jobs.ts';
+import { openLedger } from '../../cli/src/jobs.ts';
 import { LocalS3StartError } from '../src/s3/server.ts';
 import { isProcessAlive, LOCK_FILE, lockHolder, lockStateDir, StateDirLockedError, sweepAbandonedStateDirs } from '../src/state-lock.ts';
 import { testTmp } from '../../../test/support/temp.ts';
@@ -77,6 +77,22 @@ describe('state folder lock', () => {
     expect((second as Error).message).toContain('--state-dir');
     await third.release();
     expect(await lockHolder(dir)).toBeUndefined();
+  });
+
+  it('two starts at the same instant: exactly one takes it, the other is refused naming the winner', async () => {
+    // Prepare
+    const dir = await tempDir();
+    // Act: both at once (the lock file is linked into place, which fails for the second)
+    const [a, b] = await Promise.allSettled([lockStateDir(dir, 'mapflow-bridge start (a)'), lockStateDir(dir, 'mapflow-bridge start (b)')]);
+    // Assess
+    const won = [a, b].filter((outcome) => outcome.status === 'fulfilled');
+    const lost = [a, b].filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.reason).toBeInstanceOf(StateDirLockedError);
+    const holder = await lockHolder(dir);
+    expect((lost[0]!.reason as StateDirLockedError).holder.command).toBe(holder?.command);
+    await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof lockStateDir>>>).value.release();
   });
 
   it('refuses while another live process holds it, and takes over the lock of a process that died', { timeout: 30_000 }, async () => {
@@ -219,22 +235,42 @@ describe('local S3 port', () => {
 });
 
 describe('jobs on a state folder whose bridge does not answer yet', () => {
-  it('says the bridge is starting instead of opening its DynamoDB files a second time', { timeout: 30_000 }, async () => {
+  it('waits for the bridge, then says it does not answer, instead of opening its DynamoDB files a second time', { timeout: 30_000 }, async () => {
     // Prepare: a held folder with a ledger folder and no endpoints.json (the bridge is starting)
     const dir = await tempDir();
     await mkdir(path.join(dir, 'dynamodb'), { recursive: true });
     const lock = await lockStateDir(dir, 'mapflow-bridge start');
-    const errors: string[] = [];
-    const error = vi.spyOn(console, 'error').mockImplementation((message: string) => void errors.push(message));
     try {
-      // Act
-      const code = await runJobsCommand(['list', '--state-dir', dir]);
+      // Act: the reader's wait shortened (jobs list waits 120 s)
+      const error = await openLedger({ stateDir: dir, waitMs: 300 }).then(
+        () => undefined,
+        (failure: unknown) => failure as Error,
+      );
       // Assess
-      expect(code).toBe(1);
-      expect(errors.join('\n')).toContain(`the bridge of ${dir} (pid ${process.pid}) is starting or stopping`);
+      expect(error?.message).toContain(`the bridge of ${dir} (pid ${process.pid}, mapflow-bridge start) holds its ledger and has not answered for 0 s`);
+      expect(await lockHolder(dir)).toMatchObject({ pid: process.pid, command: 'mapflow-bridge start' });
     } finally {
-      error.mockRestore();
       await lock.release();
     }
+  });
+
+  it('a start waits while a reader holds the folder, and takes it once the reader lets go', { timeout: 30_000 }, async () => {
+    // Prepare: a reader (jobs list with its own DynamoDB Local) holds the folder
+    const dir = await tempDir();
+    const reader = await lockStateDir(dir, 'mapflow-bridge jobs (reading the ledger)', { reader: true });
+    // Act: a start asks for it, then the reader lets go
+    let taken = false;
+    const starting = lockStateDir(dir, 'mapflow-bridge start', { waitForReaderMs: 20_000 }).then((lock) => {
+      taken = true;
+      return lock;
+    });
+    const refused = await lockStateDir(dir, 'mapflow-bridge start').then(() => undefined, (error: unknown) => error);
+    expect(taken).toBe(false);
+    await reader.release();
+    const lock = await starting;
+    // Assess
+    expect(refused).toBeInstanceOf(StateDirLockedError);
+    expect(await lockHolder(dir)).toMatchObject({ pid: process.pid, command: 'mapflow-bridge start' });
+    await lock.release();
   });
 });

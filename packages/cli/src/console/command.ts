@@ -42,7 +42,7 @@ export async function runConsoleCommand(args: string[]): Promise<number> {
 async function serveConsole(port: number | undefined, ledger: LedgerChoice): Promise<number> {
   let source;
   try {
-    source = await openLedger(ledger);
+    source = await openLedger({ ...ledger, command: 'mapflow-bridge console' });
   } catch (error) {
     console.error(`mapflow-bridge console: ${(error as Error).message}`);
     return 1;

@@ -17,6 +17,12 @@ export interface JsonGateProxyOptions extends JsonAuthorizationOptions {
   service: JsonServiceName;
   /** The service behind the gate, e.g. DynamoDB Local's http://127.0.0.1:PORT. */
   target: string;
+  /**
+   * Resolves once the target answers: while a supervised service restarts on
+   * the same port (packages/local/src/supervisor.ts), requests wait here, and a
+   * request whose connection the dying service refused or cut is sent once more.
+   */
+  targetReady?: () => Promise<void>;
   store: CredentialStore;
   /** Default 0: a free port. */
   port?: number;
@@ -68,6 +74,11 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),
   });
   const agent = new Agent({ keepAlive: true });
+  // After a refused connection the supervisor may not have seen the exit yet: a moment, then its word.
+  const waitForTarget = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await options.targetReady?.();
+  };
   const server = createServer((request, response) => {
     void (async () => {
       const body = await readBody(request);
@@ -78,19 +89,28 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
       }
       const verdict = await authorizer.authorize({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers }, body);
       if (!verdict.allowed) return sendRefusal(response, verdict, request.method);
-      const forward = httpRequest(
-        { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length), ...options.forwardHeaders }, agent },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      forward.on('error', (error) => {
-        if (response.headersSent) return response.destroy(error);
-        response.writeHead(502, { 'content-type': 'text/plain' });
-        response.end(`the ${options.service} service behind the gate did not answer: ${error.message}`);
-      });
-      forward.end(body);
+      const send = (again: boolean) => {
+        const forward = httpRequest(
+          { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length), ...options.forwardHeaders }, agent },
+          (answer) => {
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(response);
+          },
+        );
+        forward.on('error', (error: NodeJS.ErrnoException) => {
+          if (response.headersSent) return response.destroy(error);
+          // The service died under this request (supervised: it is being started again): once more when it is back.
+          if (again && options.targetReady && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(error.code ?? '')) {
+            void waitForTarget().then(() => send(false));
+            return;
+          }
+          response.writeHead(502, { 'content-type': 'text/plain' });
+          response.end(`the ${options.service} service behind the gate did not answer: ${error.message}`);
+        });
+        forward.end(body);
+      };
+      await options.targetReady?.();
+      send(true);
     })().catch((error: unknown) => {
       // Fail closed.
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });

@@ -52,11 +52,25 @@ export interface DynamoDbLocalOptions {
   gateSecret?: string;
   /** Where a warning goes (no javac: DynamoDB Local listens on all interfaces); default stderr. */
   onWarning?: (message: string) => void;
+  /**
+   * Told when the JVM exits once it answered, other than through close()
+   * (killed, crashed): the child's exit event, at once (the bridge's supervisor).
+   */
+  onUnexpectedExit?: (exit: ServiceExit) => void;
+}
+
+/** How a service's process ended. */
+export interface ServiceExit {
+  pid: number | undefined;
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 export interface DynamoDbLocal {
   /** e.g. http://127.0.0.1:43121 */
   endpoint: string;
+  /** The JVM's process id (undefined for a DynamoDB the bridge did not start). */
+  pid?: number | undefined;
   /** Stops the JVM; resolves once it has exited. Idempotent. */
   close(): Promise<void>;
 }
@@ -118,7 +132,9 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   });
 
   const endpoint = `http://127.0.0.1:${port}`;
+  let closing = false;
   const close = onceAsync(async () => {
+    closing = true;
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
@@ -146,7 +162,15 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
       { cause: error },
     );
   }
-  return { endpoint, close };
+  if (options.onUnexpectedExit) {
+    const told = options.onUnexpectedExit;
+    child.once('exit', (code, signal) => {
+      if (!closing) told({ pid: child.pid, code, signal });
+    });
+    // Exited between its answer and this line: the event is gone, the state is not.
+    if ((child.exitCode !== null || child.signalCode !== null) && !closing) told({ pid: child.pid, code: child.exitCode, signal: child.signalCode });
+  }
+  return { endpoint, pid: child.pid, close };
 }
 
 const LAUNCHER_SOURCE = fileURLToPath(new URL('./LoopbackLauncher.java', import.meta.url));

@@ -53,12 +53,16 @@ export interface LocalS3Options {
    * Default 0.
    */
   notificationDelayMs?: number;
+  /** Told when s3rver's process exits once it is ready, other than through close() (killed, crashed): the child's exit event. */
+  onUnexpectedExit?: (exit: { pid: number | undefined; code: number | null; signal: NodeJS.Signals | null }) => void;
 }
 
 export interface LocalS3 {
   /** http://127.0.0.1:PORT — use with path-style addressing (see localS3Client). */
   readonly endpoint: string;
   readonly port: number;
+  /** s3rver's process id. */
+  readonly pid: number | undefined;
   /** The user's full-access credentials (for localS3Client). */
   readonly credentials: IssuedCredentials;
   /** The gate's credential store: addPrincipal gives a role's credentials. */
@@ -163,9 +167,18 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     flushes.clear();
   });
 
+  let closing = false;
+  if (options.onUnexpectedExit) {
+    const told = options.onUnexpectedExit;
+    child.once('exit', (code, signal) => {
+      if (!closing) told({ pid: child.pid, code, signal });
+    });
+  }
+
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
+    pid: child.pid,
     credentials: { accessKeyId: store.user.accessKeyId, secretAccessKey: store.user.secretAccessKey },
     store,
     flushNotifications: () =>
@@ -180,7 +193,10 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
           }
         });
       }),
-    close: () => stopChild(child),
+    close: () => {
+      closing = true;
+      return stopChild(child);
+    },
   };
 }
 

@@ -135,6 +135,29 @@ describe('GeoJSON jobs', () => {
     expect(await processingCount(b)).toBe(0);
   });
 
+  it('keeps the route a job was registered with when the routes change before it plans (issue 39, point 10)', async () => {
+    // Prepare: a roads/ file registered on a route running Roads, then the routes replaced (no roads route, Forest at the root)
+    const b = await open({ routes: [{ name: 'default', prefix: '', model: '🏠 Buildings' }, { name: 'roads', prefix: 'roads/', model: '🚗 Roads' }] });
+    const start = await dropInput(benches.aws.s3, 'inbox/roads/lane.geojson', squareAoi());
+    await new Driver(b.ctx).task('Register Job', registerJob, start);
+    b.ctx.config.routes = { routes: [{ name: 'default', prefix: '', model: '🌲 Forest and trees' }] };
+    // Act: the job runs from the start again, as a bridge restarted with the new routes resumes it
+    const final = await new Driver(b.ctx).runJob(start);
+    // Assess: the records name the route it was registered with and the model Mapflow ran
+    expect(final.finish?.status).toBe('SUCCEEDED');
+    const { jobJsonKey } = resultKeys(b.ctx.config.prefixes, start.input.key, 'lane');
+    const jobJson = (await readJsonObject<{ route: string; request: ProcessingRequest; processing: { id: string; workflowDef: { id: string; name: string } } }>(benches.aws.s3, jobJsonKey))!;
+    const ran = await b.client.getProcessingV1(jobJson.processing.id); // v1 names the model it runs (workflowDef)
+    expect(ran.workflowDef?.name).toBe('🚗 Roads');
+    expect(jobJson.route).toBe('roads');
+    expect(jobJson.request.wdId).toBe(ran.workflowDef?.id);
+    expect(final.plan?.modelName).toBe('🚗 Roads');
+    const row = (await b.ledger.get(start.jobId))!;
+    expect(row.routeName).toBe('roads');
+    expect(row.plannedRoute).toMatchObject({ name: 'roads', model: '🚗 Roads' });
+    expect(b.events.find((e) => e.detailType === 'Job Succeeded')?.detail.routeName).toBe('roads');
+  });
+
   it('rejects a file no route takes, and says which folders have routes', async () => {
     // Prepare
     const b = await open({ routes: [{ name: 'buildings', prefix: 'buildings/' }] });
