@@ -141,6 +141,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   const height = image.getHeight();
   // Sizes first: everything below (footprint, probe) scales with them.
   checkImageSize(width, height);
+  checkNotDegenerate(width, height);
   const bands = image.getSamplesPerPixel();
   checkBands(bands);
   const layout = checkBlockLayout(image);
@@ -389,19 +390,29 @@ async function numbers(image: GeoTIFFImage, tag: 'ModelTransformation' | 'ModelT
 }
 
 /**
- * The pixel-to-CRS transform from ModelTransformation, or from a tiepoint and
- * a pixel scale. PixelIsPoint rasters are shifted half a pixel, as GDAL does.
+ * The pixel-to-CRS transform, read as GDAL reads it (frmts/gtiff/gtiffdataset_read.cpp,
+ * LoadGeoreferencingAndPamIfNeeded): a non-zero ModelPixelScale with a tiepoint first, the
+ * scale's y taken as -|y| (north up); ModelTransformation only without them, and only with its
+ * 16 values. When a file carries both and they disagree, GDAL and so the live service read the
+ * scale and tiepoint while other readers take the matrix: such a file is refused rather than
+ * processed where nobody meant it (GEOTRANSFORM_CONFLICT). PixelIsPoint rasters are shifted
+ * half a pixel, as GDAL does.
  */
 async function readTransform(image: GeoTIFFImage): Promise<Affine> {
   const matrix = await numbers(image, 'ModelTransformation');
   const tiepoints = await numbers(image, 'ModelTiepoint');
   const scale = await numbers(image, 'ModelPixelScale');
+  const fromMatrix: Affine | undefined =
+    matrix && matrix.length === 16 ? { a: matrix[0]!, b: matrix[1]!, c: matrix[3]!, d: matrix[4]!, e: matrix[5]!, f: matrix[7]! } : undefined;
+  const scaled = scale && scale.length >= 2 && scale[0] !== 0 && scale[1] !== 0 && tiepoints && tiepoints.length >= 6;
   let t: Affine;
-  if (matrix && matrix.length >= 8) {
-    t = { a: matrix[0]!, b: matrix[1]!, c: matrix[3]!, d: matrix[4]!, e: matrix[5]!, f: matrix[7]! };
-  } else if (tiepoints && tiepoints.length >= 6 && scale && scale.length >= 2) {
+  if (scaled) {
     const [i, j, , x, y] = tiepoints as [number, number, number, number, number];
-    t = { a: scale[0]!, b: 0, c: x - i * scale[0]!, d: 0, e: -scale[1]!, f: y + j * scale[1]! };
+    const e = -Math.abs(scale[1]!);
+    t = { a: scale[0]!, b: 0, c: x - i * scale[0]!, d: 0, e, f: y - j * e };
+    if (fromMatrix && !sameTransform(t, fromMatrix)) throw conflictingTransforms(t, fromMatrix);
+  } else if (fromMatrix) {
+    t = fromMatrix;
   } else if (tiepoints && tiepoints.length >= 6) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -422,6 +433,25 @@ async function readTransform(image: GeoTIFFImage): Promise<Affine> {
     t.f -= 0.5 * (t.d + t.e);
   }
   return t;
+}
+
+/** Two geotransforms place every pixel within a thousandth of a pixel of each other. */
+function sameTransform(p: Affine, q: Affine): boolean {
+  const pixel = Math.max(Math.hypot(p.a, p.d), Math.hypot(p.b, p.e), Math.hypot(q.a, q.d), Math.hypot(q.b, q.e));
+  const close = (u: number, v: number, scale: number) => Math.abs(u - v) <= 1e-3 * scale;
+  return close(p.a, q.a, pixel) && close(p.b, q.b, pixel) && close(p.d, q.d, pixel) && close(p.e, q.e, pixel) && close(p.c, q.c, pixel) && close(p.f, q.f, pixel);
+}
+
+function conflictingTransforms(scaled: Affine, matrix: Affine): InputRejected {
+  const size = (t: Affine) => `${+Math.hypot(t.a, t.d).toPrecision(4)} x ${+Math.hypot(t.b, t.e).toPrecision(4)}`;
+  const origin = (t: Affine) => `${+t.c.toPrecision(10)}, ${+t.f.toPrecision(10)}`;
+  return new InputRejected(
+    'GEOTRANSFORM_CONFLICT',
+    `the GeoTIFF has two geotransforms that disagree: its tiepoint and pixel scale give pixels of ${size(scaled)} from ${origin(scaled)}, its ModelTransformation ${size(matrix)} from ${origin(matrix)}. ` +
+      'GDAL (and Mapflow) read the first, other tools the second, so the image would be processed where you may not expect it. ' +
+      'Keep one: check with gdalinfo which is right, then write it again (e.g. gdal_translate -a_ullr <ulx> <uly> <lrx> <lry> in.tif out.tif)',
+    { details: { tiepointAndScale: scaled, modelTransformation: matrix } },
+  );
 }
 
 /** The EPSG code from the GeoKeys (ProjectedCSTypeGeoKey or GeographicTypeGeoKey), which must be one the bridge can place. */
@@ -533,6 +563,19 @@ function crossesAntimeridian(near: [number, number], epsg: number): InputRejecte
   );
 }
 
+/** Fewest pixels per side: an image one pixel wide or high is a point or a line, not imagery a model can segment. */
+export const MIN_IMAGE_SIDE_PIXELS = 2;
+
+/** @throws InputRejected IMAGE_TOO_SMALL for an image of fewer than MIN_IMAGE_SIDE_PIXELS in width or height */
+function checkNotDegenerate(width: number, height: number): void {
+  if (width >= MIN_IMAGE_SIDE_PIXELS && height >= MIN_IMAGE_SIDE_PIXELS) return;
+  throw new InputRejected(
+    'IMAGE_TOO_SMALL',
+    `the image is ${width} x ${height} pixel(s): a point or a line of pixels, not imagery a model can process. Drop the image it was cut from, or a crop of at least a few hundred pixels a side`,
+    { details: { width, height, minSide: MIN_IMAGE_SIDE_PIXELS } },
+  );
+}
+
 /** A ground pixel between 1 mm and 100 km: anything else is not imagery of the Earth as Mapflow processes it. */
 export const PIXEL_SIZE_RANGE_M: readonly [number, number] = [1e-3, 1e5];
 
@@ -618,6 +661,14 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, lay
     needed = Math.max(needed, offset + count);
     if (offset >= size) missing++;
     else if (offset + count > size && overrun < 0) overrun = i;
+  }
+  if (present === 0) {
+    // GDAL reads a block without bytes (offset and byte count 0) as nodata: an image made only of them holds no imagery.
+    throw new InputRejected(
+      'NO_PIXEL_DATA',
+      `none of the image's ${blockCount} ${kind}s holds any data (every byte count is 0, a "sparse" file): there is no imagery to process. Export the image again with its pixels`,
+      { details: { blocks: blockCount } },
+    );
   }
   if (missing > 0) {
     throw new InputRejected(
