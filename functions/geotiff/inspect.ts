@@ -8,7 +8,8 @@ import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import type { Polygon } from 'geojson';
 import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
 import { InputRejected } from '../core/errors.ts';
-import { areaOfUse, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
+import { areaOfUse, crsName, definitionUnitInMetres, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84, type CrsRef } from './crs.ts';
+import { userDefinedDefinition } from './geokeys.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
 import {
   BLOCK_SLACK_BYTES,
@@ -141,15 +142,15 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   const height = image.getHeight();
   // Sizes first: everything below (footprint, probe) scales with them.
   checkImageSize(width, height);
-  checkNotDegenerate(width, height);
   const bands = image.getSamplesPerPixel();
   checkBands(bands);
+  checkNotDegenerate(width, height);
   const layout = checkBlockLayout(image);
   checkTagCounts(tagCounts, layout);
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
   checkRealValued(dtypes);
   const transform = await readTransform(image);
-  const epsg = readEpsg(image, transform);
+  const epsg = readCrs(image, transform);
   const geographic = isGeographic(epsg);
   const units = geographic ? 1 : linearUnitInMetres(image, epsg);
 
@@ -176,7 +177,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   if (footprintRing.some(([lon, lat]) => !Number.isFinite(lon) || !Number.isFinite(lat) || Math.abs(lon) > 180 || Math.abs(lat) > 90)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image's corners do not fall on Earth in its CRS EPSG:${epsg} (bounds ${bbox.map((v) => +v.toFixed(3)).join(', ')}): check the CRS and the geotransform`,
+      `the image's corners do not fall on Earth in its CRS ${crsName(epsg)} (bounds ${bbox.map((v) => +v.toFixed(3)).join(', ')}): check the CRS and the geotransform`,
     );
   }
   // Mapflow receives the footprint as the processing's geometry: one that wraps across ±180° would be read
@@ -205,8 +206,8 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
     height,
     bands,
     dtypes,
-    epsg,
-    crs: `EPSG:${epsg}`,
+    ...(typeof epsg === 'number' && { epsg }),
+    crs: crsName(epsg),
     pixelSizeM,
     pixelSize,
     nodata: readNodata(image),
@@ -454,8 +455,12 @@ function conflictingTransforms(scaled: Affine, matrix: Affine): InputRejected {
   );
 }
 
-/** The EPSG code from the GeoKeys (ProjectedCSTypeGeoKey or GeographicTypeGeoKey), which must be one the bridge can place. */
-function readEpsg(image: GeoTIFFImage, transform: Affine): number {
+/**
+ * The CRS from the GeoKeys, as GDAL reads it: the EPSG code of ProjectedCSTypeGeoKey or
+ * GeographicTypeGeoKey (any projected or geographic CRS of the EPSG dataset, crs.ts), or,
+ * for a user-defined one (32767), the projection its keys define (geokeys.ts).
+ */
+function readCrs(image: GeoTIFFImage, transform: Affine): CrsRef {
   const keys = image.getGeoKeys();
   const rotated = transform.b !== 0 || transform.d !== 0 ? ' The geotransform is also rotated; Mapflow expects north-up images (gdalwarp makes one).' : '';
   if (!keys) {
@@ -468,10 +473,15 @@ function readEpsg(image: GeoTIFFImage, transform: Affine): number {
   const projected = keys.ProjectedCSTypeGeoKey as number | undefined;
   const geographic = keys.GeographicTypeGeoKey as number | undefined;
   const code = model === 2 ? geographic : (projected ?? (model === undefined ? geographic : undefined));
+  const userDefined = code === 32767 || (code === undefined && (model === 1 || model === 2));
+  if (userDefined) {
+    const definition = userDefinedDefinition(keys as Record<string, unknown>);
+    if (definition) return definition;
+  }
   if (code === undefined || code === 32767 || code <= 0) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image's coordinate reference system has no EPSG code (${keys.GTCitationGeoKey ?? 'user-defined'}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
+      `the image's coordinate reference system has no EPSG code and its GeoKeys define no projection the bridge can read (${String(keys.GTCitationGeoKey ?? 'user-defined').replace(/[^\x20-\x7e]/g, '?').slice(0, 80)}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
     );
   }
   if (!Number.isInteger(code)) {
@@ -484,18 +494,20 @@ function readEpsg(image: GeoTIFFImage, transform: Affine): number {
   if (!projDefinition(code)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image is in EPSG:${code}, which the bridge cannot place on the map (supported: ${SUPPORTED_CRS_TEXT}): reproject it, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif`,
+      `the image is in EPSG:${code}, which is not a projected or geographic CRS of the EPSG dataset, so the bridge cannot place it on the map (supported: ${SUPPORTED_CRS_TEXT}): reproject it, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif`,
       { details: { epsg: code } },
     );
   }
   return code;
 }
 
-/** Metres per CRS unit from ProjLinearUnitsGeoKey (metre when absent). */
-function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
+/** Metres per CRS unit from ProjLinearUnitsGeoKey (when absent: the CRS definition's unit, metre for most). */
+function linearUnitInMetres(image: GeoTIFFImage, crs: CrsRef): number {
   const unit = image.getGeoKeys()?.ProjLinearUnitsGeoKey as number | undefined;
+  if (typeof crs === 'string') return definitionUnitInMetres(crs);
   switch (unit) {
     case undefined:
+      return definitionUnitInMetres(crs);
     case 9001:
       return 1;
     case 9002:
@@ -503,7 +515,7 @@ function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
     case 9003:
       return 1200 / 3937;
     default:
-      throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of EPSG:${epsg} is not metres or feet: reproject it to a metric CRS`);
+      throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of ${crsName(crs)} is not metres or feet: reproject it to a metric CRS`);
   }
 }
 
@@ -521,7 +533,7 @@ const ROUND_TRIP_TOLERANCE = 1;
  * within the CRS's area of use (EPSG dataset, crs-areas.ts) with a margin.
  * @throws InputRejected NOT_GEOREFERENCED
  */
-function checkPlacement(epsg: number, outline: [number, number][], footprint: [number, number][], bbox: [number, number, number, number]): void {
+function checkPlacement(epsg: CrsRef, outline: [number, number][], footprint: [number, number][], bbox: [number, number, number, number]): void {
   const back = fromWgs84(epsg);
   const drift = outline.reduce((max, p, i) => {
     const [x, y] = back(footprint[i]!);
@@ -531,9 +543,9 @@ function checkPlacement(epsg: number, outline: [number, number][], footprint: [n
   if (!(drift <= ROUND_TRIP_TOLERANCE)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image's coordinates (bounds ${bounds}) lie outside what EPSG:${epsg} can represent (converted to longitude/latitude and back they move by ${drift.toPrecision(3)} units): ` +
+      `the image's coordinates (bounds ${bounds}) lie outside what ${crsName(epsg)} can represent (converted to longitude/latitude and back they move by ${drift.toPrecision(3)} units): ` +
         'the geotransform or the CRS is wrong; check them (gdalinfo) and assign the right CRS, e.g. gdal_edit.py -a_srs EPSG:32632',
-      { details: { epsg, bbox, roundTripDrift: drift } },
+      { details: { crs: crsName(epsg), bbox, roundTripDrift: drift } },
     );
   }
   const area = areaOfUse(epsg);
@@ -547,19 +559,19 @@ function checkPlacement(epsg: number, outline: [number, number][], footprint: [n
   if (outside) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image lies at ${outside.map((v) => +v.toFixed(4)).join(', ')} (longitude, latitude), outside the area where EPSG:${epsg} is used ` +
+      `the image lies at ${outside.map((v) => +v.toFixed(4)).join(', ')} (longitude, latitude), outside the area where ${crsName(epsg)} is used ` +
         `(${west}° to ${east}° longitude, ${south}° to ${north}° latitude, EPSG dataset): the CRS or the geotransform is wrong; assign the right CRS (e.g. gdal_edit.py -a_srs) or reproject the image`,
-      { details: { epsg, areaOfUse: area, position: outside } },
+      { details: { crs: crsName(epsg), areaOfUse: area, position: outside } },
     );
   }
 }
 
-function crossesAntimeridian(near: [number, number], epsg: number): InputRejected {
+function crossesAntimeridian(near: [number, number], epsg: CrsRef): InputRejected {
   return new InputRejected(
     'CROSSES_ANTIMERIDIAN',
     `the image straddles the antimeridian (180° longitude) near ${near.map((v) => +v.toFixed(4)).join(', ')}: cut it at 180° into two images ` +
       '(e.g. gdalwarp -te with each side\'s extent) and drop them separately',
-    { details: { epsg } },
+    { details: { crs: crsName(epsg) } },
   );
 }
 
@@ -580,12 +592,12 @@ function checkNotDegenerate(width: number, height: number): void {
 export const PIXEL_SIZE_RANGE_M: readonly [number, number] = [1e-3, 1e5];
 
 /** @throws InputRejected NOT_GEOREFERENCED for a pixel size outside PIXEL_SIZE_RANGE_M */
-function checkPixelSize(pixelSizeM: [number, number], epsg: number): void {
+function checkPixelSize(pixelSizeM: [number, number], epsg: CrsRef): void {
   const [min, max] = PIXEL_SIZE_RANGE_M;
   if (pixelSizeM.every((v) => v >= min && v <= max)) return;
   throw new InputRejected(
     'NOT_GEOREFERENCED',
-    `the geotransform gives pixels of ${pixelSizeM.map((v) => v.toPrecision(3)).join(' x ')} m in EPSG:${epsg}; a ground pixel is between 1 mm and 100 km: ` +
+    `the geotransform gives pixels of ${pixelSizeM.map((v) => v.toPrecision(3)).join(' x ')} m in ${crsName(epsg)}; a ground pixel is between 1 mm and 100 km: ` +
       'the pixel size (or the unit of the CRS) is wrong; export the image again with its georeferencing',
     { details: { pixelSizeM, range: PIXEL_SIZE_RANGE_M } },
   );
