@@ -6,7 +6,9 @@
  * fixtures' TIFF writer and run through the Inspect function's reader.
  */
 import { describe, expect, it } from 'vitest';
-import { deflateSync } from 'node:zlib';
+import { brotliDecompressSync, deflateSync } from 'node:zlib';
+import packed from '../../../../functions/geotiff/crs-definitions.json' with { type: 'json' };
+import { definitionRows } from '../../../../scripts/make-crs-definitions.ts';
 import proj4 from 'proj4';
 import { InputRejected } from '../../../../functions/core/errors.ts';
 import { checkImageForModel, inspectGeoTiff, requirementsForModel } from '../../../../functions/geotiff/index.ts';
@@ -41,6 +43,16 @@ const userDefinedTm: TiffGeo = {
 };
 
 describe('hostile corpus, third round: GeoTIFFs', () => {
+  it('carries the EPSG dataset\'s definitions as epsg-index has them (regenerate with scripts/make-crs-definitions.ts)', () => {
+    // Act
+    const carried = brotliDecompressSync(Buffer.from(packed.brotliBase64, 'base64')).toString('utf8').split('\n');
+
+    // Assess
+    expect(carried).toEqual(definitionRows());
+    expect(carried.length).toBe(packed.rows);
+    expect(carried.length).toBeGreaterThan(6_900);
+  });
+
   it.each([
     ['EPSG:31467 (DHDN / 3-degree Gauss-Kruger zone 3)', { epsg: 31467, origin: [3_500_000, 5_400_000], pixel: 0.5 }, [9, 48.7]],
     ['EPSG:3006 (SWEREF99 TM)', { epsg: 3006, origin: [674_000, 6_580_000], pixel: 0.5 }, [18.07, 59.33]],
