@@ -101,6 +101,10 @@ export const REJECTION_CODES = [
   'TIFF_DECODED_TOO_LARGE',
   'TIFF_UNSUPPORTED_COMPRESSION',
   'TIFF_TOO_MANY_BANDS',
+  // issue 38: geotransforms that disagree, images that cannot hold imagery
+  'GEOTRANSFORM_CONFLICT',
+  'IMAGE_TOO_SMALL',
+  'NO_PIXEL_DATA',
   // issue 25: the live service's limits and refusals
   'IMAGE_AREA_TOO_LARGE',
   'SEARCH_AREA_TOO_LARGE',

@@ -1,15 +1,37 @@
 /**
  * Coordinate reference systems the bridge can place on the map: from an EPSG
- * code to a proj4 definition, and reprojection of image corners to WGS84.
+ * code (or a user-defined projection read from the GeoKeys, geokeys.ts) to a
+ * proj4 definition, and reprojection of image corners to WGS84.
  *
- * Covered: WGS84 (4326) and the geographic systems that match it within a
- * metre (ETRS89 4258, NAD83 4269), Web Mercator (3857/900913), every UTM zone
- * on WGS84 (326xx north, 327xx south), ETRS89 (258xx) and NAD83 (269xx), and a
- * few national grids common in aerial imagery. Anything else is refused with a
- * message asking for a reprojection, rather than guessed.
+ * Covered: every projected and geographic CRS of the EPSG dataset, as GDAL
+ * reads them from a GeoTIFF (crs-definitions.json, scripts/make-crs-definitions.ts
+ * says why that table and not a GeoKeys library). The first ones below keep
+ * their hand-written definitions (the ones the bridge shipped first, with their
+ * datum shifts); WGS84 (4326) and the geographic systems that match it within
+ * a metre (ETRS89 4258, NAD83 4269) are read as WGS84.
  */
+import { brotliDecompressSync } from 'node:zlib';
 import proj4 from 'proj4';
 import { CRS_AREAS } from './crs-areas.ts';
+import packedDefinitions from './crs-definitions.json' with { type: 'json' };
+
+/** A CRS: an EPSG code, or the proj4 definition of a user-defined one (GeoKey 32767, geokeys.ts). */
+export type CrsRef = number | string;
+
+let table: Map<number, { definition: string; area?: [number, number, number, number] }> | undefined;
+
+/** The EPSG dataset's definitions, unpacked on first use (about 1 MB of text, a few milliseconds). */
+function epsgTable(): Map<number, { definition: string; area?: [number, number, number, number] }> {
+  if (table) return table;
+  table = new Map();
+  const text = brotliDecompressSync(Buffer.from(packedDefinitions.brotliBase64, 'base64')).toString('utf8');
+  for (const row of text.split('\n')) {
+    const [code, definition, area] = row.split('\t');
+    const bounds = area ? (area.split(',').map(Number) as [number, number, number, number]) : undefined;
+    table.set(Number(code), { definition: definition!, ...(bounds && { area: bounds }) });
+  }
+  return table;
+}
 
 const NATIONAL_GRIDS: Record<number, string> = {
   // Swiss CH1903+ / LV95
@@ -28,9 +50,9 @@ const NATIONAL_GRIDS: Record<number, string> = {
 const WGS84_LIKE_GEOGRAPHIC = new Set([4326, 4258, 4269]);
 
 export const SUPPORTED_CRS_TEXT =
-  'EPSG:4326 (also 4258, 4269), EPSG:3857, UTM zones EPSG:326xx/327xx (also ETRS89 258xx, NAD83 269xx), EPSG:2056, 28992, 27700, 3035, 2154';
+  'every projected and geographic CRS of the EPSG dataset, and user-defined projections GDAL reads from the GeoKeys';
 
-/** Every EPSG code projDefinition knows, in order. */
+/** The EPSG codes with a hand-written definition (the rest come from the EPSG dataset's table), in order. */
 export const SUPPORTED_EPSG_CODES: readonly number[] = [
   ...WGS84_LIKE_GEOGRAPHIC,
   3857,
@@ -44,8 +66,13 @@ export const SUPPORTED_EPSG_CODES: readonly number[] = [
   ...Object.keys(NATIONAL_GRIDS).map(Number),
 ];
 
-/** proj4 definition of an EPSG code, or undefined when the bridge does not know it (codes are integers). */
-export function projDefinition(epsg: number): string | undefined {
+/** proj4 definition of a CRS, or undefined when the bridge does not know it (EPSG codes are integers). */
+export function projDefinition(crs: CrsRef): string | undefined {
+  if (typeof crs === 'string') return crs;
+  return builtInDefinition(crs) ?? (Number.isInteger(crs) ? epsgTable().get(crs)?.definition : undefined);
+}
+
+function builtInDefinition(epsg: number): string | undefined {
   if (!Number.isInteger(epsg)) return undefined;
   if (WGS84_LIKE_GEOGRAPHIC.has(epsg)) return '+proj=longlat +datum=WGS84 +no_defs';
   if (epsg === 3857 || epsg === 900913 || epsg === 3785 || epsg === 102100) {
@@ -61,32 +88,51 @@ export function projDefinition(epsg: number): string | undefined {
   return NATIONAL_GRIDS[epsg];
 }
 
-/** Whether an EPSG code is a geographic (degree) system the bridge knows. */
-export function isGeographic(epsg: number): boolean {
-  return WGS84_LIKE_GEOGRAPHIC.has(epsg);
+/** Whether a CRS is geographic (longitude and latitude in degrees). */
+export function isGeographic(crs: CrsRef): boolean {
+  if (typeof crs === 'number' && WGS84_LIKE_GEOGRAPHIC.has(crs)) return true;
+  return /^\+proj=longlat\b/.test(projDefinition(crs) ?? '');
 }
 
-/** Converts positions of an EPSG system to WGS84 [lon, lat]. */
-export function toWgs84(epsg: number): (position: [number, number]) => [number, number] {
-  const definition = projDefinition(epsg);
-  if (!definition) throw new Error(`EPSG:${epsg} is not supported`);
-  if (isGeographic(epsg)) return (p) => [p[0], p[1]];
+/** How the CRS is named in messages and in the image's `crs`: EPSG:<code>, or USER:<hash of its definition>. */
+export function crsName(crs: CrsRef): string {
+  if (typeof crs === 'number') return `EPSG:${crs}`;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < crs.length; i++) hash = Math.imul(hash ^ crs.charCodeAt(i), 0x01000193);
+  return `USER:${(hash >>> 0).toString(16).padStart(8, '0')}`;
+}
+
+/** Metres per unit of a projected CRS's definition (+units or +to_meter; metre when it says none). */
+export function definitionUnitInMetres(crs: CrsRef): number {
+  const definition = projDefinition(crs) ?? '';
+  const toMeter = /\+to_meter=([0-9.eE+-]+)/.exec(definition);
+  if (toMeter) return Number(toMeter[1]);
+  const units = /\+units=(\S+)/.exec(definition)?.[1];
+  return units === 'ft' ? 0.3048 : units === 'us-ft' ? 1200 / 3937 : units === 'km' ? 1000 : 1;
+}
+
+/** Converts positions of a CRS to WGS84 [lon, lat]. */
+export function toWgs84(crs: CrsRef): (position: [number, number]) => [number, number] {
+  const definition = projDefinition(crs);
+  if (!definition) throw new Error(`${crsName(crs)} is not supported`);
+  if (typeof crs === 'number' && WGS84_LIKE_GEOGRAPHIC.has(crs)) return (p) => [p[0], p[1]];
   const converter = proj4(definition, 'EPSG:4326');
   return (p) => converter.forward(p) as [number, number];
 }
 
-/** Converts WGS84 [lon, lat] to positions of an EPSG system (the inverse of toWgs84). */
-export function fromWgs84(epsg: number): (position: [number, number]) => [number, number] {
-  const definition = projDefinition(epsg);
-  if (!definition) throw new Error(`EPSG:${epsg} is not supported`);
-  if (isGeographic(epsg)) return (p) => [p[0], p[1]];
+/** Converts WGS84 [lon, lat] to positions of a CRS (the inverse of toWgs84). */
+export function fromWgs84(crs: CrsRef): (position: [number, number]) => [number, number] {
+  const definition = projDefinition(crs);
+  if (!definition) throw new Error(`${crsName(crs)} is not supported`);
+  if (typeof crs === 'number' && WGS84_LIKE_GEOGRAPHIC.has(crs)) return (p) => [p[0], p[1]];
   const converter = proj4(definition, 'EPSG:4326');
   return (p) => converter.inverse(p) as [number, number];
 }
 
-/** Area of use of an EPSG code the bridge knows, [west, south, east, north] (west > east: across 180°). */
-export function areaOfUse(epsg: number): readonly [number, number, number, number] | undefined {
-  return CRS_AREAS[epsg] ?? (projDefinition(epsg)?.includes('+proj=merc') ? CRS_AREAS[3857] : undefined);
+/** Area of use of an EPSG code the bridge knows, [west, south, east, north] (west > east: across 180°); none for a user-defined CRS. */
+export function areaOfUse(crs: CrsRef): readonly [number, number, number, number] | undefined {
+  if (typeof crs === 'string') return undefined;
+  return CRS_AREAS[crs] ?? (builtInDefinition(crs)?.includes('+proj=merc') ? CRS_AREAS[3857] : Number.isInteger(crs) ? epsgTable().get(crs)?.area : undefined);
 }
 
 /** Metres per degree of longitude and of latitude at a latitude, on the WGS84 ellipsoid. */

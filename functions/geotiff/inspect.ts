@@ -8,7 +8,8 @@ import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import type { Polygon } from 'geojson';
 import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
 import { InputRejected } from '../core/errors.ts';
-import { areaOfUse, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84 } from './crs.ts';
+import { areaOfUse, crsName, definitionUnitInMetres, fromWgs84, isGeographic, metresPerDegree, projDefinition, SUPPORTED_CRS_TEXT, toWgs84, type CrsRef } from './crs.ts';
+import { userDefinedDefinition } from './geokeys.ts';
 import { RangeSourceAdapter, ShortReadError, type RangeSource } from './source.ts';
 import {
   BLOCK_SLACK_BYTES,
@@ -144,13 +145,14 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   checkImageSize(width, height);
   const bands = image.getSamplesPerPixel();
   checkBands(bands);
+  checkNotDegenerate(width, height);
   const layout = checkBlockLayout(image);
   checkTagCounts(tagCounts, layout);
   await checkTables(image, layout);
   const dtypes = Array.from({ length: bands }, (_, i) => dtypeOf(image, i));
   checkRealValued(dtypes);
   const transform = await readTransform(image);
-  const epsg = readEpsg(image, transform);
+  const epsg = readCrs(image, transform);
   const geographic = isGeographic(epsg);
   const units = geographic ? 1 : linearUnitInMetres(image, epsg);
 
@@ -177,7 +179,7 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
   if (footprintRing.some(([lon, lat]) => !Number.isFinite(lon) || !Number.isFinite(lat) || Math.abs(lon) > 180 || Math.abs(lat) > 90)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image's corners do not fall on Earth in its CRS EPSG:${epsg} (bounds ${bbox.map((v) => +v.toFixed(3)).join(', ')}): check the CRS and the geotransform`,
+      `the image's corners do not fall on Earth in its CRS ${crsName(epsg)} (bounds ${bbox.map((v) => +v.toFixed(3)).join(', ')}): check the CRS and the geotransform`,
     );
   }
   // Mapflow receives the footprint as the processing's geometry: one that wraps across ±180° would be read
@@ -206,8 +208,8 @@ async function inspectWith(adapter: RangeSourceAdapter, options: InspectOptions,
     height,
     bands,
     dtypes,
-    epsg,
-    crs: `EPSG:${epsg}`,
+    ...(typeof epsg === 'number' && { epsg }),
+    crs: crsName(epsg),
     pixelSizeM,
     pixelSize,
     nodata: readNodata(image),
@@ -451,19 +453,29 @@ async function numbers(image: GeoTIFFImage, tag: 'ModelTransformation' | 'ModelT
 }
 
 /**
- * The pixel-to-CRS transform from ModelTransformation, or from a tiepoint and
- * a pixel scale. PixelIsPoint rasters are shifted half a pixel, as GDAL does.
+ * The pixel-to-CRS transform, read as GDAL reads it (frmts/gtiff/gtiffdataset_read.cpp,
+ * LoadGeoreferencingAndPamIfNeeded): a non-zero ModelPixelScale with a tiepoint first, the
+ * scale's y taken as -|y| (north up); ModelTransformation only without them, and only with its
+ * 16 values. When a file carries both and they disagree, GDAL and so the live service read the
+ * scale and tiepoint while other readers take the matrix: such a file is refused rather than
+ * processed where nobody meant it (GEOTRANSFORM_CONFLICT). PixelIsPoint rasters are shifted
+ * half a pixel, as GDAL does.
  */
 async function readTransform(image: GeoTIFFImage): Promise<Affine> {
   const matrix = await numbers(image, 'ModelTransformation');
   const tiepoints = await numbers(image, 'ModelTiepoint');
   const scale = await numbers(image, 'ModelPixelScale');
+  const fromMatrix: Affine | undefined =
+    matrix && matrix.length === 16 ? { a: matrix[0]!, b: matrix[1]!, c: matrix[3]!, d: matrix[4]!, e: matrix[5]!, f: matrix[7]! } : undefined;
+  const scaled = scale && scale.length >= 2 && scale[0] !== 0 && scale[1] !== 0 && tiepoints && tiepoints.length >= 6;
   let t: Affine;
-  if (matrix && matrix.length >= 8) {
-    t = { a: matrix[0]!, b: matrix[1]!, c: matrix[3]!, d: matrix[4]!, e: matrix[5]!, f: matrix[7]! };
-  } else if (tiepoints && tiepoints.length >= 6 && scale && scale.length >= 2) {
+  if (scaled) {
     const [i, j, , x, y] = tiepoints as [number, number, number, number, number];
-    t = { a: scale[0]!, b: 0, c: x - i * scale[0]!, d: 0, e: -scale[1]!, f: y + j * scale[1]! };
+    const e = -Math.abs(scale[1]!);
+    t = { a: scale[0]!, b: 0, c: x - i * scale[0]!, d: 0, e, f: y - j * e };
+    if (fromMatrix && !sameTransform(t, fromMatrix)) throw conflictingTransforms(t, fromMatrix);
+  } else if (fromMatrix) {
+    t = fromMatrix;
   } else if (tiepoints && tiepoints.length >= 6) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
@@ -486,8 +498,31 @@ async function readTransform(image: GeoTIFFImage): Promise<Affine> {
   return t;
 }
 
-/** The EPSG code from the GeoKeys (ProjectedCSTypeGeoKey or GeographicTypeGeoKey), which must be one the bridge can place. */
-function readEpsg(image: GeoTIFFImage, transform: Affine): number {
+/** Two geotransforms place every pixel within a thousandth of a pixel of each other. */
+function sameTransform(p: Affine, q: Affine): boolean {
+  const pixel = Math.max(Math.hypot(p.a, p.d), Math.hypot(p.b, p.e), Math.hypot(q.a, q.d), Math.hypot(q.b, q.e));
+  const close = (u: number, v: number, scale: number) => Math.abs(u - v) <= 1e-3 * scale;
+  return close(p.a, q.a, pixel) && close(p.b, q.b, pixel) && close(p.d, q.d, pixel) && close(p.e, q.e, pixel) && close(p.c, q.c, pixel) && close(p.f, q.f, pixel);
+}
+
+function conflictingTransforms(scaled: Affine, matrix: Affine): InputRejected {
+  const size = (t: Affine) => `${+Math.hypot(t.a, t.d).toPrecision(4)} x ${+Math.hypot(t.b, t.e).toPrecision(4)}`;
+  const origin = (t: Affine) => `${+t.c.toPrecision(10)}, ${+t.f.toPrecision(10)}`;
+  return new InputRejected(
+    'GEOTRANSFORM_CONFLICT',
+    `the GeoTIFF has two geotransforms that disagree: its tiepoint and pixel scale give pixels of ${size(scaled)} from ${origin(scaled)}, its ModelTransformation ${size(matrix)} from ${origin(matrix)}. ` +
+      'GDAL (and Mapflow) read the first, other tools the second, so the image would be processed where you may not expect it. ' +
+      'Keep one: check with gdalinfo which is right, then write it again (e.g. gdal_translate -a_ullr <ulx> <uly> <lrx> <lry> in.tif out.tif)',
+    { details: { tiepointAndScale: scaled, modelTransformation: matrix } },
+  );
+}
+
+/**
+ * The CRS from the GeoKeys, as GDAL reads it: the EPSG code of ProjectedCSTypeGeoKey or
+ * GeographicTypeGeoKey (any projected or geographic CRS of the EPSG dataset, crs.ts), or,
+ * for a user-defined one (32767), the projection its keys define (geokeys.ts).
+ */
+function readCrs(image: GeoTIFFImage, transform: Affine): CrsRef {
   const keys = image.getGeoKeys();
   const rotated = transform.b !== 0 || transform.d !== 0 ? ' The geotransform is also rotated; Mapflow expects north-up images (gdalwarp makes one).' : '';
   if (!keys) {
@@ -500,10 +535,15 @@ function readEpsg(image: GeoTIFFImage, transform: Affine): number {
   const projected = keys.ProjectedCSTypeGeoKey as number | undefined;
   const geographic = keys.GeographicTypeGeoKey as number | undefined;
   const code = model === 2 ? geographic : (projected ?? (model === undefined ? geographic : undefined));
+  const userDefined = code === 32767 || (code === undefined && (model === 1 || model === 2));
+  if (userDefined) {
+    const definition = userDefinedDefinition(keys as Record<string, unknown>);
+    if (definition) return definition;
+  }
   if (code === undefined || code === 32767 || code <= 0) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image's coordinate reference system has no EPSG code (${keys.GTCitationGeoKey ?? 'user-defined'}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
+      `the image's coordinate reference system has no EPSG code and its GeoKeys define no projection the bridge can read (${String(keys.GTCitationGeoKey ?? 'user-defined').replace(/[^\x20-\x7e]/g, '?').slice(0, 80)}): reproject it to an EPSG system, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif.${rotated}`,
     );
   }
   if (!Number.isInteger(code)) {
@@ -516,18 +556,20 @@ function readEpsg(image: GeoTIFFImage, transform: Affine): number {
   if (!projDefinition(code)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image is in EPSG:${code}, which the bridge cannot place on the map (supported: ${SUPPORTED_CRS_TEXT}): reproject it, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif`,
+      `the image is in EPSG:${code}, which is not a projected or geographic CRS of the EPSG dataset, so the bridge cannot place it on the map (supported: ${SUPPORTED_CRS_TEXT}): reproject it, e.g. gdalwarp -t_srs EPSG:3857 in.tif out.tif`,
       { details: { epsg: code } },
     );
   }
   return code;
 }
 
-/** Metres per CRS unit from ProjLinearUnitsGeoKey (metre when absent). */
-function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
+/** Metres per CRS unit from ProjLinearUnitsGeoKey (when absent: the CRS definition's unit, metre for most). */
+function linearUnitInMetres(image: GeoTIFFImage, crs: CrsRef): number {
   const unit = image.getGeoKeys()?.ProjLinearUnitsGeoKey as number | undefined;
+  if (typeof crs === 'string') return definitionUnitInMetres(crs);
   switch (unit) {
     case undefined:
+      return definitionUnitInMetres(crs);
     case 9001:
       return 1;
     case 9002:
@@ -535,7 +577,7 @@ function linearUnitInMetres(image: GeoTIFFImage, epsg: number): number {
     case 9003:
       return 1200 / 3937;
     default:
-      throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of EPSG:${epsg} is not metres or feet: reproject it to a metric CRS`);
+      throw new InputRejected('NOT_GEOREFERENCED', `the image's linear unit (GeoKey unit code ${unit}) of ${crsName(crs)} is not metres or feet: reproject it to a metric CRS`);
   }
 }
 
@@ -553,7 +595,7 @@ const ROUND_TRIP_TOLERANCE = 1;
  * within the CRS's area of use (EPSG dataset, crs-areas.ts) with a margin.
  * @throws InputRejected NOT_GEOREFERENCED
  */
-function checkPlacement(epsg: number, outline: [number, number][], footprint: [number, number][], bbox: [number, number, number, number]): void {
+function checkPlacement(epsg: CrsRef, outline: [number, number][], footprint: [number, number][], bbox: [number, number, number, number]): void {
   const back = fromWgs84(epsg);
   const drift = outline.reduce((max, p, i) => {
     const [x, y] = back(footprint[i]!);
@@ -563,9 +605,9 @@ function checkPlacement(epsg: number, outline: [number, number][], footprint: [n
   if (!(drift <= ROUND_TRIP_TOLERANCE)) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image's coordinates (bounds ${bounds}) lie outside what EPSG:${epsg} can represent (converted to longitude/latitude and back they move by ${drift.toPrecision(3)} units): ` +
+      `the image's coordinates (bounds ${bounds}) lie outside what ${crsName(epsg)} can represent (converted to longitude/latitude and back they move by ${drift.toPrecision(3)} units): ` +
         'the geotransform or the CRS is wrong; check them (gdalinfo) and assign the right CRS, e.g. gdal_edit.py -a_srs EPSG:32632',
-      { details: { epsg, bbox, roundTripDrift: drift } },
+      { details: { crs: crsName(epsg), bbox, roundTripDrift: drift } },
     );
   }
   const area = areaOfUse(epsg);
@@ -579,19 +621,32 @@ function checkPlacement(epsg: number, outline: [number, number][], footprint: [n
   if (outside) {
     throw new InputRejected(
       'NOT_GEOREFERENCED',
-      `the image lies at ${outside.map((v) => +v.toFixed(4)).join(', ')} (longitude, latitude), outside the area where EPSG:${epsg} is used ` +
+      `the image lies at ${outside.map((v) => +v.toFixed(4)).join(', ')} (longitude, latitude), outside the area where ${crsName(epsg)} is used ` +
         `(${west}° to ${east}° longitude, ${south}° to ${north}° latitude, EPSG dataset): the CRS or the geotransform is wrong; assign the right CRS (e.g. gdal_edit.py -a_srs) or reproject the image`,
-      { details: { epsg, areaOfUse: area, position: outside } },
+      { details: { crs: crsName(epsg), areaOfUse: area, position: outside } },
     );
   }
 }
 
-function crossesAntimeridian(near: [number, number], epsg: number): InputRejected {
+function crossesAntimeridian(near: [number, number], epsg: CrsRef): InputRejected {
   return new InputRejected(
     'CROSSES_ANTIMERIDIAN',
     `the image straddles the antimeridian (180° longitude) near ${near.map((v) => +v.toFixed(4)).join(', ')}: cut it at 180° into two images ` +
       '(e.g. gdalwarp -te with each side\'s extent) and drop them separately',
-    { details: { epsg } },
+    { details: { crs: crsName(epsg) } },
+  );
+}
+
+/** Fewest pixels per side: an image one pixel wide or high is a point or a line, not imagery a model can segment. */
+export const MIN_IMAGE_SIDE_PIXELS = 2;
+
+/** @throws InputRejected IMAGE_TOO_SMALL for an image of fewer than MIN_IMAGE_SIDE_PIXELS in width or height */
+function checkNotDegenerate(width: number, height: number): void {
+  if (width >= MIN_IMAGE_SIDE_PIXELS && height >= MIN_IMAGE_SIDE_PIXELS) return;
+  throw new InputRejected(
+    'IMAGE_TOO_SMALL',
+    `the image is ${width} x ${height} pixel(s): a point or a line of pixels, not imagery a model can process. Drop the image it was cut from, or a crop of at least a few hundred pixels a side`,
+    { details: { width, height, minSide: MIN_IMAGE_SIDE_PIXELS } },
   );
 }
 
@@ -599,12 +654,12 @@ function crossesAntimeridian(near: [number, number], epsg: number): InputRejecte
 export const PIXEL_SIZE_RANGE_M: readonly [number, number] = [1e-3, 1e5];
 
 /** @throws InputRejected NOT_GEOREFERENCED for a pixel size outside PIXEL_SIZE_RANGE_M */
-function checkPixelSize(pixelSizeM: [number, number], epsg: number): void {
+function checkPixelSize(pixelSizeM: [number, number], epsg: CrsRef): void {
   const [min, max] = PIXEL_SIZE_RANGE_M;
   if (pixelSizeM.every((v) => v >= min && v <= max)) return;
   throw new InputRejected(
     'NOT_GEOREFERENCED',
-    `the geotransform gives pixels of ${pixelSizeM.map((v) => v.toPrecision(3)).join(' x ')} m in EPSG:${epsg}; a ground pixel is between 1 mm and 100 km: ` +
+    `the geotransform gives pixels of ${pixelSizeM.map((v) => v.toPrecision(3)).join(' x ')} m in ${crsName(epsg)}; a ground pixel is between 1 mm and 100 km: ` +
       'the pixel size (or the unit of the CRS) is wrong; export the image again with its georeferencing',
     { details: { pixelSizeM, range: PIXEL_SIZE_RANGE_M } },
   );
@@ -680,6 +735,14 @@ async function probePixels(image: GeoTIFFImage, adapter: RangeSourceAdapter, lay
     needed = Math.max(needed, offset + count);
     if (offset >= size) missing++;
     else if (offset + count > size && overrun < 0) overrun = i;
+  }
+  if (present === 0) {
+    // GDAL reads a block without bytes (offset and byte count 0) as nodata: an image made only of them holds no imagery.
+    throw new InputRejected(
+      'NO_PIXEL_DATA',
+      `none of the image's ${blockCount} ${kind}s holds any data (every byte count is 0, a "sparse" file): there is no imagery to process. Export the image again with its pixels`,
+      { details: { blocks: blockCount } },
+    );
   }
   if (missing > 0) {
     throw new InputRejected(

@@ -9,6 +9,7 @@ import { fromFile, type GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import jpeg from 'jpeg-js';
 import proj4 from 'proj4';
 import type { BBox } from './geometry.ts';
+import { crsFromGeoKeys } from './crs.ts';
 import type { ImageMetadata } from './store.ts';
 import { checkDirectory, checkPixelsDecode, DecodeRefused, previewDecodable, type ReadBytes } from './raster-bounds.ts';
 
@@ -101,7 +102,8 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
     }
     const keys = (image.getGeoKeys() ?? {}) as Record<string, unknown>;
     const epsg = Number(keys.ProjectedCSTypeGeoKey ?? keys.GeographicTypeGeoKey ?? NaN);
-    const projection = Number.isFinite(epsg) ? projectionOf(epsg) : undefined;
+    const read = Number.isFinite(epsg) && projectionOf(epsg) ? undefined : crsFromGeoKeys(keys);
+    const projection = (Number.isFinite(epsg) ? projectionOf(epsg) : undefined) ?? read?.projection;
     if (!projection) {
       // mapflow-qgis errors/data_errors.py: ImageOutOfBounds = "check CRS and transform of the image".
       throw new RasterRejected('ImageOutOfBounds', 'The image extent is out of coordinate range: check its CRS and transform', {
@@ -133,12 +135,12 @@ export async function inspectRaster(path: string, limits: { maxPixelCount: numbe
     const footprintBbox: BBox = [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)];
     const pixelSize: [number, number] = [Math.abs(resolution[0]!), Math.abs(resolution[1]!)];
     const centreLat = (footprintBbox[1] + footprintBbox[3]) / 2;
-    const groundPixelSize = epsg === 4326 ? Math.max(...pixelSize) * METRES_PER_DEGREE * Math.cos((centreLat * Math.PI) / 180) : Math.max(...pixelSize);
+    const groundPixelSize = epsg === 4326 || read?.geographic ? Math.max(...pixelSize) * METRES_PER_DEGREE * Math.cos((centreLat * Math.PI) / 180) : Math.max(...pixelSize);
     const nodata = image.getGDALNoData();
     const count = image.getSamplesPerPixel();
     return {
       meta: {
-        crs: `EPSG:${epsg}`,
+        crs: read?.name ?? `EPSG:${epsg}`,
         width,
         height,
         count,
