@@ -78,12 +78,11 @@ export function validatePolygon(
 
   const result = checkPolygonValidity(cleaned, options.sweepBudget ?? { pairs: SELF_CROSSING_SWEEP_PAIRS });
   const problem = result.problem;
-  // A flat ring folds back on itself (its edges overlap): said as what it is. Checked after the crossings, since a
-  // figure-eight's two lobes cancel out in the signed area.
+  // A flat ring folds back on itself (its edges overlap): said as what it is. Not by its signed area alone: a
+  // figure-eight's two lobes cancel out in it.
   cleaned.forEach((ring, r) => {
-    if (hasNoArea(ring) && (problem === undefined || problem.kind === 'overlap' || problem.kind === 'self-touch')) {
-      invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
-    }
+    const folded = problem !== undefined && (problem.kind === 'overlap' || problem.kind === 'self-touch') && onOneLine(ring);
+    if (folded || (problem === undefined && hasNoArea(ring))) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
   });
   if (problem) rejectInvalid(problem, where, details);
   return polygon;
@@ -212,6 +211,20 @@ function hasNoArea(ring: Position[]): boolean {
   const [minX, minY, maxX, maxY] = boxOf([ring]);
   const box = (maxX - minX) * (maxY - minY);
   return Math.abs(planarArea(ring)) <= 1e-10 * box;
+}
+
+/** Every position within a billionth of the ring's extent of the line through its first position and the one farthest from it. */
+function onOneLine(ring: Position[]): boolean {
+  const [ax, ay] = ring[0] as [number, number];
+  let far = ring[0]!;
+  let farthest = 0;
+  for (const p of ring) {
+    const d = Math.hypot(p[0]! - ax, p[1]! - ay);
+    if (d > farthest) (farthest = d), (far = p);
+  }
+  if (farthest === 0) return true;
+  const [bx, by] = far as [number, number];
+  return ring.every((p) => Math.abs((bx - ax) * (p[1]! - ay) - (by - ay) * (p[0]! - ax)) / farthest <= 1e-9 * farthest);
 }
 
 /** Shoelace area in degrees², only to detect rings without any area. */
