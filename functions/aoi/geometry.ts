@@ -6,6 +6,7 @@
  * and the ring, so the user can find it in a GIS.
  */
 import { boxOf } from './box.ts';
+import { FINEST_PIXEL_DEG } from './imagery-extent.ts';
 import { checkPolygonValidity, type ValidityProblem } from './validity.ts';
 import type { Polygon, Position } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
@@ -85,6 +86,7 @@ export function validatePolygon(
     if (folded || (problem === undefined && hasNoArea(ring))) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
   });
   if (problem) rejectInvalid(problem, where, details);
+  checkNotSliver(cleaned[0]!, where, details);
   return polygon;
 }
 
@@ -152,6 +154,27 @@ function rejectInvalid(problem: ValidityProblem, where: string, details: Record<
 
 /** Work (segment pairs compared, edges visited) the validity check may spend per file, shared by its polygons. */
 export const SELF_CROSSING_SWEEP_PAIRS = 50_000_000;
+
+/**
+ * A polygon narrower, in longitude or latitude, than one pixel of the finest
+ * zoom any tile source has (22) holds no pixel at any zoom: its imagery cannot
+ * exist, yet Mapflow bills its area at the 1 km² minimum (imagery-extent.ts).
+ * @throws InputRejected INVALID_GEOMETRY
+ */
+function checkNotSliver(outer: Position[], where: string, details: Record<string, unknown>): void {
+  const [w, s, e, n] = boxOf([outer]);
+  // A pixel's height in degrees of latitude shrinks with the cosine of the latitude in Web Mercator.
+  const pixelLat = FINEST_PIXEL_DEG * Math.cos((((s + n) / 2) * Math.PI) / 180);
+  const wide = e - w;
+  const high = n - s;
+  if (wide >= FINEST_PIXEL_DEG && high >= pixelLat) return;
+  throw new InputRejected(
+    'INVALID_GEOMETRY',
+    `${where} is ${wide < FINEST_PIXEL_DEG ? `${wide.toExponential(1)}° wide` : `${high.toExponential(1)}° high`}, narrower than one pixel of the finest imagery ` +
+      `(zoom 22: ${FINEST_PIXEL_DEG.toExponential(1)}°, about 4 cm): no imagery of it can exist. Draw the area you want processed, or remove this sliver (QGIS: "Remove slivers" / "Eliminate")`,
+    { details: { ...details, widthDeg: wide, heightDeg: high, pixelDeg: FINEST_PIXEL_DEG } },
+  );
+}
 
 /**
  * RFC 7946 (3.1.9): a geometry that crosses the antimeridian is cut in two
