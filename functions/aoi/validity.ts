@@ -1,7 +1,9 @@
 /**
  * Polygon validity by the OGC Simple Features rules (as GEOS/shapely's
- * is_valid, which Mapflow's `geometry.Invalid` follows), at any size, holes
- * included:
+ * is_valid reads them), at any size, holes included. Mapflow refuses an
+ * invalid AOI as `geometry.Invalid`, "Invalid GeoJSON geometry"
+ * (mapflow-docs-en source/api/api_reference.rst line 1387), without saying
+ * more: the bridge refuses only what the OGC rules refuse.
  *
  * - no edge crosses another, and no two edges overlap along a length
  *   (a duplicated hole overlaps its twin along every edge);
