@@ -81,9 +81,21 @@ export function checkPolygonValidity(rings: Position[][], budget: ValidityBudget
     }
   });
 
-  // The sweep along longitude: each segment against the active ones whose latitude ranges overlap.
+  // The sweep along longitude: each segment against the active ones (not yet passed) whose latitude ranges
+  // overlap, found through latitude buckets (as many as edges), so edges far apart in latitude are never compared.
   const order = new Uint32Array(n).map((_, i) => i).sort((a, b) => seg[a * 4]! - seg[b * 4]!);
-  const active: number[] = [];
+  let south = Infinity;
+  let north = -Infinity;
+  for (let i = 0; i < n; i++) {
+    south = Math.min(south, seg[i * 4 + 1]!, seg[i * 4 + 3]!);
+    north = Math.max(north, seg[i * 4 + 1]!, seg[i * 4 + 3]!);
+  }
+  const bucketCount = Math.max(1, n);
+  const bucketHeight = (north - south) / bucketCount || 1;
+  const bucketOf = (y: number) => Math.min(bucketCount - 1, Math.max(0, Math.floor((y - south) / bucketHeight)));
+  const buckets: number[][] = Array.from({ length: bucketCount }, () => []);
+  /** The last segment each one was compared with, so one met in several buckets is compared once. */
+  const seenBy = new Int32Array(n).fill(-1);
   /** Touch points between rings: "x,y" -> its node number in the ring graph. */
   const touchNodes = new Map<string, number>();
   const incidences = new Set<string>();
@@ -94,44 +106,50 @@ export function checkPolygonValidity(rings: Position[][], budget: ValidityBudget
     const sx1 = seg[s * 4]!;
     const sLow = Math.min(seg[s * 4 + 1]!, seg[s * 4 + 3]!);
     const sHigh = Math.max(seg[s * 4 + 1]!, seg[s * 4 + 3]!);
-    let kept = 0;
-    for (let a = 0; a < active.length; a++) {
-      const t = active[a]!;
-      if (seg[t * 4 + 2]! < sx1) continue; // passed: dropped
-      active[kept++] = t;
-      if (--budget.pairs < 0) return tooComplex();
-      if (Math.max(seg[t * 4 + 1]!, seg[t * 4 + 3]!) < sLow || Math.min(seg[t * 4 + 1]!, seg[t * 4 + 3]!) > sHigh) continue;
-      const meet = classify(seg, t, s);
-      if (meet.kind === 'none') continue;
-      const rt = ringOf[t]!;
-      const rs = ringOf[s]!;
-      if (rt === rs) {
-        const len = lengthOf[rt]!;
-        const d = Math.abs(indexOf[t]! - indexOf[s]!);
-        const adjacent = d === 1 || d === len - 1;
-        if (adjacent && meet.kind === 'touch') continue; // the vertex they share
-        if (meet.kind === 'touch' && !adjacent) {
-          active.length = kept;
-          return { problem: { kind: 'self-touch', at: at(meet.at), ring: rt }, work: spent() };
+    const lo = bucketOf(sLow);
+    const hi = bucketOf(sHigh);
+    budget.pairs -= hi - lo + 1;
+    if (budget.pairs < 0) return tooComplex();
+    for (let b = lo; b <= hi; b++) {
+      const active = buckets[b]!;
+      let kept = 0;
+      for (let a = 0; a < active.length; a++) {
+        const t = active[a]!;
+        if (seg[t * 4 + 2]! < sx1) continue; // passed: dropped
+        active[kept++] = t;
+        if (seenBy[t] === s) continue;
+        seenBy[t] = s;
+        if (--budget.pairs < 0) return tooComplex();
+        if (Math.max(seg[t * 4 + 1]!, seg[t * 4 + 3]!) < sLow || Math.min(seg[t * 4 + 1]!, seg[t * 4 + 3]!) > sHigh) continue;
+        const meet = classify(seg, t, s);
+        if (meet.kind === 'none') continue;
+        const rt = ringOf[t]!;
+        const rs = ringOf[s]!;
+        if (rt === rs) {
+          const len = lengthOf[rt]!;
+          const d = Math.abs(indexOf[t]! - indexOf[s]!);
+          const adjacent = d === 1 || d === len - 1;
+          if (adjacent && meet.kind === 'touch') continue; // the vertex they share
+          if (meet.kind === 'touch') return { problem: { kind: 'self-touch', at: at(meet.at), ring: rt }, work: spent() };
+        }
+        if (meet.kind === 'proper') return { problem: { kind: 'crossing', at: at(meet.at), rings: [rt, rs] }, work: spent() };
+        if (meet.kind === 'overlap') return { problem: { kind: 'overlap', at: at(meet.at), rings: [rt, rs] }, work: spent() };
+        // Two rings touch at a point: an edge of the graph for each ring, once per point.
+        const key = `${meet.at[0]},${meet.at[1]}`;
+        let node = touchNodes.get(key);
+        if (node === undefined) touchNodes.set(key, (node = graph.add()));
+        for (const r of [rt, rs]) {
+          const incidence = `${r}|${node}`;
+          if (incidences.has(incidence)) continue;
+          incidences.add(incidence);
+          if (!graph.union(r, node)) {
+            return { problem: { kind: 'disconnected', at: at(meet.at), rings: [Math.min(rt, rs), Math.max(rt, rs)] }, work: spent() };
+          }
         }
       }
-      if (meet.kind === 'proper') return { problem: { kind: 'crossing', at: at(meet.at), rings: [rt, rs] }, work: spent() };
-      if (meet.kind === 'overlap') return { problem: { kind: 'overlap', at: at(meet.at), rings: [rt, rs] }, work: spent() };
-      // Two rings touch at a point: an edge of the graph for each ring, once per point.
-      const key = `${meet.at[0]},${meet.at[1]}`;
-      let node = touchNodes.get(key);
-      if (node === undefined) touchNodes.set(key, (node = graph.add()));
-      for (const r of [rt, rs]) {
-        const incidence = `${r}|${node}`;
-        if (incidences.has(incidence)) continue;
-        incidences.add(incidence);
-        if (!graph.union(r, node)) {
-          return { problem: { kind: 'disconnected', at: at(meet.at), rings: [Math.min(rt, rs), Math.max(rt, rs)] }, work: spent() };
-        }
-      }
+      active.length = kept;
+      active.push(s);
     }
-    active.length = kept;
-    active.push(s);
   }
 
   if (rings.length === 1) return { work: spent() };

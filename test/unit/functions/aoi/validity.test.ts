@@ -204,19 +204,33 @@ describe('the check stays bounded on hostile sizes', () => {
     expect(result.work).toBeLessThan(10 * 99_999);
   });
 
-  it('stops at its budget on a shape whose edges all overlap in longitude, and says so', () => {
-    // Prepare: a comb of 20,000 long horizontal teeth (80,001 positions): every tooth spans the whole width
+  it('a comb of 20,000 teeth spanning the whole width (80,003 positions) costs a few pairs per edge: edges apart in latitude are never compared', () => {
+    // Prepare: every tooth overlaps every other in longitude (the sweep of today's crossings.ts compares them all)
     const ring: Position[] = [[0, 0]];
     for (let i = 0; i < 20_000; i++) ring.push([1, i * 1e-4], [1, i * 1e-4 + 5e-5], [0.01, i * 1e-4 + 5e-5], [0.01, (i + 1) * 1e-4]);
-    ring.push([0, 2]);
-    ring.push([0, 0]);
+    ring.push([0, 2], [0, 0]);
+
+    // Act
+    const result = checkPolygonValidity([ring], { pairs: 50_000_000 });
+
+    // Assess
+    expect(result.problem).toBeUndefined();
+    expect(result.work).toBeLessThan(20 * (ring.length - 1));
+  });
+
+  it('stops at its budget on a zigzag whose 40,000 edges all overlap in both longitude and latitude, and says so', () => {
+    // Prepare: long parallel diagonals from x = 0 to x = 1, each shifted up a little; closed round the back
+    const ring: Position[] = [];
+    for (let i = 0; i < 20_000; i++) ring.push([0, i * 1e-6], [1, 1 + i * 1e-6]);
+    ring.push([0, 20_000e-6], [-1, 20_000e-6], [-1, 0], [0, 0]);
     const budget = { pairs: 1_000_000 };
 
     // Act
     const result = checkPolygonValidity([ring], budget);
 
-    // Assess: refused as too complex, the work at the budget and not beyond it
+    // Assess: refused as too complex, having spent the budget and at most one edge's filing beyond it
     expect(result.problem).toMatchObject({ kind: 'too-complex' });
-    expect(result.work).toBeLessThanOrEqual(1_000_001);
+    expect(result.work).toBeGreaterThan(1_000_000);
+    expect(result.work).toBeLessThanOrEqual(1_000_000 + ring.length);
   });
 });
