@@ -15,15 +15,18 @@
  * - every hole lies inside the shell, and no hole inside another.
  *
  * Why our own sweep and not JSTS's IsValidOp: JSTS is about 1 MB of source and
- * its noder compares monotone chains whose boxes overlap, so its worst case is
- * quadratic as well; it would add to the Plan Processing bundle (budget in
- * test/cdk/assembly-bundles.test.ts) without bounding the work. Here every
- * step counts its work against the file's budget of segment pairs (shared
- * with the other polygons of the file): the sweep the pairs whose longitudes
- * overlap, the hole tests the edges they look at through a latitude-bucket
- * index. Past the budget the polygon is refused GEOMETRY_TOO_COMPLEX, never
- * passed unchecked. Typical polygons (a 99,999-vertex circle, a city with
- * thousands of holes) cost a few pairs per edge.
+ * its noder compares monotone chains whose boxes overlap, so on hostile shapes
+ * its work is quadratic as well; it would add to the Plan Processing bundle
+ * without bounding the work. This sweep costs a sort (n log n), then work in
+ * proportion to the latitude buckets each edge spans and the pairs of edges
+ * whose boxes overlap: a 99,999-vertex circle or a 20,000-tooth comb 4 per
+ * edge. Only edges whose boxes overlap without meeting (long parallel
+ * diagonals) cost more, and there the work is counted against the file's
+ * budget (shared with its other polygons): past it the polygon is refused
+ * GEOMETRY_TOO_COMPLEX, never passed unchecked. (A Shamos-Hoey sweep with an
+ * ordered status would be n log n on those too; its degenerate cases, the
+ * touches OGC allows, are what this simpler sweep gets right, checked against
+ * every pair in test/unit/functions/aoi/validity-brute-force.test.ts.)
  */
 import type { Position } from 'geojson';
 
