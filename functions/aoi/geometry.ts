@@ -1,24 +1,16 @@
 /**
  * Checks of one polygon's coordinates, in the order a user would fix them:
- * structure and numbers, range, ring closure and size, self-intersection,
- * holes inside their outer ring. Every failure names the feature, the polygon
+ * structure and numbers, range, ring closure and size, then validity by the
+ * OGC rules at any size (validity.ts: crossings, touches, holes inside their
+ * outer ring, not nested, not repeated, the interior in one piece). Every failure names the feature, the polygon
  * and the ring, so the user can find it in a GIS.
  */
-import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
-import { kinks } from '@turf/kinks';
 import { boxOf } from './box.ts';
-import { countCrossings } from './crossings.ts';
+import { FINEST_PIXEL_DEG } from './imagery-extent.ts';
+import { checkPolygonValidity, type ValidityProblem } from './validity.ts';
 import type { Polygon, Position } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
 import { printable } from '../storage/describe.ts';
-
-/**
- * Above this many positions in one polygon the self-intersection test (which
- * compares every pair of segments: 5,000 positions take about 1.5 s) is
- * skipped to keep the check in seconds; Mapflow still validates the geometry
- * (`geometry.Invalid`). parseAoi also bounds the test's total work per file.
- */
-export const KINKS_MAX_POSITIONS = 5_000;
 
 /** Where in the file a polygon is, for messages. */
 export interface PolygonPlace {
@@ -48,8 +40,8 @@ function ringLabel(ringIndex: number): string {
 export function validatePolygon(
   coordinates: unknown,
   place: PolygonPlace,
-  /** checkCrossings false: the sweep instead of kinks (the file's kinks budget is spent); sweepBudget: the file's pairs left for the sweep. */
-  options: { checkCrossings?: boolean; sweepBudget?: { pairs: number } } = {},
+  /** sweepBudget: the file's work left for the validity check (validity.ts), shared by its polygons. */
+  options: { sweepBudget?: { pairs: number } } = {},
 ): Polygon {
   const where = describePlace(place);
   const details = { featureIndex: place.featureIndex, polygonIndex: place.polygonIndex };
@@ -85,84 +77,103 @@ export function validatePolygon(
   cleaned.forEach((ring, r) => checkAntimeridian(ring, `${where}, ${ringLabel(r)}`, { ...details, ringIndex: r }));
   const polygon: Polygon = { type: 'Polygon', coordinates: cleaned };
 
-  const positions = cleaned.reduce((n, ring) => n + ring.length, 0);
-  if (!((options.checkCrossings ?? true) && positions <= KINKS_MAX_POSITIONS)) {
-    // Too large for kinks (every pair of segments): a bounded sweep instead. A figure-eight left unchecked had
-    // its lobes cancel in the area, and the budget guard priced 43 km² as 9 credits.
-    checkCrossingsBySweep(cleaned, where, details, options.sweepBudget);
-  } else {
-    const crossings = kinks(polygon).features;
-    if (crossings.length > 0) {
-      const at = crossings[0]!.geometry.coordinates;
-      throw new InputRejected(
-        'SELF_INTERSECTING',
-        `${where} intersects itself at ${fmt(at)}${crossings.length > 1 ? ` and ${crossings.length - 1} more place(s)` : ''}. ` +
-          'Redraw the outline so its edges do not cross (a figure-eight must be two polygons), e.g. with "Fix geometries" in QGIS',
-        { details: { ...details, at, count: crossings.length } },
-      );
-    }
-  }
-
-  // After the crossing test: a figure-eight's two lobes cancel out in the signed area.
+  const result = checkPolygonValidity(cleaned, options.sweepBudget ?? { pairs: SELF_CROSSING_SWEEP_PAIRS });
+  const problem = result.problem;
+  // A flat ring folds back on itself (its edges overlap): said as what it is. Not by its signed area alone: a
+  // figure-eight's two lobes cancel out in it.
   cleaned.forEach((ring, r) => {
-    if (hasNoArea(ring)) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
+    const folded = problem !== undefined && (problem.kind === 'overlap' || problem.kind === 'self-touch') && onOneLine(ring);
+    if (folded || (problem === undefined && hasNoArea(ring))) invalid(`${where}, ${ringLabel(r)} has no area (all its positions lie on one line)`, r);
   });
-
-  const outer: Polygon = { type: 'Polygon', coordinates: [cleaned[0]!] };
-  // Every hole position against the outer ring costs holes x outer positions: a large polygon gets the box test only.
-  const [w, s, e, n] = boxOf([cleaned[0]!]);
-  const inside =
-    positions <= KINKS_MAX_POSITIONS
-      ? (pos: Position) => booleanPointInPolygon(pos, outer)
-      : (pos: Position) => pos[0]! >= w && pos[0]! <= e && pos[1]! >= s && pos[1]! <= n;
-  cleaned.slice(1).forEach((hole, h) => {
-    const outside = hole.find((pos) => !inside(pos));
-    if (outside) {
-      invalid(`${where}, ${ringLabel(h + 1)} is not inside the outer ring (position ${fmt(outside)} lies outside it): a hole must lie within its polygon`, h + 1);
-    }
-  });
+  if (problem) rejectInvalid(problem, where, details);
+  checkNotSliver(cleaned[0]!, where, details);
   return polygon;
 }
 
-/** Segment pairs the sweep may compare per file, shared by the polygons kinks does not test. */
+/**
+ * The rejection for what checkPolygonValidity found, naming the rings and the place.
+ * @throws InputRejected SELF_INTERSECTING, INVALID_GEOMETRY, GEOMETRY_TOO_COMPLEX
+ */
+function rejectInvalid(problem: ValidityProblem, where: string, details: Record<string, unknown>): never {
+  const redraw = 'Redraw the outline so its edges do not cross (a figure-eight must be two polygons), e.g. with "Fix geometries" in QGIS';
+  switch (problem.kind) {
+    case 'crossing':
+    case 'overlap': {
+      const [a, b] = problem.rings;
+      const what =
+        a === b
+          ? `${ringLabel(a)} ${problem.kind === 'crossing' ? 'crosses itself' : 'runs back over its own edge'}`
+          : `${ringLabel(a)} and ${ringLabel(b)} ${problem.kind === 'crossing' ? 'cross' : 'share an edge'}`;
+      throw new InputRejected('SELF_INTERSECTING', `${where} intersects itself at ${fmt(problem.at)}: ${what} there. ${redraw}`, {
+        details: { ...details, at: problem.at, rings: problem.rings },
+      });
+    }
+    case 'self-touch':
+      throw new InputRejected(
+        'SELF_INTERSECTING',
+        `${where} intersects itself at ${fmt(problem.at)}: ${ringLabel(problem.ring)} passes through it twice (a ring may not touch itself; a pinched part must be a polygon of its own or a hole). ${redraw}`,
+        { details: { ...details, at: problem.at, ringIndex: problem.ring } },
+      );
+    case 'duplicate-hole':
+      throw new InputRejected(
+        'INVALID_GEOMETRY',
+        `${where}, ${ringLabel(problem.ring)} repeats ${ringLabel(problem.of)}: the same hole twice (Mapflow refuses it as geometry.Invalid). Remove one of them`,
+        { details: { ...details, ringIndex: problem.ring, duplicateOf: problem.of } },
+      );
+    case 'disconnected': {
+      const [a, b] = problem.rings;
+      throw new InputRejected(
+        'INVALID_GEOMETRY',
+        `${where}: ${ringLabel(a)} and ${ringLabel(b)} touch at ${fmt(problem.at)} and at another point too, which cuts the polygon's interior in two ` +
+          '(rings may touch at one point only). Make it two polygons, or move the hole off the outline',
+        { details: { ...details, at: problem.at, rings: problem.rings } },
+      );
+    }
+    case 'hole-outside':
+      throw new InputRejected(
+        'INVALID_GEOMETRY',
+        `${where}, ${ringLabel(problem.ring)} is not inside the outer ring (position ${fmt(problem.at)} lies outside it): a hole must lie within its polygon`,
+        { details: { ...details, ringIndex: problem.ring, at: problem.at } },
+      );
+    case 'nested-hole':
+      throw new InputRejected(
+        'INVALID_GEOMETRY',
+        `${where}, ${ringLabel(problem.ring)} lies inside ${ringLabel(problem.inside)} (position ${fmt(problem.at)}): a hole may not lie in another hole. ` +
+          'Make the inner one a polygon of its own',
+        { details: { ...details, ringIndex: problem.ring, inside: problem.inside, at: problem.at } },
+      );
+    case 'too-complex':
+      throw new InputRejected(
+        'GEOMETRY_TOO_COMPLEX',
+        `${where} could not be checked for validity within the bridge's limits (${SELF_CROSSING_SWEEP_PAIRS.toLocaleString('en-US')} segment pairs per file): ` +
+          'simplify the polygons (e.g. mapshaper -simplify) or split the file into several files',
+        { details: { ...details, maxPairs: SELF_CROSSING_SWEEP_PAIRS } },
+      );
+  }
+}
+
+/** Work (segment pairs compared, edges visited) the validity check may spend per file, shared by its polygons. */
 export const SELF_CROSSING_SWEEP_PAIRS = 50_000_000;
 
 /**
- * Self-intersections of a polygon too large for kinks, by the bounded sweep
- * of crossings.ts: any edge crossing, or an edge ending inside another, is
- * one. When the file's budget of pairs is spent, the polygon is refused
- * rather than passed unchecked.
- * @throws InputRejected SELF_INTERSECTING, GEOMETRY_TOO_COMPLEX
+ * A polygon narrower, in longitude or latitude, than one pixel of the finest
+ * zoom any tile source has (22) holds no pixel at any zoom: its imagery cannot
+ * exist, yet Mapflow bills its area at the 1 km² minimum (imagery-extent.ts).
+ * @throws InputRejected INVALID_GEOMETRY
  */
-function checkCrossingsBySweep(rings: Position[][], where: string, details: Record<string, unknown>, budget: { pairs: number } = { pairs: SELF_CROSSING_SWEEP_PAIRS }): void {
-  // A ring that passes through one of its own vertices again crosses (or touches) itself there: the sweep skips shared vertices.
-  let repeated: Position | undefined;
-  for (const ring of rings) {
-    const seen = new Set<string>();
-    for (let i = 0; i < ring.length - 1 && !repeated; i++) {
-      const key = `${ring[i]![0]},${ring[i]![1]}`;
-      if (seen.has(key)) repeated = ring[i];
-      seen.add(key);
-    }
-  }
-  const count = repeated ? undefined : countCrossings([rings], 0, Math.max(0, budget.pairs));
-  if (count) budget.pairs -= count.pairs;
-  if (repeated || count!.crossings > 0) {
-    const at = (repeated as [number, number] | undefined) ?? count!.at!;
-    throw new InputRejected(
-      'SELF_INTERSECTING',
-      `${where} intersects itself at ${fmt(at)}. Redraw the outline so its edges do not cross (a figure-eight must be two polygons), e.g. with "Fix geometries" in QGIS`,
-      { details: { ...details, at } },
-    );
-  }
-  if (count!.stopped) {
-    throw new InputRejected(
-      'GEOMETRY_TOO_COMPLEX',
-      `${where} could not be checked for self-intersections within the bridge's limits (${SELF_CROSSING_SWEEP_PAIRS.toLocaleString('en-US')} segment pairs per file): ` +
-        'simplify the polygons (e.g. mapshaper -simplify) or split the file into several files',
-      { details: { ...details, maxPairs: SELF_CROSSING_SWEEP_PAIRS } },
-    );
-  }
+function checkNotSliver(outer: Position[], where: string, details: Record<string, unknown>): void {
+  const [w, s, e, n] = boxOf([outer]);
+  // A pixel's height in degrees of latitude shrinks with the cosine of the latitude in Web Mercator.
+  const pixelLat = FINEST_PIXEL_DEG * Math.cos((((s + n) / 2) * Math.PI) / 180);
+  const wide = e - w;
+  const high = n - s;
+  if (wide >= FINEST_PIXEL_DEG && high >= pixelLat) return;
+  throw new InputRejected(
+    'INVALID_GEOMETRY',
+    `${where} is ${wide < FINEST_PIXEL_DEG ? `${wide.toExponential(1)}° wide` : `${high.toExponential(1)}° high`}, narrower than one pixel of the finest imagery ` +
+      `(zoom 22: ${FINEST_PIXEL_DEG.toExponential(1)}°, about 4 cm): no imagery of it can exist. Draw the area you want processed, or remove this sliver (QGIS: "Remove slivers" / "Eliminate")`,
+    { details: { ...details, widthDeg: wide, heightDeg: high, pixelDeg: FINEST_PIXEL_DEG } },
+  );
 }
 
 /**
@@ -223,6 +234,20 @@ function hasNoArea(ring: Position[]): boolean {
   const [minX, minY, maxX, maxY] = boxOf([ring]);
   const box = (maxX - minX) * (maxY - minY);
   return Math.abs(planarArea(ring)) <= 1e-10 * box;
+}
+
+/** Every position within a billionth of the ring's extent of the line through its first position and the one farthest from it. */
+function onOneLine(ring: Position[]): boolean {
+  const [ax, ay] = ring[0] as [number, number];
+  let far = ring[0]!;
+  let farthest = 0;
+  for (const p of ring) {
+    const d = Math.hypot(p[0]! - ax, p[1]! - ay);
+    if (d > farthest) (farthest = d), (far = p);
+  }
+  if (farthest === 0) return true;
+  const [bx, by] = far as [number, number];
+  return ring.every((p) => Math.abs((bx - ax) * (p[1]! - ay) - (by - ay) * (p[0]! - ax)) / farthest <= 1e-9 * farthest);
 }
 
 /** Shoelace area in degrees², only to detect rings without any area. */

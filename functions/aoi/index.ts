@@ -13,11 +13,10 @@ import { geodesicAreaSqM } from './geodesic-area.ts';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { InputRejected } from '../core/errors.ts';
 import { checkDeadline, type DecodeDeadline } from '../core/deadline.ts';
-import { describePlace, KINKS_MAX_POSITIONS, SELF_CROSSING_SWEEP_PAIRS, validatePolygon, type PolygonPlace } from './geometry.ts';
+import { describePlace, SELF_CROSSING_SWEEP_PAIRS, validatePolygon, type PolygonPlace } from './geometry.ts';
 import { checkJsonCounts } from '../geojson/bounds.ts';
 import { formatBytes, looksBinary, printable, sniffFormat } from '../storage/describe.ts';
 
-export { KINKS_MAX_POSITIONS } from './geometry.ts';
 export { DISSOLVE_BATCH, DISSOLVE_BUDGET_MS } from './dissolve.ts';
 
 /*
@@ -43,8 +42,6 @@ export const MAX_JSON_DEPTH = 64;
 
 /** Deepest GeometryCollection nesting (RFC 7946 advises against any). */
 export const MAX_GEOMETRY_NESTING = 4;
-/** Self-intersection test work per file: the sum of each tested polygon's positions squared. */
-export const KINKS_WORK_BUDGET = 50_000_000;
 
 export interface AoiFeature {
   /** Position of the feature in the file (0-based), or of the member of a top-level GeometryCollection. */
@@ -160,15 +157,11 @@ export function parseAoi(file: string | Uint8Array, options: ParseAoiOptions = {
 
   // One budget of CPU time for every dissolve of the file (each feature's, then the whole file's).
   const deadline = cpuTimeMs() + DISSOLVE_BUDGET_MS;
-  let kinksWork = 0;
   const sweepBudget = { pairs: SELF_CROSSING_SWEEP_PAIRS };
   const features = collected.features.map(({ index, name, polygons }): AoiFeature => {
     const valid = polygons.map((coordinates, polygonIndex) => {
       checkDeadline(stepDeadline, 'validating the polygons', AOI_TIME_FIX);
-      const size = positionsOf(coordinates);
-      const checkCrossings = size <= KINKS_MAX_POSITIONS && kinksWork + size * size <= KINKS_WORK_BUDGET;
-      if (checkCrossings) kinksWork += size * size;
-      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { checkCrossings, sweepBudget });
+      return validatePolygon(coordinates, { featureIndex: index, featureName: name, polygonIndex, polygonCount: polygons.length }, { sweepBudget });
     });
     const label = describePlace({ featureIndex: index, featureName: name, polygonIndex: 0, polygonCount: 1 });
     const geometry = dissolvePolygons(
@@ -373,12 +366,6 @@ function checkMergedCounts(geometry: Polygon | MultiPolygon): void {
       'Dissolve and simplify them in a GIS first (e.g. mapshaper -simplify), or split the file into several files',
     { details: { rings, positions, maxRings: MAX_RINGS, maxPositions: MAX_POSITIONS } },
   );
-}
-
-/** Positions of one (unvalidated) polygon. */
-function positionsOf(coordinates: unknown): number {
-  if (!Array.isArray(coordinates)) return 0;
-  return coordinates.reduce((n: number, ring: unknown) => n + (Array.isArray(ring) ? ring.length : 0), 0);
 }
 
 /**

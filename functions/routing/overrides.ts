@@ -12,6 +12,7 @@
 import { InputRejected } from '../core/errors.ts';
 import { printable } from '../storage/describe.ts';
 import {
+  DEFAULT_GEOJSON_MODEL,
   DEFAULT_GEOJSON_SOURCE,
   isPlainObject,
   isStringRecord,
@@ -129,7 +130,54 @@ export function applyOverrides(route: Route, member: unknown): Route {
     }
   }
   if (member.zoom !== undefined) result.source = withZoom(result.source ?? DEFAULT_GEOJSON_SOURCE, member.zoom as number);
+  if (member.zoom !== undefined || member.source !== undefined || member.model !== undefined) checkZoomForModel(result, reject);
   return result;
+}
+
+/**
+ * The lowest zoom each default model takes, from Geoalert's reference
+ * (mapflow-docs-en source/userguides/reference.rst, "Required zoom range":
+ * "imagery with resolution outside of this range will be rejected from
+ * processing and the request will fail"). Published versions of the table
+ * differ (Forest 17-18 in one, 18-20 in the latest; Tree crowns 18, then
+ * 19-20): the lowest minimum any of them gives is kept, so nothing the live
+ * service takes is refused. Only the minimum: Mapflow's own validator refuses
+ * a zoom below the model's (`source-validator.TooLowZoom`, "Zoom must be not
+ * lower than {min_zoom}"), but above it only beyond 0-22
+ * (`source-validator.TooHighZoom`, "Zoom must be between 0 and 22"):
+ * mapflow-qgis mapflow/errors/processing_errors.py lines 28-29. Buildings
+ * (Aerial) is in no current table and custom models in none: left to Mapflow.
+ */
+export const MODEL_MIN_ZOOM: readonly { match: (normalisedName: string) => boolean; model: string; minZoom: number }[] = [
+  { match: (n) => n.includes('buildings') && n.includes('aerial'), model: 'Buildings (Aerial)', minZoom: 0 },
+  { match: (n) => n.includes('buildings'), model: 'Buildings', minZoom: 17 },
+  { match: (n) => n.includes('tree crowns'), model: 'Tree crowns', minZoom: 18 },
+  { match: (n) => n.includes('forest'), model: 'Forest', minZoom: 17 },
+  { match: (n) => n.includes('roads'), model: 'Roads', minZoom: 17 },
+  { match: (n) => n.includes('construction'), model: 'Constructions', minZoom: 17 },
+];
+
+/** The lowest zoom the model named takes, when it is a default model with one (names matched as the image checks match them). */
+export function minZoomForModel(modelName: string): { model: string; minZoom: number } | undefined {
+  const normalised = modelName
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9 ()]+/g, ' ')
+    .trim();
+  const entry = MODEL_MIN_ZOOM.find((m) => m.match(normalised));
+  return entry && entry.minZoom > 0 ? { model: entry.model, minZoom: entry.minZoom } : undefined;
+}
+
+/** A file's zoom, source or model whose zoom is below the model's lowest: Mapflow would refuse the processing (TooLowZoom). */
+function checkZoomForModel(route: Route, reject: (message: string) => never): void {
+  const source = route.source ?? DEFAULT_GEOJSON_SOURCE;
+  const zoom = 'dataProvider' in source ? source.dataProvider.zoom : 'userDefined' in source ? source.userDefined.zoom : source.imagerySearch.zoom;
+  const needs = minZoomForModel(route.model ?? DEFAULT_GEOJSON_MODEL);
+  if (zoom === undefined || !needs || zoom >= needs.minZoom) return;
+  reject(
+    `zoom ${zoom} is below what the model ${needs.model} takes (zoom ${needs.minZoom} or more, Geoalert's reference): Mapflow would refuse the processing. ` +
+      `Set "mapflow.zoom" to ${needs.minZoom} or more, or leave it out to use the route's`,
+  );
 }
 
 /**

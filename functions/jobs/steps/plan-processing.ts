@@ -14,6 +14,7 @@
  */
 import path from 'node:path';
 import { geodesicAreaSqM } from '../../aoi/geodesic-area.ts';
+import { checkTileImageryExists } from '../../aoi/imagery-extent.ts';
 import { decodeDeadline, type RemainingTime } from '../../core/deadline.ts';
 import { BridgeError, ConfigurationError, InputRejected } from '../../core/errors.ts';
 import type { GeoJsonMultiPolygon, GeoJsonPolygon, PlanPart, PlanResult, ProcessingRequest, WorkflowState } from '../workflow.ts';
@@ -122,6 +123,8 @@ export async function planProcessing(state: WorkflowState, ctx: StepContext, inv
     drafts = drafts.map((draft) => cropDraft(draft, found.footprint));
   }
   sourceParams = resolveProvider(status, sourceParams);
+  // A polygon beyond Web Mercator's tiles has no imagery, whatever it would be billed (aoi/imagery-extent.ts).
+  if (job.kind === 'geojson') for (const draft of drafts) checkTileImageryExists(draft.geometry as GeoJsonPolygon | GeoJsonMultiPolygon, sourceParams as Record<string, unknown>, draft.name);
   checkAccountLimits(status, sourceParams, drafts);
 
   const model = resolveModel(status.models, route.model ?? DEFAULT_GEOJSON_MODEL);

@@ -192,10 +192,10 @@ describe('applyOverrides', () => {
 
   it('accepts a built-in provider as source', () => {
     // Act
-    const result = applyOverrides(route, { source: { dataProvider: { providerName: 'arcgis_world_imagery' } }, zoom: 16 });
+    const result = applyOverrides(route, { source: { dataProvider: { providerName: 'arcgis_world_imagery' } }, zoom: 19 });
 
     // Assess
-    expect(result.source).toEqual({ dataProvider: { providerName: 'arcgis_world_imagery', zoom: 16 } });
+    expect(result.source).toEqual({ dataProvider: { providerName: 'arcgis_world_imagery', zoom: 19 } });
   });
 
   it.each([
