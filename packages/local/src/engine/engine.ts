@@ -260,22 +260,34 @@ export class LocalEngine {
   /**
    * A `.waitForTaskToken` invocation: the Lambda gets the payload with a fresh
    * token; the state's result is what SendTaskSuccess sends (its own return
-   * value is ignored, as on AWS). A Lambda error fails the state at once.
+   * value is ignored, as on AWS). The state completes when the token is sent,
+   * not when the Lambda returns: on AWS the task waits for the token only
+   * ("pauses until it receives that task token back with a SendTaskSuccess or
+   * SendTaskFailure call", Step Functions developer guide, "Wait for a
+   * Callback with Task Token"), so a handler still running after its send
+   * holds nothing up. A Lambda error before the token is sent fails the state
+   * at once; one after it changes nothing (the task is already over).
    */
-  private async invokeWaiting(resource: TaskResource, input: unknown): Promise<unknown> {
+  private invokeWaiting(resource: TaskResource, input: unknown): Promise<unknown> {
     const parameters = input as { FunctionName?: unknown; Payload?: unknown };
     const payload = parameters && typeof parameters === 'object' && 'Payload' in parameters ? parameters.Payload : input;
     const executionArn = (payload as { executionArn?: unknown } | null)?.executionArn;
     // A child's token belongs to its job's execution: stopping that one stops the Map Run's children.
     const owner = typeof executionArn === 'string' ? (this.children.get(executionArn)?.parent ?? nameOf(executionArn)) : '';
     const { token, settled } = this.taskTokens.create(owner);
-    try {
-      await resource(replaceValue(payload, TASK_TOKEN_PLACEHOLDER, token));
-    } catch (error) {
-      this.taskTokens.forget(token);
-      throw error;
-    }
-    return settled;
+    let tokenSent = false;
+    const sent = settled.finally(() => {
+      tokenSent = true;
+    });
+    const invocation = resource(replaceValue(payload, TASK_TOKEN_PLACEHOLDER, token)).then(
+      () => sent,
+      (error: unknown) => {
+        if (tokenSent) return sent;
+        this.taskTokens.forget(token);
+        throw error;
+      },
+    );
+    return Promise.race([sent, invocation]);
   }
 
   executionArn(name: string): string {
