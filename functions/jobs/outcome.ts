@@ -60,7 +60,7 @@ export function jobErrorFromTaskError(error: unknown): { error: JobError; reject
       message = task.Cause;
     }
   }
-  const type = errorType ?? causeType ?? 'INTERNAL_ERROR';
+  const type = knownTypeOfUnknown(errorType ?? causeType ?? 'INTERNAL_ERROR', message);
   if (type === 'InputRejected' || causeType === 'InputRejected') {
     const { code, text } = parseCodedMessage(message ?? '');
     return { error: { code: code ?? 'INPUT_REJECTED', message: text || 'the input was rejected' }, rejected: true };
@@ -69,6 +69,24 @@ export function jobErrorFromTaskError(error: unknown): { error: JobError; reject
   const text = message ? (hint ? `${message} (${hint})` : message) : (hint ?? `the step failed with ${type}`);
   const code = message ? (parseCodedMessage(message).code ?? codeFor(type)) : codeFor(type);
   return { error: { code, message: text }, rejected: false };
+}
+
+/**
+ * What a `Lambda.Unknown` stands for, read from its cause. Step Functions
+ * reports unhandled Lambda errors as Lambda.Unknown, "out-of-memory errors and
+ * function timeouts" among them (Step Functions developer guide, "Handle
+ * Lambda service exceptions"), where Lambda's own runtime names them
+ * Runtime.OutOfMemory and Sandbox.Timedout, and the local runtime does too.
+ * Both names reach the bridge, so one outcome follows either: a cause that
+ * says the function ran out of time is a timeout, one that says it ran out of
+ * memory or was killed by signal is an out-of-memory; any other
+ * Lambda.Unknown stays what it is.
+ */
+function knownTypeOfUnknown(type: string, message: string | undefined): string {
+  if (type !== 'Lambda.Unknown' || !message) return type;
+  if (/\btimed out after\b|\bTask timed out\b/i.test(message)) return 'Sandbox.Timedout';
+  if (/out of memory|OutOfMemory|signal: (killed|SIGKILL)\b/i.test(message)) return 'Runtime.OutOfMemory';
+  return type;
 }
 
 /** The same, for an error caught in process. */

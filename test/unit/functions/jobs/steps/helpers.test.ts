@@ -7,6 +7,7 @@ import { processingNameFor, shortJobId } from '../../../../../functions/jobs/com
 import { isLonLat, parseWktPolygon } from '../../../../../functions/jobs/wkt.ts';
 import { rejectionForUploadError } from '../../../../../functions/jobs/steps/upload-image.ts';
 import { rejectionForCreateError } from '../../../../../functions/jobs/steps/create-processing.ts';
+import { overrunAsRejection } from '../../../../../functions/jobs/steps/fail-job.ts';
 import { MapflowAuthError, MapflowForbidden, MapflowRequestError, MapflowUnavailable } from '../../../../../functions/mapflow/index.ts';
 import type { PlanPart } from '../../../../../functions/jobs/workflow.ts';
 
@@ -54,6 +55,42 @@ describe('jobErrorFromTaskError', () => {
     expect(result.rejected).toBe(false);
     expect(result.error.code).toBe('MAPFLOW_UNAVAILABLE');
     expect(result.error.message).toMatch(/^GET \/x: 503 \(Mapflow did not answer/);
+  });
+
+  // Issue 37 point 9: Step Functions may report an out-of-memory or a timeout as Lambda.Unknown
+  // (its payload in a plain-text Cause), where Lambda's runtime and local mode name them.
+  const UNKNOWN_OOM = {
+    Error: 'Lambda.Unknown',
+    Cause: 'The cause could not be determined because Lambda did not return an error type. Returned payload: {"errorType":"Runtime.OutOfMemory","errorMessage":"RequestId: 1f2e Error: Runtime exited with error: signal: killed"}',
+  };
+  const UNKNOWN_TIMEOUT = {
+    Error: 'Lambda.Unknown',
+    Cause: 'The cause could not be determined because Lambda did not return an error type. Returned payload: {"errorMessage":"2026-11-28T09:00:00.000Z 1f2e Task timed out after 60.05 seconds"}',
+  };
+
+  it('gives an out-of-memory reported as Lambda.Unknown the outcome of Runtime.OutOfMemory: REJECTED INPUT_TOO_COMPLEX before anything was spent', () => {
+    // Act
+    const named = overrunAsRejection(jobErrorFromTaskError({ Error: 'Runtime.OutOfMemory', Cause: JSON.stringify({ errorType: 'Runtime.OutOfMemory', errorMessage: 'out of memory' }) }), undefined);
+    const unknown = overrunAsRejection(jobErrorFromTaskError(UNKNOWN_OOM), undefined);
+    // Assess
+    expect(named).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
+    expect(unknown).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
+  });
+
+  it('gives a timeout reported as Lambda.Unknown the code and hint of Sandbox.Timedout', () => {
+    // Act
+    const named = jobErrorFromTaskError({ Error: 'Sandbox.Timedout', Cause: JSON.stringify({ errorType: 'Sandbox.Timedout', errorMessage: 'Task timed out after 60.05 seconds' }) });
+    const unknown = jobErrorFromTaskError(UNKNOWN_TIMEOUT);
+    // Assess
+    expect(unknown.error.code).toBe(named.error.code);
+    expect(unknown.error.message).toContain("ran past its function's Timeout");
+  });
+
+  it('leaves any other Lambda.Unknown as it is', () => {
+    // Act
+    const result = jobErrorFromTaskError({ Error: 'Lambda.Unknown', Cause: 'The cause could not be determined because Lambda did not return an error type.' });
+    // Assess
+    expect(result.error.code).toBe('LAMBDA_UNKNOWN');
   });
 
   it.each([undefined, null, 'text', 42, {}, { Error: 7 }, { Error: 'States.Timeout' }, { Cause: 'not json' }, { Error: 'X', Cause: '"a string"' }])(
