@@ -43,6 +43,20 @@ export class ConfigurationError extends BridgeError {
 }
 
 /**
+ * A ledger write that met a transaction in flight on the same row every time
+ * it was tried (TransactionConflict: a hot `#slots` row under many parts).
+ * Nothing was written and nothing is wrong with the job: the state machine's
+ * Retry tries the step again later (lib/private/defaults.ts TRANSIENT_ERRORS),
+ * where the plain TransactionCanceledException would have failed the part.
+ */
+export class LedgerContention extends BridgeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('LEDGER_CONTENTION', message, options);
+    this.name = 'LedgerContention';
+  }
+}
+
+/**
  * Rejection codes. Each comes with a message that tells the user what to fix.
  * Grouped by input kind; extend as new checks are added.
  */

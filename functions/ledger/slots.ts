@@ -52,6 +52,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { GSI_BY_SLOT_QUEUE, SLOT_ORDER_ATTRIBUTE, SLOT_QUEUE_ATTRIBUTE, SLOTS_ROW_ID } from './schema.ts';
+import { LedgerContention } from '../core/errors.ts';
 
 export interface SlotHolder {
   holder: string;
@@ -704,7 +705,10 @@ export class ConcurrencySlots {
       try {
         return await this.doc.send(command as UpdateCommand);
       } catch (error) {
-        if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+        if (!isTransactionConflict(error)) throw error;
+        if (attempt >= CONFLICT_ATTEMPTS) {
+          throw new LedgerContention(`the concurrency slots row met a transaction in flight ${CONFLICT_ATTEMPTS} times in a row; the step is tried again`, { cause: error });
+        }
         await pause(Math.random() * 10 * 2 ** Math.min(attempt, 6));
       }
     }

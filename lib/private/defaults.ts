@@ -107,7 +107,8 @@ export const MAX_ROUTES_JSON_BYTES = 3_000;
  * Retry of transient errors on every Task (exponential backoff with full jitter):
  * the Lambda service errors AWS advises retrying (ClientExecutionTimeoutException
  * included: the invoke call timed out on Step Functions' side), and the `name`s
- * of the transient Mapflow errors (functions/mapflow/errors.ts), which Lambda
+ * of the transient Mapflow errors (functions/mapflow/errors.ts) and of the
+ * ledger's contention (functions/core/errors.ts LedgerContention), which Lambda
  * reports as the errorType Step Functions matches.
  */
 export const TRANSIENT_ERRORS: readonly string[] = [
@@ -119,6 +120,8 @@ export const TRANSIENT_ERRORS: readonly string[] = [
   'MapflowUnavailable',
   'MapflowRateLimited',
   'MapflowOutcomeUnknown',
+  // functions/core/errors.ts: a ledger row contended under every attempt (DynamoDB TransactionConflict).
+  'LedgerContention',
 ];
 export const TRANSIENT_RETRY = {
   interval: Duration.seconds(2),

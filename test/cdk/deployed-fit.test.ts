@@ -20,7 +20,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { HANDLER_NAMES, TASKS } from '../../functions/core/catalog.ts';
 import { executionArnFor } from '../../functions/handlers/reconcile.ts';
 import { waitForSlot } from '../../functions/jobs/steps/wait-for-slot.ts';
-import { InputRejected } from '../../functions/core/errors.ts';
+import { InputRejected, LedgerContention } from '../../functions/core/errors.ts';
 import { MapflowOutcomeUnknown, MapflowRateLimited, MapflowUnavailable } from '../../functions/mapflow/errors.ts';
 import { GSI_BY_PROCESSING_ID, GSI_BY_SLOT_QUEUE, GSI_BY_STATUS } from '../../functions/ledger/schema.ts';
 import { isLocal, loadConfig, type BridgeConfig } from '../../functions/runtime/config.ts';
@@ -418,6 +418,7 @@ describe('Retry and Catch match what the handlers throw', () => {
     MapflowUnavailable: new MapflowUnavailable('down', { method: 'GET', path: '/x' }),
     MapflowRateLimited: new MapflowRateLimited('slow down', { method: 'GET', path: '/x' }),
     MapflowOutcomeUnknown: new MapflowOutcomeUnknown('lost', { method: 'POST', path: '/x' }),
+    LedgerContention: new LedgerContention('contended'),
   };
 
   it('every Task retries the Lambda service errors AWS advises and exactly the transient error names the code throws', () => {

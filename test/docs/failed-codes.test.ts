@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import * as mapflowErrors from '../../functions/mapflow/errors.ts';
 import { QueueTimeout } from '../../functions/jobs/steps/acquire-slot.ts';
 import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/outcome.ts';
-import { ConfigurationError } from '../../functions/core/errors.ts';
+import { ConfigurationError, LedgerContention } from '../../functions/core/errors.ts';
 import { EXECUTION_LOST } from '../../functions/handlers/reconcile.ts';
 
 const inputs = readFileSync(fileURLToPath(new URL('../../docs/inputs.md', import.meta.url)), 'utf8');
@@ -55,6 +55,7 @@ describe('the "Why a job FAILED" table', () => {
     const codes = [
       codeOfThrown(new QueueTimeout('x').name),
       codeOfThrown(new ConfigurationError('x').name),
+      codeOfThrown(new LedgerContention('x').name),
       codeOfThrown('States.Timeout'),
       // A Lambda stopped at its Timeout, and one out of memory after a processing was created (Store Results).
       codeOfThrown('Sandbox.Timedout'),

@@ -11,6 +11,7 @@ import { ConcurrencySlots, waiterOrder, waiterRowId, type SlotWaiter, type WakeW
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SLOTS_ROW_ID } from '../../../../functions/ledger/schema.ts';
+import { LedgerContention } from '../../../../functions/core/errors.ts';
 import { interceptedDoc, useDynamoDbLocal } from '../../../support/dynamodb.ts';
 
 const ddb = useDynamoDbLocal();
@@ -288,6 +289,38 @@ describe('admission: the queue lives in rows of its own, not in the #slots row',
     expect(afterLongLag).toEqual(['job-1#0']);
     expect(woken).toEqual(['job-1#0', 'job-2#0']);
     expect((await slots.holders()).map((h) => h.holder)).toEqual(['job-2#0']);
+  });
+
+  it('gives up a write that meets a transaction in flight on every attempt with LedgerContention, which the state machine retries (issue 37 point 6)', async () => {
+    // Prepare: every write of the slots row is cancelled by a transaction in flight, as DynamoDB answers
+    // (TransactionCanceledException, one CancellationReasons entry per item: docs of TransactWriteItems)
+    let cancelled = 0;
+    const contended = interceptedDoc(ddb.doc, async (command, pass) => {
+      if (command instanceof UpdateCommand || command instanceof TransactWriteCommand) {
+        cancelled++;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+          CancellationReasons: [{ Code: 'TransactionConflict' }],
+          $metadata: {},
+        });
+      }
+      return pass();
+    });
+    const table = await ddb.createLedgerTable();
+    await new ConcurrencySlots(ddb.doc, table, 1, () => new Date()).acquire('first#0', arn('first'));
+    const slots = new ConcurrencySlots(contended, table, 1, () => new Date());
+
+    // Act
+    const error = await slots.release('first#0').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+    // Assess: a typed, transient error (its name is what Retry matches) that keeps DynamoDB's as its cause
+    expect(error).toBeInstanceOf(LedgerContention);
+    expect((error as Error).name).toBe('LedgerContention');
+    expect((error as Error).cause).toBeInstanceOf(TransactionCanceledException);
+    expect(cancelled).toBe(12);
   });
 
   it('skips places the index still shows after they were granted or given up: a stale index never grants twice or drops another job\'s place', async () => {
