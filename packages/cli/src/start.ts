@@ -144,6 +144,29 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
   // Started degraded (Mapflow answered only faults): new jobs wait until it answers again.
   const held = holdWhileDegraded(options.mapflow, degraded, say);
   let bridge: LocalBridge;
+  // Ctrl-C and SIGTERM are ours from here on: while the bridge starts, it may
+  // already take jobs (resumed, swept from the inbox), and a signal's default
+  // (the process dies at once) would cut them mid-step, as a kill -9 does. A
+  // signal before the bridge is ready stops it as soon as it is; a second one
+  // later than a moment after the first forces, as during any stop.
+  let early: { signal: 'Ctrl-C' | 'SIGTERM'; at: number } | undefined;
+  const onEarlySignal = (signal: 'Ctrl-C' | 'SIGTERM') => () => {
+    if (early && Date.now() - early.at >= 1_500) {
+      say('Stopping now.');
+      process.exit(130);
+    }
+    if (early) return;
+    early = { signal, at: Date.now() };
+    say(`${signal}: stopping as soon as the bridge has started (jobs in flight resume on the next start; Ctrl-C again to force) ...`);
+  };
+  const earlyInterrupt = onEarlySignal('Ctrl-C');
+  const earlyTerminate = onEarlySignal('SIGTERM');
+  process.on('SIGINT', earlyInterrupt);
+  process.on('SIGTERM', earlyTerminate);
+  const releaseEarlySignals = () => {
+    process.off('SIGINT', earlyInterrupt);
+    process.off('SIGTERM', earlyTerminate);
+  };
   // A service the bridge supervises died for good (packages/local/src/supervisor.ts): stop as Ctrl-C does, exit 1.
   let serviceLost: ((message: string) => void) | undefined;
   let lostBeforeReady: string | undefined;
@@ -176,6 +199,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       ...(held ? { dispatchAfter: held.answered } : {}),
     });
   } catch (error) {
+    releaseEarlySignals();
     held?.stop();
     out.stop();
     if (error instanceof StateDirLockedError) {
@@ -253,9 +277,16 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
           },
         );
     };
+    releaseEarlySignals();
     process.on('SIGINT', () => stop('Ctrl-C'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     serviceLost = () => stop('a service lost');
+    if (early) {
+      // Asked to stop while starting: the stop begins now, and counts as begun when the signal came.
+      stop(early.signal);
+      stoppingSince = early.at;
+      return;
+    }
     // Said once Ctrl-C and SIGTERM are handled: a signal sent on this line (a script, a test) stops the bridge cleanly.
     say('Waiting for files. Press Ctrl-C to stop.');
     if (lostBeforeReady !== undefined) stop('a service lost');
