@@ -22,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import jpeg from 'jpeg-js';
 import type { AoiGeometry } from './geometry.ts';
+import { placeholderPixels } from './placeholder.ts';
 import type { RasterInfo } from './raster-file.ts';
 
 /** A file the data API refuses: the live service's detail code, message and parameters. */
@@ -284,16 +285,5 @@ function inlineDecoder(): Decoder {
 
 /** A grey gradient JPEG, for an image whose pixels could not be read. */
 function placeholderJpeg(size: number): Buffer {
-  const rgba = new Uint8Array(size * size * 4);
-  for (let y = 0; y < size; y++) {
-    for (let x = 0; x < size; x++) {
-      const p = (y * size + x) * 4;
-      const v = Math.round(((x + y) / (2 * size)) * 255);
-      rgba[p] = v;
-      rgba[p + 1] = v;
-      rgba[p + 2] = v;
-      rgba[p + 3] = 255;
-    }
-  }
-  return jpeg.encode({ data: rgba, width: size, height: size }, 80).data as Buffer;
+  return jpeg.encode({ data: placeholderPixels(size), width: size, height: size }, 80).data as Buffer;
 }

@@ -10,6 +10,7 @@ import jpeg from 'jpeg-js';
 import proj4 from 'proj4';
 import type { BBox } from './geometry.ts';
 import { crsFromGeoKeys } from './crs.ts';
+import { placeholderPixels } from './placeholder.ts';
 import type { ImageMetadata } from './store.ts';
 import { checkDirectory, checkPixelsDecode, DecodeRefused, previewDecodable, type ReadBytes } from './raster-bounds.ts';
 
@@ -203,28 +204,12 @@ async function renderImage(path: string, size: number): Promise<Uint8Array> {
   });
 }
 
-/** A grey gradient, for images whose pixels cannot be read. */
-function placeholder(size: number): Uint8Array {
-  const rgba = new Uint8Array(size * size * 4);
-  for (let y = 0; y < size; y++) {
-    for (let x = 0; x < size; x++) {
-      const p = (y * size + x) * 4;
-      const v = Math.round(((x + y) / (2 * size)) * 255);
-      rgba[p] = v;
-      rgba[p + 1] = v;
-      rgba[p + 2] = v;
-      rgba[p + 3] = 255;
-    }
-  }
-  return rgba;
-}
-
 export async function renderPreview(path: string, size: number): Promise<Buffer> {
   let rgba: Uint8Array;
   try {
     rgba = await renderImage(path, size);
   } catch {
-    rgba = placeholder(size);
+    rgba = placeholderPixels(size);
   }
   return jpeg.encode({ data: rgba, width: size, height: size }, 80).data as Buffer;
 }
