@@ -22,6 +22,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { fork } from 'node:child_process';
 import type { Route } from 'mapflow-bridge/functions/routing/index.ts';
 import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts';
 import { definitionCacheDir, hashSources } from './local-definition-cache.ts';
@@ -82,9 +83,8 @@ export async function loadLocalAssembly(
   const bundlesDir = await handlerBundles(cacheDir, bundles, off, options.log);
   const temporary = await mkdtemp(path.join(cacheDir, 'assembly-tmp-'));
   try {
-    // Only a miss pays for aws-cdk-lib.
-    const { synthLocalAssembly } = await import('./local-assembly.ts');
-    const file = synthLocalAssembly(settings, temporary, bundlesDir);
+    // Only a miss pays for aws-cdk-lib, and in a process of its own.
+    const file = await synthInChildProcess(settings, temporary, bundlesDir);
     if (file !== templateFile) throw new AssemblySynthError(`the local stack's template is ${file}, expected ${templateFile}`);
     await options.check?.(temporary, templateFile);
     await writeFile(path.join(temporary, '.complete'), key);
@@ -104,6 +104,35 @@ export async function loadLocalAssembly(
 /** Assemblies kept (each a few MB: 18 bundles and a template); the least recently used go first. */
 const KEEP_ASSEMBLIES = 24;
 const KEEP_BUNDLES = 4;
+/** synth-child.mjs: the process that loads aws-cdk-lib, so the bridge's own process never holds it. */
+const SYNTH_CHILD = new URL('./synth-child.mjs', import.meta.url);
+
+/**
+ * Synthesizes in a child process that exits when done: aws-cdk-lib and the
+ * stack's construct tree took the bridge's process from 283 MB to 690 MB
+ * for the whole of a run (docs/local.md). Returns the template file's name.
+ */
+function synthInChildProcess(settings: LocalAssemblySettings, outdir: string, bundlesDir: string | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = fork(SYNTH_CHILD, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4000);
+    });
+    let answer: { file?: string; error?: { message: string } } | undefined;
+    child.once('message', (message) => {
+      answer = message as typeof answer;
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (answer?.file) return resolve(answer.file);
+      if (answer?.error) return reject(new AssemblySynthError(`Cannot synthesize the local cloud assembly: ${answer.error.message}`));
+      reject(new AssemblySynthError(`Cannot synthesize the local cloud assembly: its process ended (${signal ?? `exit ${code}`}) without an answer${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`));
+    });
+    child.send({ settings, outdir, bundlesDir });
+  });
+}
+
 /** A temporary folder this old was left by a process that died while synthesizing. */
 const ABANDONED_MS = 3_600_000;
 
