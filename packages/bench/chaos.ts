@@ -23,7 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { watch } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -90,6 +90,12 @@ export interface ChaosOptions {
   log?: (line: string) => void;
   /** Bound on the whole run. Default 5 minutes. */
   timeoutMs?: number;
+  /**
+   * In the last start (the one that is not killed), at the n-th `Processing Submitted`, the whole process
+   * group is stopped (SIGSTOP, as Ctrl-Z or a sleeping laptop stops it) for this many seconds, then continued
+   * (SIGCONT). The simulator and DynamoDB go on meanwhile, as Mapflow and AWS do (issue 39, point 4).
+   */
+  standstill?: { seconds: number; atSubmitted: number };
 }
 
 export interface ChaosFigures {
@@ -118,6 +124,10 @@ export interface ChaosFigures {
   inputsSweptAtStart: number;
   /** Final events a start published for jobs that ended as the run before was killed (packages/local/src/final-events.ts). */
   finalEventsOwedAtStart: number;
+  /** Standstills made (options.standstill), with the function processes stopped with the bridge. */
+  standstills: { seconds: number; functionProcesses: number }[];
+  /** Lines in which the bridge said it had stood still (packages/local/src/assembly/standstill.ts). */
+  standstillsReported: number;
   wallMs: number;
 }
 
@@ -298,10 +308,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     while (dropped < batches) await dropBatch(dropped++);
 
     // The last run: no kill, until every input is final; then one more start brings the output folder level.
+    const standstills: ChaosFigures['standstills'] = [];
+    let standstillsReported = 0;
+    let submitted = 0;
+    let standing: Promise<void> | undefined;
     await run((line, _file, stop) => {
+      if (options.standstill && !standing && /Processing Submitted/.test(line) && ++submitted >= options.standstill.atSubmitted && child?.pid) {
+        const seconds = options.standstill.seconds;
+        standing = standStill(child.pid, seconds).then((functionProcesses) => {
+          standstills.push({ seconds, functionProcesses });
+          log(`chaos: the bridge stood still (SIGSTOP of its process group, ${functionProcesses} function process(es) with it) for ${seconds} s, then went on (SIGCONT)`);
+        });
+      }
+      if (/stood still for \d+(\.\d+)? s/.test(line)) standstillsReported++;
       if (/Job (Succeeded|Failed|Rejected)|Waiting for files/.test(line)) void allFinal().then((all) => all && stop());
       return false;
     }, 'SIGTERM');
+    await standing;
     if (!(await allFinal())) {
       // Which inputs, and every line any start printed about them: enough to tell a lost input from a stuck job.
       const events = await readEvents(eventsFile).catch(() => []);
@@ -312,7 +335,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       throw new Error(`chaos: not every input ended: ${missing.join(', ')}; what the starts printed about them:\n${about.slice(-60).join('\n')}\nlast output:\n${lastOutput.slice(-20).join('\n')}`);
     }
     let endpoints: { s3: string } | undefined;
-    let audit: Omit<ChaosFigures, 'jobs' | 'seed' | 'schedule' | 'kills' | 'killedAt' | 'starts' | 'wallMs'> | undefined;
+    let audit: Omit<ChaosFigures, 'jobs' | 'seed' | 'schedule' | 'kills' | 'killedAt' | 'starts' | 'wallMs' | 'standstills' | 'standstillsReported'> | undefined;
     let auditError: unknown;
     await run((line, _file, stop) => {
       if (/Waiting for files/.test(line) && !audit) {
@@ -343,6 +366,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       outputsCopiedAtStart,
       inputsSweptAtStart,
       finalEventsOwedAtStart,
+      standstills,
+      standstillsReported,
       duplicateProcessings: mapflow.duplicateProcessings,
       processings: mapflow.processings,
       wallMs,
@@ -359,6 +384,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     await dynamodb?.close();
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * SIGSTOP of a start's whole process group (the bridge, s3rver, the function processes) for `seconds`, then
+ * SIGCONT. Resolves with the number of function processes it stopped.
+ */
+async function standStill(groupId: number, seconds: number): Promise<number> {
+  const functions = await functionProcessesOf(groupId);
+  process.kill(-groupId, 'SIGSTOP');
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  process.kill(-groupId, 'SIGCONT');
+  return functions;
+}
+
+/** The function processes (lambda-runtime.mjs) of a process group (Linux /proc; 0 elsewhere). */
+async function functionProcessesOf(groupId: number): Promise<number> {
+  if (process.platform !== 'linux') return 0;
+  let count = 0;
+  for (const pid of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    // Fields after the command's closing parenthesis: state, ppid, pgrp.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === groupId && cmdline.includes('lambda-runtime')) count++;
+  }
+  return count;
 }
 
 /** The ledger, the bucket, the output folder and the events of a finished run. */

@@ -48,6 +48,7 @@ import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
 import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
 import { LocalSchedule, rateExpressionMs, scheduleScaleOf } from './assembly/schedule.ts';
+import { onStandstill } from './assembly/standstill.ts';
 import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
 import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, readStepsInFlight, recordCrashes, StepsInFlight, takeCrashRecord, writeResumeCounts, type CrashRecord } from './crash-resumes.ts';
@@ -693,6 +694,11 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
       }),
     );
     stops.push({ name: 'the functions and their services', stop: () => runtime.close() });
+    // Said once per standstill, so a user who pressed Ctrl-Z (or whose laptop slept) sees why timers jumped.
+    const unwatch = onStandstill((ms) =>
+      log(`local bridge: stood still for ${(ms / 1000).toFixed(1)} s (stopped, e.g. Ctrl-Z or SIGSTOP, or starved of CPU); that time does not count against the functions' timeouts`),
+    );
+    stops.push({ name: 'the standstill watch', stop: async () => unwatch() });
     // After the start, in the background: one warm environment per function, in the order a job needs them.
     if (options.prewarm) void runtime.prewarm().catch(() => undefined);
   return { ledger, s3, runningAtStop, crash, runtime, engine: runtime.engine };

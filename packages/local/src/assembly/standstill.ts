@@ -55,9 +55,15 @@ class Ticker implements StandstillClock {
   tick(): void {
     const at = performance.now();
     const gap = at - this.last - TICK_MS;
-    if (gap > STANDSTILL_MS) this.total += gap;
     this.last = at;
+    if (gap > STANDSTILL_MS) {
+      this.total += gap;
+      for (const listener of this.listeners) listener(gap);
+    }
   }
+
+  /** Listeners told of each standstill seen (while an invocation is timed: the ticker runs only then). */
+  readonly listeners = new Set<(ms: number) => void>();
 
   now(): number {
     this.tick();
@@ -104,3 +110,12 @@ export function countedTimeout(timeoutMs: number, onTimeout: () => void): () => 
 
 /** The process's clock (tests, and the bridge's figures). */
 export const standstillClock: StandstillClock = ticker;
+
+/**
+ * Calls `listener` with the length (ms) of each standstill seen while a
+ * function invocation is timed; returns the function that stops it.
+ */
+export function onStandstill(listener: (ms: number) => void): () => void {
+  ticker.listeners.add(listener);
+  return () => ticker.listeners.delete(listener);
+}
