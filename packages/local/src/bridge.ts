@@ -397,7 +397,7 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
   const torn = await repairEventsFile(eventsFile);
   if (torn > 0) log(`local bridge: removed a half-written last line (${torn} bytes) from ${eventsFile}, left by a stop mid-write; an event it held is published again if its job still owes it`);
   // Issued once per state folder (0600), in memory for a temporary one.
-  const credentialStore = persistent ? await timed('credentials', () => CredentialStore.open(stateDir)) : CredentialStore.inMemory();
+  const credentialStore = persistent ? await timed('credentials', () => CredentialStore.open(stateDir, (message) => log(`local bridge: ${message}`))) : CredentialStore.inMemory();
   // Only the gate may reach the DynamoDB Local this bridge starts (it accepts any key).
   const dynamodbGateSecret = randomBytes(24).toString('hex');
   // A refused request is a misconfigured client, a role without a statement, or something worse: say which.

@@ -38,9 +38,12 @@ export interface Principal extends IssuedCredentials {
 
 /** Thrown when the state folder's credentials file cannot be read or written. */
 export class CredentialsFileError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The file was read but its content is damaged (not JSON, or no keys): it can be set aside and replaced. */
+  readonly damaged: boolean;
+  constructor(message: string, options?: { cause?: unknown; damaged?: boolean }) {
     super(message, options);
     this.name = 'CredentialsFileError';
+    this.damaged = options?.damaged ?? false;
   }
 }
 
@@ -87,9 +90,27 @@ export class CredentialStore {
     return new CredentialStore({ name: 'user', arn: LOCAL_USER_ARN, ...issueCredentials() });
   }
 
-  /** The state folder's store: its user credentials are read, or issued and written (mode 0600) the first time. */
-  static async open(stateDir: string): Promise<CredentialStore> {
-    const user = (await readCredentialsFile(stateDir)) ?? (await writeCredentialsFile(stateDir, issueCredentials()));
+  /**
+   * The state folder's store: its user credentials are read, or issued and written (mode 0600) the first time.
+   * A damaged file (truncated, edited: the bridge itself replaces it atomically) is set aside under
+   * `credentials.json.damaged-<time>` and new credentials are issued; `onRepaired` is told what was done,
+   * since tools that read the old keys must read the file again. A file that cannot be read is an error.
+   */
+  static async open(stateDir: string, onRepaired?: (message: string) => void): Promise<CredentialStore> {
+    let user: IssuedCredentials | undefined;
+    try {
+      user = await readCredentialsFile(stateDir);
+    } catch (error) {
+      if (!(error instanceof CredentialsFileError && error.damaged)) throw error;
+      const file = path.join(stateDir, CREDENTIALS_FILE);
+      const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      await rename(file, aside).catch((renameError: unknown) => {
+        throw new CredentialsFileError(`${error.message} (and it could not be set aside: ${(renameError as Error).message})`, { cause: error });
+      });
+      user = await writeCredentialsFile(stateDir, issueCredentials());
+      onRepaired?.(`${file} was damaged (not JSON, or without its keys): set aside as ${path.basename(aside)}, and new local credentials issued; tools that used the old keys must read ${CREDENTIALS_FILE} again`);
+    }
+    user ??= await writeCredentialsFile(stateDir, issueCredentials());
     return new CredentialStore({ name: 'user', arn: LOCAL_USER_ARN, ...user });
   }
 
@@ -124,11 +145,11 @@ export async function readCredentialsFile(stateDir: string): Promise<IssuedCrede
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new CredentialsFileError(`${file} is not JSON; remove it and start the bridge again to issue new credentials`, { cause: error });
+    throw new CredentialsFileError(`${file} is not JSON; remove it and start the bridge again to issue new credentials`, { cause: error, damaged: true });
   }
   const { accessKeyId, secretAccessKey } = (parsed ?? {}) as Record<string, unknown>;
   if (typeof accessKeyId !== 'string' || typeof secretAccessKey !== 'string' || !accessKeyId || !secretAccessKey) {
-    throw new CredentialsFileError(`${file} holds no accessKeyId and secretAccessKey; remove it and start the bridge again to issue new credentials`);
+    throw new CredentialsFileError(`${file} holds no accessKeyId and secretAccessKey; remove it and start the bridge again to issue new credentials`, { damaged: true });
   }
   // Written 0600; a copy made readable by others since is made private again.
   if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);

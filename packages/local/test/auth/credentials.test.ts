@@ -2,7 +2,7 @@
  * The credentials the bridge issues: the user's kept in the state folder
  * with mode 0600 (the same ones after a restart), roles' in memory.
  */
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS_FILE, CredentialStore, CredentialsFileError, readCredentialsFile } from '../../src/auth/credentials.ts';
@@ -43,17 +43,42 @@ describe('CredentialStore', () => {
     expect((await stat(path.join(stateDir, CREDENTIALS_FILE))).mode & 0o777).toBe(0o600);
   });
 
-  it('says what to do with a damaged file', async () => {
+  it.each([
+    ['truncated mid-write', (text: string) => text.slice(0, 20)],
+    ['without its keys', () => '{"accessKeyId": 1}'],
+  ])('a damaged file (%s) is set aside and replaced, and the bridge says so', async (_, damage) => {
     // Prepare
-    const stateDir = path.join(dir, 'damaged');
+    const stateDir = path.join(dir, `damaged-${_.replace(/\W+/g, '-')}`);
+    const first = await CredentialStore.open(stateDir);
+    const file = path.join(stateDir, CREDENTIALS_FILE);
+    const damaged = damage(await readFile(file, 'utf8'));
+    await writeFile(file, damaged);
+    const said: string[] = [];
+    // Act
+    const reopened = await CredentialStore.open(stateDir, (message) => said.push(message));
+    // Assess: new keys in a whole file, the damaged one kept aside, one line naming both
+    const fresh = await readCredentialsFile(stateDir);
+    expect(fresh?.accessKeyId).toBe(reopened.user.accessKeyId);
+    expect(reopened.user.accessKeyId).not.toBe(first.user.accessKeyId);
+    const aside = (await readdir(stateDir)).filter((name) => name.startsWith(`${CREDENTIALS_FILE}.damaged-`));
+    expect(aside).toHaveLength(1);
+    expect(await readFile(path.join(stateDir, aside[0]!), 'utf8')).toBe(damaged);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(aside[0]);
+    expect(said[0]).toContain('new local credentials');
+  });
+
+  it('a damaged file still fails a reader that does not repair (jobs list, the CLI): it says what to do', async () => {
+    // Prepare
+    const stateDir = path.join(dir, 'damaged-reader');
     await CredentialStore.open(stateDir);
     const file = path.join(stateDir, CREDENTIALS_FILE);
-    await import('node:fs/promises').then(({ writeFile }) => writeFile(file, '{"accessKeyId": 1}'));
+    await writeFile(file, '{"accessKeyId": 1}');
     // Act
-    const opening = CredentialStore.open(stateDir);
+    const reading = readCredentialsFile(stateDir);
     // Assess
-    await expect(opening).rejects.toBeInstanceOf(CredentialsFileError);
-    await expect(opening).rejects.toThrow(/remove it/);
+    await expect(reading).rejects.toBeInstanceOf(CredentialsFileError);
+    await expect(reading).rejects.toThrow(/remove it/);
     expect(await readFile(file, 'utf8')).toBe('{"accessKeyId": 1}');
   });
 
