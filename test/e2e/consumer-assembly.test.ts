@@ -1,6 +1,7 @@
 /**
  * A consumer's own cloud assembly on the local runtime: the construct packed
- * (`npm pack`, which prebuilds the handler bundles) and installed into a fresh
+ * (`npm pack`, which prebuilds the handler bundles; the tarball
+ * test/support/packed.ts shares with pack-install-synth.test.ts) and installed into a fresh
  * ES module CDK app offline (as test/package/pack-install-synth.test.ts does),
  * the app synthesized, and `mapflow-bridge local run --assembly cdk.out` (the
  * local package, through this repository's command line) takes a GeoJSON
@@ -15,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeFunctionsOf, handlerNameOfBundle } from '../support/assembly.ts';
+import { packedTarball } from '../support/packed.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
 
@@ -36,8 +38,7 @@ describe("a consumer app's assembly on the local runtime", () => {
   beforeAll(async () => {
     // Prepare: pack, install offline beside the runtime dependencies and required peers, synthesize
     folder.dir = await mkdtemp(path.join(testTmp(), 'mfb-consumer-'));
-    await npm(['pack', '--pack-destination', folder.dir], ROOT);
-    const tarball = path.join(folder.dir, (await readdir(folder.dir)).find((name) => name.endsWith('.tgz'))!);
+    const { tarball } = await packedTarball();
     apps.esm = path.join(folder.dir, 'esm');
     await (await import('node:fs/promises')).mkdir(apps.esm);
     const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }> };

@@ -34,6 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Extractor, ExtractorConfig, type ExtractorMessage } from '@microsoft/api-extractor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packedTarball } from '../support/packed.ts';
 import { testTmp } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -93,11 +94,16 @@ describe('the npm package in a fresh CDK app', () => {
   beforeAll(async () => {
     folder.dir = await mkdtemp(path.join(testTmp(), 'mfb-pack-'));
     const started = Date.now();
-    // Act (shared): pack (prepack builds), then install the tarball offline into an ES module app.
-    await npm(['pack', '--pack-destination', folder.dir], ROOT);
-    const tarballs = (await readdir(folder.dir)).filter((name) => name.endsWith('.tgz'));
-    expect(tarballs).toHaveLength(1);
-    folder.tarball = path.join(folder.dir, tarballs[0]!);
+    // Act (shared): pack (prepack builds; once per state of the sources, shared with the other file that
+    // installs it: test/support/packed.ts), then install the tarball offline into an ES module app.
+    const { tarball, packed } = await packedTarball();
+    folder.tarball = tarball;
+    // A tarball packed earlier (by the other file, or an earlier run of these sources): dist/ is put back as it
+    // packed it, for the API check below (API Extractor reads declarations of the project, not of node_modules).
+    if (!packed) {
+      await rm(path.join(ROOT, 'dist'), { recursive: true, force: true });
+      await run('tar', ['-xzf', tarball, '--strip-components=1', '-C', ROOT, 'package/dist']);
+    }
     apps.esm = await appFolder(folder.dir, 'esm', 'module');
     await npm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--engine-strict=false', folder.tarball], apps.esm);
     await copyFile(path.join(HERE, 'esm-app.ts.txt'), path.join(apps.esm, 'app.ts'));
@@ -120,7 +126,7 @@ describe('the npm package in a fresh CDK app', () => {
         files: ['esm/app.ts', 'cjs/app.ts', 'readme/app.ts'],
       }),
     );
-    console.log(`pack (with build) and offline install: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(`${packed ? 'pack (with build)' : 'the tarball packed earlier'} and offline install: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }, 240_000);
   afterAll(async () => {
     if (folder.dir) await rm(folder.dir, { recursive: true, force: true });
@@ -134,7 +140,7 @@ describe('the npm package in a fresh CDK app', () => {
   }, 180_000);
 
   it('the packed declarations of the main entry match the API report (api/mapflow-bridge.api.md)', () => {
-    // Prepare: the project's API Extractor settings, on the declarations `npm pack` just built
+    // Prepare: the project's API Extractor settings, on the tarball's declarations (dist/, as packed)
     const configFile = path.join(ROOT, 'api-extractor.json');
     const configObject = ExtractorConfig.loadFile(configFile);
     configObject.mainEntryPointFilePath = path.join(ROOT, 'dist', 'lib', 'index.d.ts');
