@@ -911,7 +911,7 @@ function bridgeHandle(
         const key = `inbox/${relativeKey.replace(/^\/+/, '')}`;
         const size = (await stat(file)).size;
         const result = await new Upload({ client: s3, params: { Bucket: bucket, Key: key, Body: createReadStream(file) } }).done();
-        const object: InputObject = { bucket, key, etag: (result.ETag ?? '').replace(/"/g, ''), size };
+        const object: InputObject = { bucket, key, ...(result.VersionId ? { versionId: result.VersionId } : {}), etag: (result.ETag ?? '').replace(/"/g, ''), size };
         return { object, jobId: jobIdFor(object) };
       },
 
