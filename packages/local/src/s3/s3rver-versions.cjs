@@ -18,6 +18,9 @@
  *     ObjectRemoved:DeleteMarkerCreated): the key is gone, its versions stay.
  *   - The object written before versioning was enabled is the `null` version.
  *   - CopyObject from `...?versionId=` copies that version.
+ *   - Tags are per version (Get/Put/DeleteObjectTagging, with or without
+ *     versionId: the version asked for, else the current one); a new version
+ *     starts without tags.
  * Not supported (501 NotImplemented): ListObjectVersions, DELETE with a
  * versionId (removing one version), GET of a delete marker's id (404
  * NoSuchVersion: markers are not stored). Suspended stops new versions (a
@@ -134,11 +137,14 @@ function storeVersions(store) {
     });
   };
 
-  /** Keeps the key's current object as version `versionId`: links to its files (no bytes copied). */
-  store.keepVersion = async function keepVersion(bucket, key, versionId) {
+  /**
+   * Keeps the key's current object as version `versionId`: links to its files (no bytes copied);
+   * its tags too when asked (the null version's: a new version starts without tags, as on S3).
+   */
+  store.keepVersion = async function keepVersion(bucket, key, versionId, withTags = false) {
     const target = this.versionPath(bucket, key, versionId, 'object');
     await fsp.mkdir(path.dirname(target), { recursive: true });
-    for (const resource of ['object', 'object.md5', 'metadata.json']) {
+    for (const resource of ['object', 'object.md5', 'metadata.json', ...(withTags ? ['tagging.xml'] : [])]) {
       const link = this.versionPath(bucket, key, versionId, resource);
       await fsp.rm(link, { force: true });
       await fsp.link(this.getResourcePath(bucket, key, resource), link).catch((error) => {
@@ -150,7 +156,7 @@ function storeVersions(store) {
   /** The null version, when the key's current object is one: kept before it is replaced or deleted. */
   const keepNullVersion = async (self, bucket, key) => {
     if ((await self.currentVersion(bucket, key)) !== undefined) return;
-    if (await exists(self.getResourcePath(bucket, key, 'object'))) await self.keepVersion(bucket, key, 'null');
+    if (await exists(self.getResourcePath(bucket, key, 'object'))) await self.keepVersion(bucket, key, 'null', true);
   };
 
   const commitObject = store.commitObject;
@@ -266,7 +272,9 @@ function versions() {
       throw new S3Error('InvalidArgument', 'Invalid version id specified', { ArgumentName: 'versionId', ArgumentValue: versionId });
     }
 
-    if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+    // Reads, and the tags of a version (tags are per version on S3): the version's own files.
+    const tagging = 'tagging' in query && (ctx.method === 'PUT' || ctx.method === 'DELETE');
+    if (ctx.method === 'GET' || ctx.method === 'HEAD' || tagging) {
       if (versioning === undefined) {
         // An unversioned bucket has only the null version.
         if (versionId !== undefined && versionId !== 'null') throw noSuchVersion(key, versionId);

@@ -15,10 +15,12 @@ import {
   DeleteObjectCommand,
   GetBucketVersioningCommand,
   GetObjectCommand,
+  GetObjectTaggingCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutBucketVersioningCommand,
   PutObjectCommand,
+  PutObjectTaggingCommand,
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -145,6 +147,22 @@ describe('local S3: versioned buckets', () => {
     expect(copy.VersionId).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(copy.CopySourceVersionId).toBe(done.VersionId);
     expect(copied.ContentLength).toBe(part.length);
+  });
+
+  it('keeps tags per version: a version tagged by id keeps them after an overwrite, the new version starts without', async () => {
+    // Prepare
+    const key = 'inbox/tagged.geojson';
+    const first = await s3.send(new PutObjectCommand({ Bucket: VERSIONED, Key: key, Body: 'one' }));
+    // Act
+    await s3.send(new PutObjectTaggingCommand({ Bucket: VERSIONED, Key: key, VersionId: first.VersionId, Tagging: { TagSet: [{ Key: 'done', Value: 'job-1' }] } }));
+    const currentBefore = await s3.send(new GetObjectTaggingCommand({ Bucket: VERSIONED, Key: key }));
+    await s3.send(new PutObjectCommand({ Bucket: VERSIONED, Key: key, Body: 'two' }));
+    const firstAfter = await s3.send(new GetObjectTaggingCommand({ Bucket: VERSIONED, Key: key, VersionId: first.VersionId }));
+    const currentAfter = await s3.send(new GetObjectTaggingCommand({ Bucket: VERSIONED, Key: key }));
+    // Assess
+    expect(currentBefore.TagSet).toEqual([{ Key: 'done', Value: 'job-1' }]);
+    expect(firstAfter.TagSet).toEqual([{ Key: 'done', Value: 'job-1' }]);
+    expect(currentAfter.TagSet ?? []).toEqual([]);
   });
 
   it('keeps the object written before versioning as the null version', async () => {
