@@ -16,7 +16,10 @@
  *   `maxEnvironments`), the others wait their turn;
  * - the template's Timeout: an invocation still running at its timeout is
  *   stopped (the environment is discarded) and fails with `Sandbox.Timedout`,
- *   as Step Functions reports it on AWS.
+ *   as Lambda names it (a Task state may see it as `Lambda.Unknown`:
+ *   asStepFunctionsReports);
+ * - a handler's error answered as the Node.js runtime answers it,
+ *   `{ errorType, errorMessage, trace }` (lambda-runtime.mjs, describe).
  * What the handlers print (logs, EMF metrics) goes to `<logDir>/<function>.log`,
  * CloudWatch Logs' place.
  */
