@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { LocalFunction, asStepFunctionsReports } from '../../src/assembly/functions.ts';
+import { LocalEngine } from '../../src/engine/engine.ts';
 import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
 import { LambdaFunctionError } from '../../src/engine/lambda.ts';
 import { testTmp } from '../../../../test/support/temp.ts';
@@ -133,5 +134,53 @@ describe('timeouts and out-of-memory reported as Lambda.Unknown', () => {
     const reported = asStepFunctionsReports(handled, true);
     // Assess
     expect(reported).toBe(handled);
+  });
+});
+
+describe('what a Task state catches', () => {
+  /** One Task invoking the function as runtime.ts does, its error caught into $.error. */
+  function engineFor(target: LocalFunction, lambdaUnknown: boolean): LocalEngine {
+    return new LocalEngine({
+      definition: {
+        StartAt: 'Step',
+        States: {
+          Step: { Type: 'Task', Resource: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-thrower', Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Caught' }], End: true },
+          Caught: { Type: 'Pass', End: true },
+        },
+      },
+      taskResources: { Step: (input: unknown) => target.invoke(input).catch((error: unknown) => Promise.reject(asStepFunctionsReports(error, lambdaUnknown))) },
+    });
+  }
+
+  async function caught(engine: LocalEngine, name: string, input: unknown): Promise<{ Error: string; Cause: string }> {
+    await engine.start(name, input);
+    const execution = await engine.waitFor(name);
+    return (execution?.output as { error: { Error: string; Cause: string } }).error;
+  }
+
+  it('is the error type as Error and the JSON of the runtime answer, trace included, as Cause', { timeout: 60_000 }, async () => {
+    // Prepare
+    fn = await functionOf();
+    // Act
+    const error = await caught(engineFor(fn, false), 'type-error', { throw: 'type-error' });
+    // Assess
+    expect(error.Error).toBe('TypeError');
+    const cause = JSON.parse(error.Cause) as { errorType: string; errorMessage: string; trace: string[] };
+    expect(cause).toMatchObject({ errorType: 'TypeError', errorMessage: 'bad input' });
+    expect(cause.trace[0]).toBe('TypeError: bad input');
+    expect(jobErrorFromTaskError(error).error).toMatchObject({ code: 'TYPE_ERROR', message: 'bad input' });
+  });
+
+  it('is Lambda.Unknown for a timeout with the option, Sandbox.Timedout without, and the job code is the same', { timeout: 60_000 }, async () => {
+    // Prepare: a function of one second that sleeps a minute
+    fn = await functionOf(1);
+    // Act
+    const named = await caught(engineFor(fn, false), 'timeout-named', { throw: 'sleep' });
+    const unknown = await caught(engineFor(fn, true), 'timeout-unknown', { throw: 'sleep' });
+    // Assess
+    expect(named.Error).toBe('Sandbox.Timedout');
+    expect(unknown.Error).toBe('Lambda.Unknown');
+    expect(unknown.Cause).toMatch(/^The cause could not be determined because Lambda did not return an error type\. Returned payload: /);
+    expect(jobErrorFromTaskError(unknown).error.code).toBe(jobErrorFromTaskError(named).error.code);
   });
 });
