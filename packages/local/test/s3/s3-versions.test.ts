@@ -201,4 +201,22 @@ describe('local S3: versioned buckets', () => {
     expect(refused).toEqual({ status: 403, name: 'AccessDenied' });
     expect(await text(allowed)).toBe('guarded');
   });
+
+  it('keeps versions and the versioning across a restart on the same folder', { timeout: 60_000 }, async () => {
+    // Prepare: two versions, then the server stopped and started again without versionedBuckets
+    const key = 'inbox/restarted.geojson';
+    const first = await s3.send(new PutObjectCommand({ Bucket: VERSIONED, Key: key, Body: 'before the restart' }));
+    await s3.send(new PutObjectCommand({ Bucket: VERSIONED, Key: key, Body: 'current' }));
+    await server.close();
+    server = await startLocalS3({ directory: path.join(dir, 's3'), buckets: [VERSIONED, PLAIN], onRecord: (r) => records.push(r) });
+    s3 = localS3Client(server.endpoint, server.credentials);
+    // Act
+    const old = await s3.send(new GetObjectCommand({ Bucket: VERSIONED, Key: key, VersionId: first.VersionId }));
+    const versioning = await s3.send(new GetBucketVersioningCommand({ Bucket: VERSIONED }));
+    const next = await s3.send(new PutObjectCommand({ Bucket: VERSIONED, Key: key, Body: 'after' }));
+    // Assess
+    expect(await text(old)).toBe('before the restart');
+    expect(versioning.Status).toBe('Enabled');
+    expect(next.VersionId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  });
 });
