@@ -503,6 +503,10 @@ function startStorage(start: BridgeStart): { dynamodbStart: Promise<SupervisedDy
           await supervised.ready();
           return supervised.current().flushNotifications();
         },
+        setVersioning: async (name, status) => {
+          await supervised.ready();
+          return supervised.current().setVersioning(name, status);
+        },
         close: () => supervised.close(),
       };
     });
@@ -614,6 +618,8 @@ async function servicesUp(
     const dynamodb = await dynamodbStart;
     const dynamodbGate = await dynamodbGateStart;
     const s3rver: LocalS3 = await s3Start;
+    // The template's bucket is versioned (the stack's default): so is the local one, before any function runs.
+    if (assembly.model.dataBucketVersioned) await s3rver.setVersioning(start.bucket, 'Enabled');
     const mapflow: Required<MapflowTarget> = options.mapflow
       ? { email: '', ...options.mapflow }
       : { url: (simulator as RunningSimulator).url, token: simulatorToken, email: LOCAL_EMAIL };
@@ -911,7 +917,7 @@ function bridgeHandle(
         const key = `inbox/${relativeKey.replace(/^\/+/, '')}`;
         const size = (await stat(file)).size;
         const result = await new Upload({ client: s3, params: { Bucket: bucket, Key: key, Body: createReadStream(file) } }).done();
-        const object: InputObject = { bucket, key, etag: (result.ETag ?? '').replace(/"/g, ''), size };
+        const object: InputObject = { bucket, key, ...(result.VersionId ? { versionId: result.VersionId } : {}), etag: (result.ETag ?? '').replace(/"/g, ''), size };
         return { object, jobId: jobIdFor(object) };
       },
 

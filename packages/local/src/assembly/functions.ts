@@ -16,7 +16,10 @@
  *   `maxEnvironments`), the others wait their turn;
  * - the template's Timeout: an invocation still running at its timeout is
  *   stopped (the environment is discarded) and fails with `Sandbox.Timedout`,
- *   as Step Functions reports it on AWS.
+ *   as Lambda names it (a Task state may see it as `Lambda.Unknown`:
+ *   asStepFunctionsReports);
+ * - a handler's error answered as the Node.js runtime answers it,
+ *   `{ errorType, errorMessage, trace }` (lambda-runtime.mjs, describe).
  * What the handlers print (logs, EMF metrics) goes to `<logDir>/<function>.log`,
  * CloudWatch Logs' place.
  */
@@ -392,7 +395,7 @@ export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 64 * 1024 * 1024;
  */
 export const THREAD_YOUNG_GENERATION_MB = 4;
 
-type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string }; rss?: number };
+type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string; trace?: string[] }; rss?: number };
 
 /** Resident memory of a process, bytes, from the kernel (undefined when unknown: not Linux, or it has exited). */
 export function residentBytes(pid: number | undefined): number | undefined {
@@ -516,7 +519,7 @@ class Environment {
           const pending = this.pending;
           this.pending = undefined;
           if (message.type === 'result') pending.resolve(message.payload ?? 'null');
-          else pending.reject(new LambdaFunctionError(message.error?.errorType ?? 'Error', message.error?.errorMessage ?? ''));
+          else pending.reject(new LambdaFunctionError(message.error?.errorType ?? 'Error', message.error?.errorMessage ?? '', message.error?.trace ? { trace: message.error.trace } : undefined));
         }
       });
       events.on('error', (error: Error & { code?: string }) => {
@@ -624,6 +627,29 @@ function noteKilledFromOutside(reason: Error, signal: NodeJS.Signals | null | un
 /** An invocation's error is the death of its process from outside (noteKilledFromOutside), which one retry may heal. */
 export function wasKilledFromOutside(error: unknown): error is LambdaFunctionError {
   return error instanceof LambdaFunctionError && killedFromOutside.has(error);
+}
+
+/** Set to 1: Task states see timeouts and out-of-memory as Lambda.Unknown (asStepFunctionsReports). */
+export const LAMBDA_UNKNOWN_ENV = 'MAPFLOW_BRIDGE_LAMBDA_UNKNOWN';
+
+/**
+ * What a Task state sees of a failed invocation. Step Functions reports
+ * unhandled Lambda errors as `Lambda.Unknown`, "out-of-memory errors and
+ * function timeouts" among them
+ * (docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html),
+ * with a plain-text cause that quotes what Lambda returned, where Lambda's
+ * runtime names them Runtime.OutOfMemory and Sandbox.Timedout. With
+ * `lambdaUnknown`, those two become that Lambda.Unknown (a timeout's payload
+ * has no errorType, as Lambda's); every other error, and both without it,
+ * stay as the local runtime names them.
+ */
+export function asStepFunctionsReports(error: unknown, lambdaUnknown: boolean): unknown {
+  if (!lambdaUnknown || !(error instanceof LambdaFunctionError)) return error;
+  if (error.errorType !== 'Sandbox.Timedout' && error.errorType !== 'Runtime.OutOfMemory') return error;
+  const payload = error.errorType === 'Sandbox.Timedout' ? { errorMessage: error.errorMessage } : { errorType: error.errorType, errorMessage: error.errorMessage };
+  return new LambdaFunctionError('Lambda.Unknown', error.errorMessage, {
+    causeText: `The cause could not be determined because Lambda did not return an error type. Returned payload: ${JSON.stringify(payload)}`,
+  });
 }
 
 /** The error Lambda reports when a function outgrows its memory. */

@@ -49,9 +49,32 @@ if (!parentPort && selfWatch) {
 // changes no behaviour, only the CPU a local cold start costs.
 if (compileCacheDir && typeof nodeModule.enableCompileCache === 'function') nodeModule.enableCompileCache(compileCacheDir);
 
+/**
+ * A thrown value as the Node.js runtime answers it (formatError in
+ * aws/aws-lambda-nodejs-runtime-interface-client, src/utils/error.ts): an
+ * Error gives its name, message and stack split into lines (`trace`); any
+ * other value `typeof` it, String() of it and an empty trace (`throw 'x'` is
+ * { errorType: 'string', errorMessage: 'x' }, `throw undefined`
+ * { errorType: 'undefined', errorMessage: 'undefined' }); a value whose
+ * name, message or stack cannot be read, the runtime's 'handled' answer.
+ */
 function describe(error) {
-  if (error instanceof Error) return { errorType: error.name || 'Error', errorMessage: error.message };
-  return { errorType: 'Error', errorMessage: String(error) };
+  try {
+    if (error instanceof Error) {
+      return {
+        errorType: error.name?.replaceAll('\x7F', '%7F'),
+        errorMessage: error.message?.replaceAll('\x7F', '%7F'),
+        trace: error.stack?.replaceAll('\x7F', '%7F').split('\n') || [],
+      };
+    }
+    return { errorType: typeof error, errorMessage: String(error), trace: [] };
+  } catch {
+    return {
+      errorType: 'handled',
+      errorMessage: 'callback called with Error argument, but there was a problem while retrieving one or more of its message, name, and stack',
+      trace: [],
+    };
+  }
 }
 
 let handler;

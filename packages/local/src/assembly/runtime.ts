@@ -25,7 +25,7 @@ import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } fro
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
-import { EnvironmentBudget, LocalFunction, defaultEnvironmentBudgetMb } from './functions.ts';
+import { EnvironmentBudget, LAMBDA_UNKNOWN_ENV, LocalFunction, asStepFunctionsReports, defaultEnvironmentBudgetMb } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
 import { LocalTrigger, scheduledEvent } from './trigger.ts';
@@ -58,6 +58,12 @@ export interface AssemblyRuntimeOptions {
   credentialsFor?: CredentialsFor;
   /** Told when any function's invocation starts; the function it returns when it ends. */
   onInvoke?: (event: unknown, bridgeFunction: string) => () => void;
+  /**
+   * Task states see a timeout or an out-of-memory as `Lambda.Unknown`, as
+   * Step Functions may report them (asStepFunctionsReports in functions.ts).
+   * Default: the environment variable MAPFLOW_BRIDGE_LAMBDA_UNKNOWN=1.
+   */
+  lambdaUnknown?: boolean;
   defaultCredentials: AwsCredentials;
   /** Checks every request at the endpoints started here before it is served (local IAM). */
   authorize?: AuthorizeHook;
@@ -116,6 +122,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
   const byArn = new Map(model.functions.map((fn) => [fn.arn, fn]));
   const byName = new Map(model.functions.map((fn) => [fn.functionName, fn]));
 
+  const lambdaUnknown = options.lambdaUnknown ?? process.env[LAMBDA_UNKNOWN_ENV] === '1';
   // Each Task state invokes the function its definition names.
   const taskResources: Record<string, (input: unknown) => Promise<unknown>> = {};
   for (const task of taskStatesOf(model.stateMachine.definition)) {
@@ -123,7 +130,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     if (!spec) throw new LambdaFunctionError('Lambda.ResourceNotFoundException', `Task state '${task.state}' names ${task.functionRef}, which is no function of the template`);
     taskResources[task.state] = async (input: unknown) => {
       const fn = functions.get(spec.logicalId) as LocalFunction;
-      const result = await fn.invoke(input);
+      const result = await fn.invoke(input).catch((error: unknown) => Promise.reject(asStepFunctionsReports(error, lambdaUnknown)));
       const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
       if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(task.state, bytes);
       // The lambda:invoke integration (without a callback) returns the invocation, its result in Payload.

@@ -116,6 +116,8 @@ export interface AssemblyModel {
   schedules: ScheduleSpec[];
   secrets: { logicalId: string; name: string; arn: string }[];
   eventBuses: { name: string; arn: string }[];
+  /** The data bucket's VersioningConfiguration is Enabled (the stack's own bucket is versioned): the local S3 keeps versions. */
+  dataBucketVersioned: boolean;
   resolve(value: unknown): unknown;
 }
 
@@ -461,6 +463,7 @@ export function modelOf(
     schedules,
     secrets: ofType('AWS::SecretsManager::Secret').map(([id]) => ({ logicalId: id, name: secretName(id), arn: secretArn(id) })),
     eventBuses: ofType('AWS::Events::EventBus').map(([id]) => ({ name: busName(id), arn: getAtt(id, 'Arn') })),
+    dataBucketVersioned: dataBucket !== undefined && (props(dataBucket).VersioningConfiguration as { Status?: unknown } | undefined)?.Status === 'Enabled',
     resolve: resolveAny,
   };
 }

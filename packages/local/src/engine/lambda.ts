@@ -17,15 +17,24 @@ export type LambdaHandler = (event: unknown, context: Context) => unknown;
 /** Step Functions' maximum size of a state's input or output (256 KiB). */
 export const STATE_PAYLOAD_LIMIT_BYTES = 256 * 1024;
 
-/** A Lambda function error as Step Functions sees it. */
+/**
+ * A Lambda function error as Step Functions sees it: Error is its errorType,
+ * Cause (this message) the JSON of what the runtime answered, `{ errorType,
+ * errorMessage, trace }` (trace: the stack, one line an element; none for the
+ * errors Lambda itself raises, Sandbox.Timedout and the like). `causeText`
+ * replaces that JSON, as Step Functions' own plain-text cause of a
+ * Lambda.Unknown does.
+ */
 export class LambdaFunctionError extends Error {
   readonly errorType: string;
   readonly errorMessage: string;
-  constructor(errorType: string, errorMessage: string, options?: { cause?: unknown }) {
-    super(JSON.stringify({ errorType, errorMessage }), options);
+  readonly trace?: string[];
+  constructor(errorType: string, errorMessage: string, options?: { cause?: unknown; trace?: string[]; causeText?: string }) {
+    super(options?.causeText ?? JSON.stringify({ errorType, errorMessage, ...(options?.trace ? { trace: options.trace } : {}) }), options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = errorType;
     this.errorType = errorType;
     this.errorMessage = errorMessage;
+    if (options?.trace) this.trace = options.trace;
   }
 }
 

@@ -9,11 +9,12 @@
  * NODE_OPTIONS the user has.
  *
  * Protocol (Node IPC, see packages/local/src/s3/server.ts):
- *   parent -> child: the options as JSON in argv[2]; later { type: 'flush', id }
- *                    and { type: 'close' }
+ *   parent -> child: the options as JSON in argv[2]; later { type: 'flush', id },
+ *                    { type: 'versioning', id, bucket, status } and { type: 'close' }
  *   child -> parent: { type: 'ready', port }, { type: 'event', event } for each
  *                    S3 notification, { type: 'flushed', id } once every event
- *                    emitted before the flush has been sent, { type: 'error', message }
+ *                    emitted before the flush has been sent, { type: 'versioned', id, error? }
+ *                    once a bucket's versioning is set, { type: 'error', message }
  *                    on a failure to start.
  * The child exits when asked to close or when the parent goes away (IPC
  * disconnect), so a killed parent never leaves an orphaned server.
@@ -37,6 +38,9 @@
  * Writes are atomic, as on S3 (see replaceAtomically): s3rver truncates an
  * object's file in place and answers before the bytes are on disk, so a
  * reader of an object being overwritten saw an empty or partial object.
+ *
+ * Versioned buckets keep every version (s3rver-versions.cjs, after the key
+ * guard): x-amz-version-id, GET/HEAD by versionId, delete markers.
  */
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -50,10 +54,13 @@ const FilesystemStore = require('s3rver/lib/stores/filesystem');
 const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account');
 const bucketController = require('s3rver/lib/controllers/bucket');
 const { keyTooLong, listBucket, storeKeysAsAws } = require('./s3rver-keys.cjs');
+const { storeVersions, versions, withVersion } = require('./s3rver-versions.cjs');
 
 replaceAtomically(FilesystemStore.prototype);
 // Every key S3 takes, names over 255 bytes and `.`/`..`/empty segments included, and listings as S3 answers them (s3rver-keys.cjs).
 storeKeysAsAws(FilesystemStore.prototype);
+// Versioned buckets: versions kept aside, GET by versionId, x-amz-version-id (s3rver-versions.cjs).
+storeVersions(FilesystemStore.prototype);
 // s3rver's router looks the controller up on each request (routes.js).
 bucketController.getBucket = listBucket;
 
@@ -74,7 +81,7 @@ async function main() {
     configureBuckets: options.buckets.map((name) => ({ name, configs: [] })),
   });
   // First in the chain: Koa composes `middleware` when the server starts listening.
-  server.middleware.unshift(gate(), keyGuard());
+  server.middleware.unshift(gate(), keyGuard(), versions());
   // s3rver's built-in key would otherwise open its own door (s3rver checks no V4 signature).
   DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
   // s3rver emits an object's event inside the request, before the answer goes
@@ -92,8 +99,11 @@ async function main() {
         if (process.connected) process.send(message);
       });
   };
-  server.on('event', (event) => sendInOrder({ type: 'event', event }, delayMs));
+  // Emitted inside the request: withVersion reads the version it wrote.
+  server.on('event', (event) => sendInOrder({ type: 'event', event: withVersion(event) }, delayMs));
   const address = await server.run();
+  // The buckets the template makes versioned (server.ts, versionedBuckets).
+  for (const bucket of options.versionedBuckets ?? []) await server.store.setVersioning(bucket, 'Enabled');
 
   let closing = false;
   const close = async () => {
@@ -109,6 +119,12 @@ async function main() {
     if (message && message.type === 'close') void close();
     else if (message && message.type === 'flush') sendInOrder({ type: 'flushed', id: message.id }, 0);
     else if (message && message.type === 'verdict') verdicts.get(message.id)?.(message.verdict);
+    else if (message && message.type === 'versioning') {
+      server.store.setVersioning(message.bucket, message.status).then(
+        () => sendInOrder({ type: 'versioned', id: message.id }, 0),
+        (error) => sendInOrder({ type: 'versioned', id: message.id, error: String(error && error.message) }, 0),
+      );
+    }
   });
   process.on('disconnect', () => void close());
   // Belt and braces for a parent killed with -9: the IPC disconnect can be
@@ -151,40 +167,44 @@ function checkTarget(bucket, key) {
  * bridge's own overwrites keep the bytes the same).
  */
 function replaceAtomically(store) {
-  const writeAside = async (target, write) => {
-    const aside = `${target}.partial-${crypto.randomBytes(6).toString('hex')}`;
-    try {
-      await write(aside);
-      await fsp.rename(aside, target);
-    } catch (error) {
-      await fsp.rm(aside, { force: true });
-      throw error;
-    }
-  };
   store.putObject = async function putObject(object) {
     const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
     await fsp.mkdir(path.dirname(objectPath), { recursive: true });
     const md5 = crypto.createHash('md5');
     let size = 0;
-    await writeAside(objectPath, async (aside) => {
+    const aside = `${objectPath}.partial-${crypto.randomBytes(6).toString('hex')}`;
+    try {
       if (Buffer.isBuffer(object.content)) {
         md5.update(object.content);
         size = object.content.length;
         await fsp.writeFile(aside, object.content);
-        return;
+      } else {
+        const measure = new Transform({
+          transform(chunk, encoding, callback) {
+            md5.update(chunk, encoding);
+            size += chunk.length;
+            callback(null, chunk);
+          },
+        });
+        await pipeline(object.content, measure, fs.createWriteStream(aside));
       }
-      const measure = new Transform({
-        transform(chunk, encoding, callback) {
-          md5.update(chunk, encoding);
-          size += chunk.length;
-          callback(null, chunk);
-        },
-      });
-      await pipeline(object.content, measure, fs.createWriteStream(aside));
-    });
+    } catch (error) {
+      await fsp.rm(aside, { force: true });
+      throw error;
+    }
     const digest = md5.digest('hex');
-    await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+    await this.commitObject(object.bucket, object.key, aside, object.metadata, digest);
     return { size, md5: digest };
+  };
+  /** The object written aside becomes the key's object, then its MD5 and metadata (s3rver-versions.cjs wraps this). */
+  store.commitObject = async function commitObject(bucket, key, aside, metadata, md5) {
+    try {
+      await fsp.rename(aside, this.getResourcePath(bucket, key, 'object'));
+    } catch (error) {
+      await fsp.rm(aside, { force: true });
+      throw error;
+    }
+    await this.putMetadata(bucket, key, metadata, md5);
   };
   const putMetadata = store.putMetadata;
   store.putMetadata = async function putMetadataAtomically(bucket, key, metadata, md5) {

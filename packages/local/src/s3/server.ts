@@ -53,6 +53,11 @@ export interface LocalS3Options {
    * Default 0.
    */
   notificationDelayMs?: number;
+  /**
+   * Buckets versioned from the start (as PutBucketVersioning Enabled would
+   * make them): see s3rver-versions.cjs. The setting stays in the folder.
+   */
+  versionedBuckets?: string[];
   /** Told when s3rver's process exits once it is ready, other than through close() (killed, crashed): the child's exit event. */
   onUnexpectedExit?: (exit: { pid: number | undefined; code: number | null; signal: NodeJS.Signals | null }) => void;
 }
@@ -74,6 +79,8 @@ export interface LocalS3 {
    * answer; this round trip through the same ordered channel is the barrier.
    */
   flushNotifications(): Promise<void>;
+  /** PutBucketVersioning, for the bridge (the template's versioned bucket): kept in the bucket's folder. */
+  setVersioning(bucket: string, status: 'Enabled' | 'Suspended'): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,6 +112,7 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
         directory: options.directory,
         buckets: options.buckets,
         notificationDelayMs: options.notificationDelayMs ?? 0,
+        versionedBuckets: options.versionedBuckets ?? [],
       }),
     ],
     {
@@ -166,6 +174,20 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     for (const resolve of flushes.values()) resolve();
     flushes.clear();
   });
+  // Versioning settings in flight, by id; all of them fail when the child goes away.
+  const settings = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  let nextSetting = 0;
+  child.on('message', (message: ChildMessage) => {
+    if (message.type !== 'versioned') return;
+    const setting = settings.get(message.id);
+    settings.delete(message.id);
+    if (message.error) setting?.reject(new Error(`the local S3 could not set versioning: ${message.error}`));
+    else setting?.resolve();
+  });
+  child.once('exit', () => {
+    for (const { reject } of settings.values()) reject(new Error('the local S3 stopped before it set versioning'));
+    settings.clear();
+  });
 
   let closing = false;
   if (options.onUnexpectedExit) {
@@ -193,6 +215,13 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
           }
         });
       }),
+    setVersioning: (bucket, status) =>
+      new Promise<void>((resolve, reject) => {
+        if (!child.connected) return reject(new Error('the local S3 is not running'));
+        const id = nextSetting++;
+        settings.set(id, { resolve, reject });
+        child.send({ type: 'versioning', id, bucket, status });
+      }),
     close: () => {
       closing = true;
       return stopChild(child);
@@ -205,6 +234,7 @@ type ChildMessage =
   | { type: 'error'; message: string }
   | { type: 'event'; event: { Records?: S3NotificationRecord[] } }
   | { type: 'flushed'; id: number }
+  | { type: 'versioned'; id: number; error?: string }
   | { type: 'authorize'; id: number; request: IncomingSignedRequest; missingKey?: boolean };
 
 /** Asks the child to close, then waits for it to exit (kills it after a grace period). */
