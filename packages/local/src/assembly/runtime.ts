@@ -28,7 +28,7 @@ import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { EnvironmentBudget, LocalFunction, defaultEnvironmentBudgetMb } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
-import { LocalTrigger, scheduledEvent } from './trigger.ts';
+import { LocalTrigger, scheduledEvent, type DuplicateDelivery } from './trigger.ts';
 import { MapRunAccessDeniedError, StateMachineRole, TaskAccessDeniedError, mapRunCallsOf, taskCallsOf } from '../auth/state-machine-role.ts';
 
 export interface AwsCredentials {
@@ -80,6 +80,8 @@ export interface AssemblyRuntimeOptions {
   onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
+  /** Fault injection (--inject-faults duplicate-delivery): which S3 notifications reach dispatch twice (trigger.ts). */
+  duplicateDelivery?: DuplicateDelivery;
   log: (message: string) => void;
 }
 
@@ -221,7 +223,12 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     }
 
     const trigger = model.trigger
-      ? new LocalTrigger({ spec: model.trigger, dispatch: functions.get(model.trigger.functionLogicalId) as LocalFunction, log: options.log })
+      ? new LocalTrigger({
+          spec: model.trigger,
+          dispatch: functions.get(model.trigger.functionLogicalId) as LocalFunction,
+          log: options.log,
+          ...(options.duplicateDelivery ? { duplicateDelivery: options.duplicateDelivery } : {}),
+        })
       : undefined;
     const schedule = model.schedules[0];
     let closing = false;
