@@ -2,13 +2,15 @@
  * Issue 37 (6, 10): what AWS does now and then, injected into a local bridge
  * (--inject-faults, packages/local/src/faults.ts): TransactWriteItems cancelled
  * by a TransactionConflict, a global secondary index that has not caught up
- * with recent writes, S3 notifications delivered twice. Several jobs, queued
+ * with recent writes, S3 notifications delivered twice, Lambda invocations
+ * throttled. Several jobs, queued
  * behind one concurrency slot (so the slot queue's transactions and its index
  * are busy), still end with exactly one final ledger row and one final event
  * each, one Mapflow processing per part (a processing is what spends credits),
  * and every kind of fault was injected at least once.
  * Rates: every notification twice, every index read lagging by 500 ms (the
- * window AWS gives as "within 1 second"), half the transactions cancelled.
+ * window AWS gives as "within 1 second"), half the transactions cancelled,
+ * a fifth of the Task invocations throttled.
  * The seed is printed: INJECT_FAULTS_SEED=<n> draws the same faults again.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -20,7 +22,7 @@ import { processingsOf, startReliabilityBridge, type ReliabilityBridge } from '.
 const seed = Number(process.env.INJECT_FAULTS_SEED ?? Math.floor(Math.random() * 1_000_000));
 const JOBS = 4;
 
-describe(`injected faults: conflicts, index lag, duplicate deliveries (seed ${seed})`, { timeout: 240_000 }, () => {
+describe(`injected faults: conflicts, index lag, duplicate deliveries, throttles (seed ${seed})`, { timeout: 240_000 }, () => {
   let rel: ReliabilityBridge;
 
   beforeAll(async () => {
@@ -28,7 +30,7 @@ describe(`injected faults: conflicts, index lag, duplicate deliveries (seed ${se
     rel = await startReliabilityBridge({
       bridge: {
         maxConcurrentProcessings: 1,
-        injectFaults: { dynamodbConflict: 0.5, gsiLag: 1, gsiLagMs: 500, duplicateDelivery: 1, seed },
+        injectFaults: { dynamodbConflict: 0.5, gsiLag: 1, gsiLagMs: 500, duplicateDelivery: 1, lambdaThrottle: 0.2, seed },
       },
     });
   }, 180_000);
@@ -68,9 +70,10 @@ describe(`injected faults: conflicts, index lag, duplicate deliveries (seed ${se
     expect(audit.duplicateProcessings).toBe(0);
     // The slots are given back, none held by a finished job
     expect(await rel.slots()).toEqual([]);
-    // Each kind of fault met the bridge: its conflict retry, its pauses for the index, dispatch's duplicate check
+    // Each kind of fault met the bridge: its conflict retry, its pauses for the index, dispatch's duplicate check, the Tasks' Retry
     expect(injected.dynamodbConflict).toBeGreaterThan(0);
     expect(injected.gsiLag).toBeGreaterThan(0);
     expect(injected.duplicateDelivery).toBeGreaterThan(0);
+    expect(injected.lambdaThrottle).toBeGreaterThan(0);
   });
 });

@@ -13,8 +13,8 @@ describe('--inject-faults', () => {
     const fromEnvironment = injectFaultsOption(undefined, { [INJECT_FAULTS_ENV]: 'dynamodb-conflict=1,seed=6' });
     const neither = injectFaultsOption(undefined, {});
     // Assess
-    expect(fromOption).toEqual({ dynamodbConflict: 0, gsiLag: 0.3, duplicateDelivery: 0, gsiLagMs: 500, seed: 5 });
-    expect(fromEnvironment).toEqual({ dynamodbConflict: 1, gsiLag: 0, duplicateDelivery: 0, gsiLagMs: 500, seed: 6 });
+    expect(fromOption).toEqual({ dynamodbConflict: 0, gsiLag: 0.3, duplicateDelivery: 0, lambdaThrottle: 0, gsiLagMs: 500, seed: 5 });
+    expect(fromEnvironment).toEqual({ dynamodbConflict: 1, gsiLag: 0, duplicateDelivery: 0, lambdaThrottle: 0, gsiLagMs: 500, seed: 6 });
     expect(neither).toBeUndefined();
   });
 
@@ -33,6 +33,6 @@ describe('--inject-faults', () => {
     const choice = await bridgeChoice({ 'inject-faults': 'duplicate-delivery=0.5,seed=1' });
     // Assess
     expect(Object.keys(BRIDGE_OPTIONS)).toContain('inject-faults');
-    expect(choice.injectFaults).toEqual({ dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0.5, gsiLagMs: 500, seed: 1 });
+    expect(choice.injectFaults).toEqual({ dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0.5, lambdaThrottle: 0, gsiLagMs: 500, seed: 1 });
   });
 });

@@ -213,7 +213,7 @@ export interface LocalBridgeOptions {
   /**
    * Inject AWS's occasional faults at these rates (`--inject-faults`, packages/local/src/faults.ts):
    * TransactionConflict on TransactWriteItems, a lagging global secondary index, S3 notifications
-   * delivered twice. Default: none. The settings and their seed are logged at start.
+   * delivered twice, Task invocations throttled. Default: none. The settings and their seed are logged at start.
    */
   injectFaults?: FaultSettings;
 }
@@ -685,6 +685,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         ...(options.onTask ? { onTask: options.onTask } : {}),
         ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
         ...(start.faults && start.faults.settings.duplicateDelivery > 0 ? { duplicateDelivery: start.faults } : {}),
+        ...(start.faults && start.faults.settings.lambdaThrottle > 0 ? { lambdaThrottle: start.faults } : {}),
         onExecutionStopped: (execution) => {
           // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
           // its ledger row says why. Anything else is an execution that broke.
@@ -912,7 +913,7 @@ function bridgeHandle(
       engine,
       assembly: { dir: assembly.model.assemblyDir, model: assembly.model, functions: runtime.functions, principals: runtime.principals },
       ...(simulator ? { simulator } : {}),
-      injectedFaults: start.faults?.injected ?? { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0 },
+      injectedFaults: start.faults?.injected ?? { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0, lambdaThrottle: 0 },
       servicePids: () => ({
         ...(dynamodb.pid !== undefined ? { dynamodb: dynamodb.pid } : {}),
         ...(s3rver.pid !== undefined ? { s3: s3rver.pid } : {}),

@@ -14,6 +14,9 @@
  *   duplicate-delivery=R  R of the S3 notifications reach dispatch twice: a
  *                         second SQS message with the same body, received in
  *                         a batch of its own beside the first
+ *   lambda-throttle=R     R of the Task states' Lambda invocations are refused
+ *                         with Lambda.TooManyRequestsException before the
+ *                         function runs (the state's Retry decides)
  *   seed=N                the pseudo-random draws (default: a random seed, printed)
  *
  * e.g. `dynamodb-conflict=0.2,gsi-lag=0.3,duplicate-delivery=0.3,seed=42`.
@@ -30,13 +33,14 @@ export const INJECT_FAULTS_ENV = 'MAPFLOW_BRIDGE_INJECT_FAULTS';
 /** The default window of gsi-lag: writes younger than this are not in the index yet. */
 export const DEFAULT_GSI_LAG_MS = 500;
 
-export type FaultKind = 'dynamodbConflict' | 'gsiLag' | 'duplicateDelivery';
+export type FaultKind = 'dynamodbConflict' | 'gsiLag' | 'duplicateDelivery' | 'lambdaThrottle';
 
 export interface FaultSettings {
   /** Rates from 0 to 1. */
   dynamodbConflict: number;
   gsiLag: number;
   duplicateDelivery: number;
+  lambdaThrottle: number;
   gsiLagMs: number;
   seed: number;
 }
@@ -53,6 +57,7 @@ const RATE_KEYS: Record<string, FaultKind> = {
   'dynamodb-conflict': 'dynamodbConflict',
   'gsi-lag': 'gsiLag',
   'duplicate-delivery': 'duplicateDelivery',
+  'lambda-throttle': 'lambdaThrottle',
 };
 const KEYS = [...Object.keys(RATE_KEYS), 'gsi-lag-ms', 'seed'];
 
@@ -84,6 +89,7 @@ export function parseFaults(text: string, name = '--inject-faults', randomSeed: 
     dynamodbConflict: settings.dynamodbConflict ?? 0,
     gsiLag: settings.gsiLag ?? 0,
     duplicateDelivery: settings.duplicateDelivery ?? 0,
+    lambdaThrottle: settings.lambdaThrottle ?? 0,
     gsiLagMs: settings.gsiLagMs ?? DEFAULT_GSI_LAG_MS,
     seed: settings.seed ?? randomSeed(),
   };
@@ -91,7 +97,7 @@ export function parseFaults(text: string, name = '--inject-faults', randomSeed: 
 
 /** The settings written back as the option takes them (printed at start, so a run can be repeated). */
 export function formatFaults(settings: FaultSettings): string {
-  return `dynamodb-conflict=${settings.dynamodbConflict},gsi-lag=${settings.gsiLag},gsi-lag-ms=${settings.gsiLagMs},duplicate-delivery=${settings.duplicateDelivery},seed=${settings.seed}`;
+  return `dynamodb-conflict=${settings.dynamodbConflict},gsi-lag=${settings.gsiLag},gsi-lag-ms=${settings.gsiLagMs},duplicate-delivery=${settings.duplicateDelivery},lambda-throttle=${settings.lambdaThrottle},seed=${settings.seed}`;
 }
 
 /** mulberry32: a small seeded generator of numbers in [0, 1). */
@@ -109,7 +115,7 @@ export function seededRandom(seed: number): () => number {
 /** Draws faults at their rates, one seeded stream per kind, and counts those injected. */
 export class FaultInjector {
   /** Faults injected so far, by kind (a gsi-lag counts when it left at least one item out). */
-  readonly injected: Record<FaultKind, number> = { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0 };
+  readonly injected: Record<FaultKind, number> = { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0, lambdaThrottle: 0 };
   private readonly streams: Record<FaultKind, () => number>;
 
   constructor(readonly settings: FaultSettings) {
@@ -117,6 +123,7 @@ export class FaultInjector {
       dynamodbConflict: seededRandom(settings.seed),
       gsiLag: seededRandom(settings.seed ^ 0x9e3779b9),
       duplicateDelivery: seededRandom(settings.seed ^ 0x85ebca6b),
+      lambdaThrottle: seededRandom(settings.seed ^ 0xc2b2ae35),
     };
   }
 

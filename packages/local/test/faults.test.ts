@@ -19,7 +19,7 @@ import { startJsonGateProxy, type JsonGateProxy } from '../src/auth/json-gate-pr
 import { dynamodbFaults, FaultInjector, formatFaults, parseFaults, type FaultSettings } from '../src/faults.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../../../test/support/shared-dynamodb.ts';
 
-const NONE: FaultSettings = { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0, gsiLagMs: 500, seed: 1 };
+const NONE: FaultSettings = { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0, lambdaThrottle: 0, gsiLagMs: 500, seed: 1 };
 
 describe('the --inject-faults syntax', () => {
   it('reads rates, the lag window and the seed, and writes them back the same', () => {
@@ -27,13 +27,13 @@ describe('the --inject-faults syntax', () => {
     const settings = parseFaults('dynamodb-conflict=0.2, gsi-lag=0.3,duplicate-delivery=1,seed=42');
     const defaults = parseFaults('gsi-lag=0.5', 'X', () => 7);
     // Assess
-    expect(settings).toEqual({ dynamodbConflict: 0.2, gsiLag: 0.3, duplicateDelivery: 1, gsiLagMs: 500, seed: 42 });
-    expect(defaults).toEqual({ dynamodbConflict: 0, gsiLag: 0.5, duplicateDelivery: 0, gsiLagMs: 500, seed: 7 });
+    expect(settings).toEqual({ dynamodbConflict: 0.2, gsiLag: 0.3, duplicateDelivery: 1, lambdaThrottle: 0, gsiLagMs: 500, seed: 42 });
+    expect(defaults).toEqual({ dynamodbConflict: 0, gsiLag: 0.5, duplicateDelivery: 0, lambdaThrottle: 0, gsiLagMs: 500, seed: 7 });
     expect(parseFaults(formatFaults(settings))).toEqual(settings);
   });
 
   it.each([
-    ['dynamodb-conflicts=0.2', "--inject-faults: unknown fault 'dynamodb-conflicts' (known: dynamodb-conflict, gsi-lag, duplicate-delivery, gsi-lag-ms, seed)"],
+    ['dynamodb-conflicts=0.2', "--inject-faults: unknown fault 'dynamodb-conflicts' (known: dynamodb-conflict, gsi-lag, duplicate-delivery, lambda-throttle, gsi-lag-ms, seed)"],
     ['gsi-lag=1.5', "--inject-faults: gsi-lag is a rate from 0 to 1, not '1.5'"],
     ['gsi-lag=-0.1', "--inject-faults: gsi-lag needs a number, not '-0.1'"],
     ['duplicate-delivery', "--inject-faults: duplicate-delivery needs a number, not ''"],

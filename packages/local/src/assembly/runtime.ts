@@ -82,6 +82,11 @@ export interface AssemblyRuntimeOptions {
   onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
   /** Fault injection (--inject-faults duplicate-delivery): which S3 notifications reach dispatch twice (trigger.ts). */
   duplicateDelivery?: DuplicateDelivery;
+  /**
+   * Fault injection (--inject-faults lambda-throttle): which Task invocations Lambda refuses with
+   * Lambda.TooManyRequestsException before the function runs, as it does over the concurrency limit.
+   */
+  lambdaThrottle?: { draw(kind: 'lambdaThrottle'): boolean; count(kind: 'lambdaThrottle'): void };
   log: (message: string) => void;
 }
 
@@ -125,6 +130,10 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     if (!spec) throw new LambdaFunctionError('Lambda.ResourceNotFoundException', `Task state '${task.state}' names ${task.functionRef}, which is no function of the template`);
     taskResources[task.state] = async (input: unknown) => {
       const fn = functions.get(spec.logicalId) as LocalFunction;
+      if (options.lambdaThrottle?.draw('lambdaThrottle')) {
+        options.lambdaThrottle.count('lambdaThrottle');
+        throw new LambdaFunctionError('Lambda.TooManyRequestsException', 'Rate Exceeded. (Service: Lambda, Status Code: 429, injected by --inject-faults lambda-throttle)');
+      }
       const result = await fn.invoke(input);
       const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
       if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(task.state, bytes);
