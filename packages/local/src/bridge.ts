@@ -418,7 +418,11 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
     const trigger = { notifications, onRecord: (record: S3NotificationRecord) => void notifications.push(record) };
     const faults = options.injectFaults ? new FaultInjector(options.injectFaults) : undefined;
     // The seed, so that a failing run can be run again with the same draws.
-    if (faults) log(`local bridge: injecting faults ${formatFaults(faults.settings)} (--inject-faults / ${INJECT_FAULTS_ENV}; the same seed draws the same again)`);
+    if (faults) {
+      log(`local bridge: injecting faults ${formatFaults(faults.settings)} (--inject-faults / ${INJECT_FAULTS_ENV}; the same seed draws the same again)`);
+      // Stopped last: what was injected over the whole run.
+      stops.push({ name: 'the fault count', stop: async () => log(`local bridge: faults injected (seed ${faults.settings.seed}): ${Object.entries(faults.injected).map(([kind, n]) => `${kind} ${n}`).join(', ')}`) });
+    }
     return {
       options, log, entryMs, phases, timed, started, stops, stopAll, persistent, stateDir,
       bucket, ledgerTable, dropDir, localNames, eventsFile, credentialStore, dynamodbGateSecret, onRefused, trigger,
