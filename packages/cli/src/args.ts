@@ -16,6 +16,7 @@ import type { PollPolicy } from 'mapflow-bridge/functions/polling/poll-policy.ts
 import { DEFAULT_CREDIT_BUDGET, parseRoutes } from 'mapflow-bridge/functions/routing/index.ts';
 import { isDynamoDbTableName, pollPolicyProblems } from 'mapflow-bridge/functions/runtime/config.ts';
 import { localPollPolicy } from '@mapflow-bridge/local/poll-policy';
+import { FaultSpecError, INJECT_FAULTS_ENV, parseFaults, type FaultSettings } from '@mapflow-bridge/local/faults';
 import type { MapflowTarget } from '@mapflow-bridge/local/bridge';
 import { DEFAULT_OUTPUT_DIR } from './outputs.ts';
 import { DEFAULT_STATE_DIR } from './state-dir.ts';
@@ -38,6 +39,8 @@ export type CliOptions = Readonly<Record<string, CliOption>>;
 
 /** What parseArgs gives for a table of options: a string or a boolean each, undefined when not given. */
 export type OptionValues<O extends CliOptions> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string };
+
+export { INJECT_FAULTS_ENV } from '@mapflow-bridge/local/faults';
 
 /** The variable that sets --memory-budget when the option is not given. */
 export const MEMORY_BUDGET_ENV = 'MAPFLOW_BRIDGE_MEMORY_BUDGET_MB';
@@ -95,13 +98,22 @@ export const OPTIONS = {
       `the machine's memory, from 2048 to 4096; also ${MEMORY_BUDGET_ENV})`,
     ].join('\n'),
   },
+  'inject-faults': {
+    type: 'string',
+    value: '<faults>',
+    help: [
+      "inject AWS's occasional faults at these rates, e.g.",
+      "'dynamodb-conflict=0.2,gsi-lag=0.3,duplicate-delivery=0.3,seed=42'",
+      `(testing; default none; also ${INJECT_FAULTS_ENV}; docs/local.md)`,
+    ].join('\n'),
+  },
 } as const satisfies CliOptions;
 
 /** Which ledger: a deployed table or stack, or the local one in a state folder. */
 export const LEDGER_OPTIONS = pick(OPTIONS, 'table', 'stack', 'region', 'state-dir');
 
 /** What a local bridge runs with: start and local run. */
-export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'credit-budget', 'poll-policy', 'dynamodb-endpoint', 'ledger-table', 'memory-budget');
+export const BRIDGE_OPTIONS = pick(OPTIONS, 'out', 'processing-seconds', 'mapflow-url', 'token', 'email', 'mapflow-wait', 'routes', 'credit-budget', 'poll-policy', 'dynamodb-endpoint', 'ledger-table', 'memory-budget', 'inject-faults');
 
 /**
  * The smallest --memory-budget: two decoding functions' 1,024 MiB (one in the
@@ -114,6 +126,18 @@ export function memoryBudgetOption(value: string | undefined, env: NodeJS.Proces
   const [text, name] = value !== undefined ? [value, '--memory-budget'] : [env[MEMORY_BUDGET_ENV], MEMORY_BUDGET_ENV];
   if (text === undefined || text === '') return undefined;
   return integerOption(text, name, MIN_MEMORY_BUDGET_MB, 1024 * 1024);
+}
+
+/** --inject-faults, else MAPFLOW_BRIDGE_INJECT_FAULTS, checked (packages/local/src/faults.ts); undefined: no faults. */
+export function injectFaultsOption(value: string | undefined, env: NodeJS.ProcessEnv = process.env): FaultSettings | undefined {
+  const [text, name] = value !== undefined ? [value, '--inject-faults'] : [env[INJECT_FAULTS_ENV], INJECT_FAULTS_ENV];
+  if (text === undefined || (text === '' && value === undefined)) return undefined;
+  try {
+    return parseFaults(text, name);
+  } catch (error) {
+    if (error instanceof FaultSpecError) throw new UsageError(`${error.message}.`);
+    throw error;
+  }
 }
 
 /** Some options of a table, in the order named. */
@@ -216,6 +240,8 @@ export interface BridgeChoice {
   mapflowWaitMs?: number;
   /** --memory-budget (or MAPFLOW_BRIDGE_MEMORY_BUDGET_MB), MiB: what the functions' environments may hold at once. */
   memoryBudgetMb?: number;
+  /** --inject-faults (or MAPFLOW_BRIDGE_INJECT_FAULTS): the faults injected and their seed. */
+  injectFaults?: FaultSettings;
 }
 
 export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>): Promise<BridgeChoice> {
@@ -231,6 +257,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
   const ledgerTable = ledgerTableOption(values['ledger-table']);
   const pollPolicy = pollPolicyOption(values['poll-policy'], mapflow);
   const memoryBudgetMb = memoryBudgetOption(values['memory-budget']);
+  const injectFaults = injectFaultsOption(values['inject-faults']);
   return {
     outDir: path.resolve(values.out ?? DEFAULT_OUTPUT_DIR),
     ...(processingSeconds !== undefined ? { processingSeconds } : {}),
@@ -242,6 +269,7 @@ export async function bridgeChoice(values: OptionValues<typeof BRIDGE_OPTIONS>):
     ...(pollPolicy ? { pollPolicy } : {}),
     ...(mapflowWait !== undefined ? { mapflowWaitMs: mapflowWait * 1000 } : {}),
     ...(memoryBudgetMb !== undefined ? { memoryBudgetMb } : {}),
+    ...(injectFaults ? { injectFaults } : {}),
   };
 }
 

@@ -253,6 +253,7 @@ async function runFiles(options: RunOptions): Promise<number> {
       ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       ...(options.memoryBudgetMb !== undefined ? { environmentBudget: { totalMb: options.memoryBudgetMb } } : {}),
+      ...(options.injectFaults ? { injectFaults: options.injectFaults } : {}),
       ...(keptState ? { stateDir: keptState, resumeUnfinished: false } : {}),
       ...(options.assembly ? { assembly: { dir: options.assembly } } : {}),
       ...(options.verbose ? { functionOutput: (chunk: Buffer) => void process.stderr.write(chunk) } : {}),

@@ -190,6 +190,7 @@ async function serve(options: StartOptions, degraded?: string): Promise<number> 
       ...(options.ledgerTable ? { ledgerTable: options.ledgerTable } : {}),
       ...(options.pollPolicy ? { pollPolicy: options.pollPolicy } : {}),
       ...(options.memoryBudgetMb !== undefined ? { environmentBudget: { totalMb: options.memoryBudgetMb } } : {}),
+      ...(options.injectFaults ? { injectFaults: options.injectFaults } : {}),
       // --s3-port: that port or nothing; by default the usual port, or a free one when it is taken.
       s3Port: options.s3Port ?? DEFAULT_S3_PORT,
       s3PortFallback: options.s3Port === undefined,

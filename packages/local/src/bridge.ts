@@ -50,6 +50,7 @@ import type { LocalAssemblySettings } from './assembly/cache.ts';
 import { LocalSchedule, rateExpressionMs, scheduleScaleOf } from './assembly/schedule.ts';
 import { onStandstill } from './assembly/standstill.ts';
 import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
+import { dynamodbFaults, FaultInjector, formatFaults, INJECT_FAULTS_ENV, type FaultKind, type FaultSettings } from './faults.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
 import { clearResumeCounts, MAX_UNCLEAN_RESUMES, planResumes, PROCESS_CRASHED, readResumeCounts, readStepsInFlight, recordCrashes, StepsInFlight, takeCrashRecord, writeResumeCounts, type CrashRecord } from './crash-resumes.ts';
 
@@ -210,6 +211,12 @@ export interface LocalBridgeOptions {
    * MAPFLOW_BRIDGE_SERVICE_RESTARTS, else 3; 0 gives up at the first death.
    */
   serviceRestarts?: number;
+  /**
+   * Inject AWS's occasional faults at these rates (`--inject-faults`, packages/local/src/faults.ts):
+   * TransactionConflict on TransactWriteItems, a lagging global secondary index, S3 notifications
+   * delivered twice, Task invocations throttled. Default: none. The settings and their seed are logged at start.
+   */
+  injectFaults?: FaultSettings;
 }
 
 /** The environment variable of LocalBridgeOptions.serviceRestarts. */
@@ -260,6 +267,8 @@ export interface LocalBridge {
   readonly simulator?: RunningSimulator;
   /** The process ids of the services this bridge started as child processes (after a restart, the new ones). */
   servicePids(): { dynamodb?: number; s3?: number };
+  /** The faults injected so far, by kind (all 0 without `injectFaults`). */
+  readonly injectedFaults: Readonly<Record<FaultKind, number>>;
   /** Streams a local file to `inbox/<relativeKey>`; the job id is the one dispatch will use. */
   putInbox(file: string, relativeKey: string): Promise<{ object: InputObject; jobId: string }>;
   /**
@@ -339,6 +348,8 @@ interface BridgeStart {
   readonly eventsFile: string;
   readonly credentialStore: CredentialStore;
   readonly dynamodbGateSecret: string;
+  /** With options.injectFaults: draws and counts the injected faults. */
+  readonly faults?: FaultInjector;
   readonly onRefused: (refusal: Refusal, request: IncomingSignedRequest) => void;
   /** The trigger: s3rver's notifications go here; they queue up until the dispatcher is ready. */
   readonly trigger: { notifications: S3NotificationRecord[]; onRecord: (record: S3NotificationRecord) => void };
@@ -406,9 +417,17 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
     // The trigger: notifications queue up here until the dispatcher is ready.
     const notifications: S3NotificationRecord[] = [];
     const trigger = { notifications, onRecord: (record: S3NotificationRecord) => void notifications.push(record) };
+    const faults = options.injectFaults ? new FaultInjector(options.injectFaults) : undefined;
+    // The seed, so that a failing run can be run again with the same draws.
+    if (faults) {
+      log(`local bridge: injecting faults ${formatFaults(faults.settings)} (--inject-faults / ${INJECT_FAULTS_ENV}; the same seed draws the same again)`);
+      // Stopped last: what was injected over the whole run.
+      stops.push({ name: 'the fault count', stop: async () => log(`local bridge: faults injected (seed ${faults.settings.seed}): ${Object.entries(faults.injected).map(([kind, n]) => `${kind} ${n}`).join(', ')}`) });
+    }
     return {
       options, log, entryMs, phases, timed, started, stops, stopAll, persistent, stateDir,
       bucket, ledgerTable, dropDir, localNames, eventsFile, credentialStore, dynamodbGateSecret, onRefused, trigger,
+      ...(faults ? { faults } : {}),
   };
   } catch (error) {
     await stopAll();
@@ -526,7 +545,7 @@ function startMapflowAndLedger(
   { startSimulator, startJsonGateProxy, DynamoDBClient, DynamoDBDocumentClient }: BridgeModules,
   { dynamodbStart }: { dynamodbStart: Promise<SupervisedDynamoDb> },
 ): { simulatorStart: Promise<RunningSimulator | undefined>; simulatorToken: string; dynamodbGateStart: Promise<{ endpoint: string }>; ledgerReady: Promise<DynamoDBDocumentClient> } {
-  const { options, timed, started, stateDir, ledgerTable, credentialStore, dynamodbGateSecret, onRefused } = start;
+  const { options, timed, started, stateDir, ledgerTable, credentialStore, dynamodbGateSecret, onRefused, faults } = start;
     // Mapflow: the embedded simulator unless a target is given.
     // A fresh token per start: it only guards the loopback simulator, and is never shown.
     const simulatorToken = randomBytes(24).toString('hex');
@@ -548,7 +567,7 @@ function startMapflowAndLedger(
     // DynamoDB Local accepts any key: every client, the functions' included, goes through the gate in front of it.
     const dynamodbGateStart = dynamodbStart.then((dynamodb) =>
       // While the JVM restarts (supervisor.ts), the gate holds requests until it answers again.
-      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret }, targetReady: () => dynamodb.ready() })),
+      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret }, targetReady: () => dynamodb.ready(), ...(faults ? { intercept: dynamodbFaults(faults) } : {}) })),
     );
     dynamodbGateStart.catch(() => undefined); // awaited below, after the services
     const ledgerReady = Promise.all([dynamodbStart, dynamodbGateStart]).then(async ([dynamodb, gate]) => {
@@ -676,6 +695,8 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         ...(options.environmentBudget?.lightReserveMb !== undefined ? { lightReserveMb: options.environmentBudget.lightReserveMb } : {}),
         ...(options.onTask ? { onTask: options.onTask } : {}),
         ...(options.onStateOutput ? { onStateOutput: options.onStateOutput } : {}),
+        ...(start.faults && start.faults.settings.duplicateDelivery > 0 ? { duplicateDelivery: start.faults } : {}),
+        ...(start.faults && start.faults.settings.lambdaThrottle > 0 ? { lambdaThrottle: start.faults } : {}),
         onExecutionStopped: (execution) => {
           // A job that ends FAILED or REJECTED stops in the 'Job Failed' state (JobFailed):
           // its ledger row says why. Anything else is an execution that broke.
@@ -908,6 +929,7 @@ function bridgeHandle(
       engine,
       assembly: { dir: assembly.model.assemblyDir, model: assembly.model, functions: runtime.functions, principals: runtime.principals },
       ...(simulator ? { simulator } : {}),
+      injectedFaults: start.faults?.injected ?? { dynamodbConflict: 0, gsiLag: 0, duplicateDelivery: 0, lambdaThrottle: 0 },
       servicePids: () => ({
         ...(dynamodb.pid !== undefined ? { dynamodb: dynamodb.pid } : {}),
         ...(s3rver.pid !== undefined ? { s3: s3rver.pid } : {}),

@@ -24,6 +24,7 @@
  * CloudWatch Logs' place.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import path from 'node:path';
@@ -35,6 +36,39 @@ import type { AssemblyFunctionSpec } from './template.ts';
 import { countedTimeout } from './standstill.ts';
 
 const RUNTIME = fileURLToPath(new URL('./lambda-runtime.mjs', import.meta.url));
+
+/** The Node.js major of the template's runtime (nodejs24.x, lib/private/defaults.ts). */
+export const LAMBDA_NODE_MAJOR = 24;
+
+let functionNode: string | undefined;
+
+/**
+ * The Node.js binary the functions' processes run on: the template's runtime
+ * is nodejs24.x, whatever Node runs the bridge (a system Node 20 or 22). The
+ * project pins it as its `node` devDependency (the npm package `node`, whose
+ * bin/node is that release); resolved from where that package is installed.
+ * Without it: this process's own binary, with a one-line warning unless it is
+ * Node 24 itself. (Worker threads, the light steps, run in this process: on its Node.)
+ */
+export function functionNodePath(): string {
+  functionNode ??= resolveFunctionNode(createRequire(import.meta.url).resolve, (line) => process.stderr.write(`${line}\n`));
+  return functionNode;
+}
+
+/** functionNodePath's search, not cached: `resolve` finds a package's file, `warn` is told the fallback. */
+export function resolveFunctionNode(resolve: (request: string) => string, warn: (line: string) => void): string {
+  let found: string | undefined;
+  try {
+    const dir = path.dirname(resolve('node/package.json'));
+    found = [path.join(dir, 'bin', 'node'), path.join(dir, 'bin', 'node.exe')].find((file) => existsSync(file));
+  } catch {
+    found = undefined;
+  }
+  if (!found && !process.version.startsWith(`v${LAMBDA_NODE_MAJOR}.`)) {
+    warn(`local bridge: the decoding functions' processes run on this Node ${process.version}, not on Node ${LAMBDA_NODE_MAJOR} as nodejs${LAMBDA_NODE_MAJOR}.x does: the node@${LAMBDA_NODE_MAJOR} package is not installed (npm install --save-dev node@${LAMBDA_NODE_MAJOR})`);
+  }
+  return found ?? process.execPath;
+}
 
 /**
  * Environments of one function at once when the template reserves no
@@ -463,6 +497,8 @@ class Environment {
       const selfWatch = watch === 'self' ? { limitBytes: limit, intervalMs: RSS_WATCH_INTERVAL_MS, marker: SELF_WATCH_MARKER } : undefined;
       this.child = fork(RUNTIME, [JSON.stringify({ ...settings, selfWatch })], {
         env: options.environment,
+        // The template's runtime, nodejs24.x, whatever Node runs the bridge.
+        execPath: functionNodePath(),
         // Not this process's flags (a loader, --import): only the heap limit, as the Lambda runtime sets it from MemorySize.
         execArgv: [`--max-old-space-size=${spec.memoryMb}`],
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -28,7 +28,7 @@ import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { EnvironmentBudget, LAMBDA_UNKNOWN_ENV, LocalFunction, asStepFunctionsReports, defaultEnvironmentBudgetMb } from './functions.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
-import { LocalTrigger, scheduledEvent } from './trigger.ts';
+import { LocalTrigger, scheduledEvent, type DuplicateDelivery } from './trigger.ts';
 import { MapRunAccessDeniedError, StateMachineRole, TaskAccessDeniedError, mapRunCallsOf, taskCallsOf } from '../auth/state-machine-role.ts';
 
 export interface AwsCredentials {
@@ -86,6 +86,13 @@ export interface AssemblyRuntimeOptions {
   onStateOutput?: (output: StateOutputTrace) => void;
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   onDuplicateStart?: (name: string, input: unknown) => void | Promise<void>;
+  /** Fault injection (--inject-faults duplicate-delivery): which S3 notifications reach dispatch twice (trigger.ts). */
+  duplicateDelivery?: DuplicateDelivery;
+  /**
+   * Fault injection (--inject-faults lambda-throttle): which Task invocations Lambda refuses with
+   * Lambda.TooManyRequestsException before the function runs, as it does over the concurrency limit.
+   */
+  lambdaThrottle?: { draw(kind: 'lambdaThrottle'): boolean; count(kind: 'lambdaThrottle'): void };
   log: (message: string) => void;
 }
 
@@ -130,6 +137,10 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     if (!spec) throw new LambdaFunctionError('Lambda.ResourceNotFoundException', `Task state '${task.state}' names ${task.functionRef}, which is no function of the template`);
     taskResources[task.state] = async (input: unknown) => {
       const fn = functions.get(spec.logicalId) as LocalFunction;
+      if (options.lambdaThrottle?.draw('lambdaThrottle')) {
+        options.lambdaThrottle.count('lambdaThrottle');
+        throw new LambdaFunctionError('Lambda.TooManyRequestsException', 'Rate Exceeded. (Service: Lambda, Status Code: 429, injected by --inject-faults lambda-throttle)');
+      }
       const result = await fn.invoke(input).catch((error: unknown) => Promise.reject(asStepFunctionsReports(error, lambdaUnknown)));
       const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
       if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(task.state, bytes);
@@ -228,7 +239,12 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     }
 
     const trigger = model.trigger
-      ? new LocalTrigger({ spec: model.trigger, dispatch: functions.get(model.trigger.functionLogicalId) as LocalFunction, log: options.log })
+      ? new LocalTrigger({
+          spec: model.trigger,
+          dispatch: functions.get(model.trigger.functionLogicalId) as LocalFunction,
+          log: options.log,
+          ...(options.duplicateDelivery ? { duplicateDelivery: options.duplicateDelivery } : {}),
+        })
       : undefined;
     const schedule = model.schedules[0];
     let closing = false;

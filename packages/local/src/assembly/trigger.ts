@@ -30,6 +30,20 @@ interface Message {
   visibleAt: number;
   /** In a batch being dispatched: not received again before that batch ends (the template's visibility timeout, six times the function's, would outlast it anyway). */
   inBatch?: boolean;
+  /** Fault injection: delivered twice, a copy sent once this one is first received (see DuplicateDelivery). */
+  duplicate?: boolean;
+}
+
+/**
+ * Fault injection (--inject-faults duplicate-delivery, packages/local/src/faults.ts):
+ * S3's notifications are delivered at least once, so now and then twice. A
+ * notification drawn gets a second SQS message with the same body, sent when
+ * the first is received: it goes in another batch, dispatched beside the
+ * first's (concurrent, the harder case for a duplicate).
+ */
+export interface DuplicateDelivery {
+  draw(kind: 'duplicateDelivery'): boolean;
+  count(kind: 'duplicateDelivery'): void;
 }
 
 /** The EventBridge event S3 sends for a created object (S3 -> EventBridge notifications). */
@@ -92,6 +106,7 @@ export interface LocalTriggerOptions {
   spec: TriggerSpec;
   dispatch: LocalFunction;
   log: (message: string) => void;
+  duplicateDelivery?: DuplicateDelivery;
 }
 
 export class LocalTrigger {
@@ -111,13 +126,13 @@ export class LocalTrigger {
     if (!record.eventName.startsWith('ObjectCreated:')) return;
     const event = objectCreatedEvent(record);
     if (!matchesPattern(this.options.spec.eventPattern, event)) return;
-    this.send(JSON.stringify(event));
+    this.send(JSON.stringify(event), this.options.duplicateDelivery?.draw('duplicateDelivery') ?? false);
   }
 
-  /** SendMessage to the trigger queue. */
-  send(body: string): void {
+  /** SendMessage to the trigger queue (`duplicate`: fault injection, delivered twice). */
+  send(body: string, duplicate = false): void {
     if (this.closed) return;
-    this.messages.push({ messageId: randomUUID(), body, sentAt: Date.now(), receiveCount: 0, visibleAt: 0 });
+    this.messages.push({ messageId: randomUUID(), body, sentAt: Date.now(), receiveCount: 0, visibleAt: 0, ...(duplicate ? { duplicate } : {}) });
     this.schedule();
   }
 
@@ -166,6 +181,13 @@ export class LocalTrigger {
         batch.push(message);
       }
       if (batch.length === 0) break;
+      // Injected duplicates: their copy is sent now, so the next round of this loop puts it in a batch of its own.
+      for (const message of batch) {
+        if (!message.duplicate) continue;
+        delete message.duplicate;
+        this.options.duplicateDelivery?.count('duplicateDelivery');
+        this.messages.push({ messageId: randomUUID(), body: message.body, sentAt: Date.now(), receiveCount: 0, visibleAt: 0 });
+      }
       this.inFlight++;
       const run = this.deliver(batch).finally(() => {
         this.inFlight--;

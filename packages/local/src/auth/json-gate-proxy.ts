@@ -6,6 +6,7 @@
  * are at most 16 MB).
  */
 import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http';
+import { replacedBodyHeaders, type JsonGateInterceptor } from '../faults.ts';
 import type { CredentialStore } from './credentials.ts';
 import { jsonAuthorizer, sendRefusal, type IncomingSignedRequest, type Refusal } from './gate.ts';
 import type { JsonAuthorizationOptions, JsonServiceName } from './json-actions.ts';
@@ -29,6 +30,12 @@ export interface JsonGateProxyOptions extends JsonAuthorizationOptions {
   onRefused?: (refusal: Refusal, request: IncomingSignedRequest) => void;
   /** Headers added to every forwarded request (the secret DynamoDB Local's launcher asks for). */
   forwardHeaders?: Record<string, string>;
+  /**
+   * Fault injection (local mode's --inject-faults, packages/local/src/faults.ts):
+   * told each authorized request (its X-Amz-Target and body), it may answer it
+   * instead of the service, or replace the service's answer. Default: none.
+   */
+  intercept?: JsonGateInterceptor;
 }
 
 export interface JsonGateProxy {
@@ -89,10 +96,34 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
       }
       const verdict = await authorizer.authorize({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers }, body);
       if (!verdict.allowed) return sendRefusal(response, verdict, request.method);
+      const interception = options.intercept?.(String(request.headers['x-amz-target'] ?? ''), body);
+      if (interception && 'answer' in interception) {
+        response.writeHead(interception.answer.status, interception.answer.headers);
+        response.end(interception.answer.body);
+        return;
+      }
       const send = (again: boolean) => {
         const forward = httpRequest(
           { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length), ...options.forwardHeaders }, agent },
           (answer) => {
+            // An answer the interceptor may replace is read whole first (a compressed one passes unchanged).
+            if (interception && !answer.headers['content-encoding']) {
+              const chunks: Buffer[] = [];
+              answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+              answer.on('error', (error) => response.destroy(error));
+              answer.on('end', () => {
+                const original = Buffer.concat(chunks);
+                let replaced: Buffer | undefined;
+                try {
+                  replaced = interception.onAnswer(answer.statusCode ?? 502, original);
+                } catch {
+                  replaced = undefined; // an answer the interceptor cannot read passes unchanged
+                }
+                response.writeHead(answer.statusCode ?? 502, replaced ? replacedBodyHeaders(answer.headers, replaced) : answer.headers);
+                response.end(replaced ?? original);
+              });
+              return;
+            }
             response.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(response);
           },
