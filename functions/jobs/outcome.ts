@@ -58,6 +58,18 @@ export function jobErrorFromTaskError(error: unknown): { error: JobError; reject
       }
     } catch {
       message = task.Cause;
+      // Step Functions' Lambda.Unknown: "The cause could not be determined because Lambda did not return an
+      // error type. Returned payload: {...}": the payload says what happened, in the runtime's own words.
+      const payload = /Returned payload: (\{[\s\S]*\})\s*$/.exec(task.Cause)?.[1];
+      if (payload) {
+        try {
+          const returned = JSON.parse(payload) as Record<string, unknown>;
+          if (typeof returned.errorMessage === 'string' && returned.errorMessage) message = returned.errorMessage;
+          if (typeof returned.errorType === 'string' && returned.errorType) causeType = returned.errorType;
+        } catch {
+          // Not JSON after all: the whole cause stays the message.
+        }
+      }
     }
   }
   const type = knownTypeOfUnknown(errorType ?? causeType ?? 'INTERNAL_ERROR', message);

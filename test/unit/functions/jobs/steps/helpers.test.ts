@@ -84,6 +84,9 @@ describe('jobErrorFromTaskError', () => {
     // Assess
     expect(unknown.error.code).toBe(named.error.code);
     expect(unknown.error.message).toContain("ran past its function's Timeout");
+    // The payload's own words reach the user, not Step Functions' wrapper around them.
+    expect(unknown.error.message).toMatch(/^2026-11-28T09:00:00.000Z 1f2e Task timed out after 60.05 seconds/);
+    expect(unknown.error.message).not.toContain('The cause could not be determined');
   });
 
   it('leaves any other Lambda.Unknown as it is', () => {
