@@ -72,7 +72,7 @@ export function jobErrorFromTaskError(error: unknown): { error: JobError; reject
       }
     }
   }
-  const type = knownTypeOfUnknown(errorType ?? causeType ?? 'INTERNAL_ERROR', message);
+  const type = knownTypeOfUnknown(errorType ?? causeType ?? 'INTERNAL_ERROR', message, causeType);
   if (type === 'InputRejected' || causeType === 'InputRejected') {
     const { code, text } = parseCodedMessage(message ?? '');
     return { error: { code: code ?? 'INPUT_REJECTED', message: text || 'the input was rejected' }, rejected: true };
@@ -94,8 +94,11 @@ export function jobErrorFromTaskError(error: unknown): { error: JobError; reject
  * memory or was killed by signal is an out-of-memory; any other
  * Lambda.Unknown stays what it is.
  */
-function knownTypeOfUnknown(type: string, message: string | undefined): string {
-  if (type !== 'Lambda.Unknown' || !message) return type;
+function knownTypeOfUnknown(type: string, message: string | undefined, payloadType?: string): string {
+  if (type !== 'Lambda.Unknown') return type;
+  // The returned payload names it (an out-of-memory does: {"errorType":"Runtime.OutOfMemory",...}).
+  if (payloadType === 'Runtime.OutOfMemory' || payloadType === 'Sandbox.Timedout') return payloadType;
+  if (!message) return type;
   if (/\btimed out after\b|\bTask timed out\b/i.test(message)) return 'Sandbox.Timedout';
   if (/out of memory|OutOfMemory|signal: (killed|SIGKILL)\b/i.test(message)) return 'Runtime.OutOfMemory';
   return type;

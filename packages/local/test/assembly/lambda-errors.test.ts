@@ -122,7 +122,7 @@ describe('timeouts and out-of-memory reported as Lambda.Unknown', () => {
     expect(unknown.name).toBe('Lambda.Unknown');
     expect(unknown.message).toMatch(/^The cause could not be determined because Lambda did not return an error type\. Returned payload: \{"errorType":"Runtime\.OutOfMemory",/);
     expect(fromNamed).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
-    // The same outcome; the message quotes the plain-text cause (outcome.ts does not unwrap its payload)
+    // The same outcome; the message is the payload's own (outcome.ts reads the plain-text cause's payload)
     expect(fromUnknown).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
     expect(fromUnknown.error.message).toContain('Runtime exited: the function used more than its 192 MB');
   });
