@@ -53,11 +53,22 @@ export async function packedTarball(): Promise<PackedTarball> {
       await writeFile(path.join(dir, '.complete'), '');
       const tarball = await tarballIn(dir);
       if (!tarball) throw new Error(`npm pack left no tarball in ${dir}`);
+      await pruneOlderPacks(dir);
       return { tarball, packed: true };
     } finally {
       await rm(lock, { recursive: true, force: true });
     }
   }
+}
+
+/** Tarballs of earlier states of the sources: all but the newest two go (the cache is not a history). */
+async function pruneOlderPacks(current: string): Promise<void> {
+  const parent = path.dirname(current);
+  const packs = await Promise.all(
+    (await readdir(parent)).filter((name) => /^pack-[0-9a-f]+$/.test(name)).map(async (name) => ({ name, mtimeMs: (await stat(path.join(parent, name))).mtimeMs })),
+  );
+  const older = packs.filter((pack) => path.join(parent, pack.name) !== current).sort((a, b) => b.mtimeMs - a.mtimeMs).slice(1);
+  await Promise.all(older.map((pack) => rm(path.join(parent, pack.name), { recursive: true, force: true })));
 }
 
 async function tarballIn(dir: string): Promise<string | undefined> {
