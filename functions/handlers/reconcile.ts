@@ -323,7 +323,12 @@ export const handler = async (): Promise<ScheduledReconcileSummary> => {
 };
 
 /** Dispatches inbox objects that have no ledger row (a lost or never-delivered notification), bounded per run. */
-export async function sweepInboxOnSchedule(ctx: BridgeContext, bucket: string): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
+export async function sweepInboxOnSchedule(
+  ctx: BridgeContext,
+  bucket: string,
+  /** Tests only: objects younger than this are left to their notification (default INBOX_SWEEP_MIN_AGE_SECONDS). */
+  options: { minAgeSeconds?: number } = {},
+): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
   try {
     const start = stepFunctionsStarter(ctx);
     const endedUnregistered: string[] = [];
@@ -337,7 +342,7 @@ export async function sweepInboxOnSchedule(ctx: BridgeContext, bucket: string): 
           if (await endIfClosedUnregistered(ctx, object)) endedUnregistered.push(jobIdFor(object));
         }
       },
-      { minAgeSeconds: INBOX_SWEEP_MIN_AGE_SECONDS },
+      { minAgeSeconds: options.minAgeSeconds ?? INBOX_SWEEP_MIN_AGE_SECONDS },
     );
     const dispatched = sweep.dispatched.map((object) => object.key);
     if (dispatched.length > 0) ctx.logger.warn('inbox objects without a job dispatched (their notification never came)', { dispatched });

@@ -226,6 +226,9 @@ export class LocalEngine {
           const resource = options.taskResources[state] as TaskResource;
           const startedAt = Date.now();
           const call = () => {
+            // Stopped while its Task was being scheduled (StopExecution right after StartExecution): on AWS no
+            // Lambda is invoked for a stopped execution; the execution has ended, nobody reads this error.
+            if (this.stoppedBeforeInvoke(input)) return Promise.reject(new Error(`Task '${state}' not invoked: its execution was stopped`));
             this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
             return tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
           };
@@ -304,6 +307,19 @@ export class LocalEngine {
       },
     );
     return Promise.race([sent, invocation]);
+  }
+
+  /** Is the execution a Task's payload names (`executionArn`, as the bridge's Tasks carry it) stopped or stopping? */
+  private stoppedBeforeInvoke(input: unknown): boolean {
+    const parameters = input as { Payload?: unknown } | null;
+    const payload = parameters && typeof parameters === 'object' && 'Payload' in parameters ? parameters.Payload : input;
+    const arn = (payload as { executionArn?: unknown } | null)?.executionArn;
+    if (typeof arn !== 'string') return false;
+    const child = this.children.get(arn);
+    if (child) return child.record.status !== 'RUNNING';
+    const name = nameOf(arn);
+    const running = this.executions_.get(name);
+    return this.aborted.has(name) || (running !== undefined && running.record.status !== 'RUNNING');
   }
 
   executionArn(name: string): string {
