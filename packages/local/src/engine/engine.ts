@@ -11,6 +11,8 @@
  * - an execution the bridge was running when it stopped (a kill, a Ctrl-C)
  *   never stopped on AWS: `resumeExecution` runs it again under its own name,
  *   as the continuation of the same execution, and only for such a name;
+ * - a Task of an execution stopped before the Task's Lambda was invoked is
+ *   not invoked (StopExecution right after StartExecution runs nothing);
  * - the context object carries the execution ARN (`$$.Execution.Id`) and name;
  * - an item of a DISTRIBUTED Map is a child execution, as on AWS: its
  *   `$$.Execution.Id` is `execution:<machine>/<map run label>:<id>` (not the

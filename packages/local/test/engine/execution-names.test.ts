@@ -148,4 +148,29 @@ describe('execution names kept 90 days after their execution closed', () => {
     release();
     await closing;
   });
+
+  it('keeps its file bounded: compacted as it grows within a run, and pruned of names closed over 90 days ago when loaded', async () => {
+    // Prepare
+    const file = await namesFile();
+    let now = new Date('2026-01-01T00:00:00Z');
+    const names = new ExecutionNames({ file, now: () => now });
+
+    // Act: 20 names started and closed 100 times each (4,000 changes), then a load 91 days later
+    for (let round = 0; round < 100; round++) {
+      for (let i = 0; i < 20; i++) {
+        names.started(`job-${i}`, now.toISOString(), { i });
+        names.closed(`job-${i}`, 'SUCCEEDED', now.toISOString());
+      }
+    }
+    const linesInRun = (await readFile(file, 'utf8')).split('\n').filter(Boolean).length;
+    const kept = names.get('job-3');
+    now = new Date(now.getTime() + (NAME_RETENTION_DAYS + 1) * DAY_MS);
+    const reloaded = new ExecutionNames({ file, now: () => now });
+
+    // Assess: at most one compaction's worth of lines; nothing left after 91 days; a closed name keeps no input
+    expect(linesInRun).toBeLessThanOrEqual(1_000);
+    expect(kept).toEqual({ name: 'job-3', status: 'SUCCEEDED', startedAt: '2026-01-01T00:00:00.000Z', closedAt: '2026-01-01T00:00:00.000Z' });
+    expect(reloaded.all()).toEqual([]);
+    expect(await readFile(file, 'utf8')).toBe('');
+  });
 });
