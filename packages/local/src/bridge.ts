@@ -819,11 +819,14 @@ async function publishFinalEventsOwed(start: BridgeStart, { ledger }: BridgeFunc
   if (owed.published.length > 0) log(`local bridge: published the final event of ${owed.published.length} job(s) that ended as the bridge stopped: ${owed.published.join(', ')}`);
 }
 
-/** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */
+/**
+ * The jobs the ledger shows unfinished go on, except those that kept crashing the bridge (ended FAILED);
+ * then the other executions the last run left running.
+ */
 async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop, crash }: BridgeFunctions, context: ReturnType<typeof import('mapflow-bridge/functions/runtime/context.ts').bridgeContext>): Promise<void> {
   const { options, log, timed, stops, persistent, stateDir } = start;
   if (!(options.resumeUnfinished ?? persistent)) {
-    abandonInterrupted(engine, log);
+    abandonInterrupted(engine, log, 'resuming is off');
     return;
   }
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
@@ -846,9 +849,9 @@ async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtS
 }
 
 /** The executions the last run left running and this start did not resume: closed ABORTED (nothing runs them any more). */
-function abandonInterrupted(engine: LocalEngine, log: (message: string) => void): void {
+function abandonInterrupted(engine: LocalEngine, log: (message: string) => void, why: string): void {
   const abandoned = engine.abandonInterrupted();
-  if (abandoned.length > 0) log(`local bridge: ${abandoned.length} execution(s) the last run left running were not resumed (resuming is off): ended ABORTED: ${abandoned.join(', ')}`);
+  if (abandoned.length > 0) log(`local bridge: ${abandoned.length} execution(s) the last run left running were not resumed (${why}): ended ABORTED: ${abandoned.join(', ')}`);
 }
 
 /**
@@ -860,7 +863,7 @@ function abandonInterrupted(engine: LocalEngine, log: (message: string) => void)
 function resumeInterrupted(engine: LocalEngine, log: (message: string) => void): void {
   const resumed = engine.names.interrupted().filter((name) => engine.names.get(name)?.input !== undefined && engine.resumeExecution(name).outcome === 'resumed');
   if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} execution(s) left running by the last run: ${resumed.join(', ')}`);
-  abandonInterrupted(engine, log);
+  abandonInterrupted(engine, log, 'their input was not kept');
 }
 
 /** The drop folder: what is copied into <stateDir>/drop goes up to inbox/<same path> (unless dropFolder is false). */

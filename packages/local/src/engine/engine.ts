@@ -349,7 +349,7 @@ export class LocalEngine {
    * Runs again, from its start, an execution the last run of the bridge was
    * running when it stopped (a kill, a Ctrl-C): on AWS it never stopped, so
    * this is the same execution going on, under its own name and start date.
-   * Its input is the one it started with (kept in the names file), unless given.
+   * Its input is the one it started with (kept in the names file); `input` only stands in when none was kept.
    * 'refused' for any other name (one never started, running now, or closed).
    */
   resumeExecution(name: string, input?: unknown): { outcome: 'resumed' | 'refused'; execution?: ExecutionRecord } {
@@ -359,7 +359,7 @@ export class LocalEngine {
       return { outcome: 'refused', ...(execution ? { execution } : {}) };
     }
     const kept = this.names.get(name);
-    return { outcome: 'resumed', execution: this.run(name, input === undefined ? kept?.input : input, kept?.startedAt ?? new Date().toISOString()) };
+    return { outcome: 'resumed', execution: this.run(name, kept?.input === undefined ? input : kept.input, kept?.startedAt ?? new Date().toISOString()) };
   }
 
   /**
