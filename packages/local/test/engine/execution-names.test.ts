@@ -9,7 +9,9 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startStepFunctionsEndpoint } from '../../src/assembly/services.ts';
 import { LocalEngine } from '../../src/engine/engine.ts';
 import { EXECUTION_NAMES_FILE, ExecutionNames, NAME_RETENTION_DAYS } from '../../src/engine/execution-names.ts';
 
@@ -172,5 +174,42 @@ describe('execution names kept 90 days after their execution closed', () => {
     expect(kept).toEqual({ name: 'job-3', status: 'SUCCEEDED', startedAt: '2026-01-01T00:00:00.000Z', closedAt: '2026-01-01T00:00:00.000Z' });
     expect(reloaded.all()).toEqual([]);
     expect(await readFile(file, 'utf8')).toBe('');
+  });
+
+  it('answers StartExecution after a restart as AWS does: a closed name ExecutionAlreadyExists whatever the input, a running one its ARN for the same input', async () => {
+    // Prepare: job-f failed and job-r was running when the first engine stopped
+    const file = await namesFile();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = engineOver(file, { fail: true });
+    await first.start('job-f', { n: 1 });
+    await first.waitFor('job-f');
+    const blocked = engineOver(file, { gate });
+    await blocked.start('job-r', { n: 2 });
+    const closing = blocked.close();
+    release();
+    await closing;
+    await first.close();
+    const second = engineOver(file, { gate: new Promise(() => undefined) });
+    const endpoint = await startStepFunctionsEndpoint({ engine: second, taskTokens: second.taskTokens });
+    const sfn = new SFNClient({ region: 'us-east-1', endpoint: endpoint.endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const start = (name: string, input: unknown) => sfn.send(new StartExecutionCommand({ stateMachineArn: second.stateMachineArn, name, input: JSON.stringify(input) })).then((answer) => answer.executionArn, (error: Error) => error.name);
+
+    try {
+      // Act
+      const closedSame = await start('job-f', { n: 1 });
+      const described = await sfn.send(new DescribeExecutionCommand({ executionArn: second.executionArn('job-f') }));
+      const runningSame = await start('job-r', { n: 2 });
+      const runningOther = await start('job-r', { n: 3 });
+
+      // Assess
+      expect(closedSame).toBe('ExecutionAlreadyExists');
+      expect(described).toMatchObject({ name: 'job-f', status: 'FAILED' });
+      expect(described.stopDate).toBeInstanceOf(Date);
+      expect(runningSame).toBe(second.executionArn('job-r'));
+      expect(runningOther).toBe('ExecutionAlreadyExists');
+    } finally {
+      await endpoint.close();
+    }
   });
 });
