@@ -14,9 +14,10 @@
  */
 import { recordBacklog, recordJobOutcome, recordReconcileErrors } from '../runtime/metrics.ts';
 import { DescribeExecutionCommand, ExecutionDoesNotExist, ListExecutionsCommand } from '@aws-sdk/client-sfn';
-import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type JobError, type LedgerRow } from '../core/model.ts';
+import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type InputObject, type JobError, type LedgerRow } from '../core/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
-import { reportKey } from '../routing/index.ts';
+import { jobIdFor, normaliseEtag, recordedKind, reportKey } from '../routing/index.ts';
+import { HOW_TO_RETRY } from '../jobs/outcome.ts';
 // The lean context plus S3: no Mapflow client (undici) in this bundle.
 import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
 import '../runtime/with-s3.ts';
@@ -76,6 +77,14 @@ export interface ReconcileSummary {
 }
 
 export const EXECUTION_LOST = 'EXECUTION_LOST';
+/**
+ * A job whose execution closed (stopped, timed out, failed) before Register
+ * Job wrote its ledger row: the inbox sweep found the object without a row,
+ * and its StartExecution answered ExecutionAlreadyExists, as it would for 90
+ * days (a closed execution's name stays taken, API_StartExecution). The
+ * reconciler ends it so that the sweep stops picking it.
+ */
+export const EXECUTION_ENDED_UNREGISTERED = 'EXECUTION_ENDED_UNREGISTERED';
 export const DEFAULT_GRACE_SECONDS = 15 * 60;
 const TAG_JOB_ID = 'mapflow-bridge:job-id';
 const TAG_STATUS = 'mapflow-bridge:status';
@@ -298,8 +307,11 @@ function memoise<T>(fn: (executionArn: string) => Promise<T>): (executionArn: st
 export const INBOX_SWEEP_MIN_AGE_SECONDS = 5 * 60;
 
 export interface ScheduledReconcileSummary extends ReconcileSummary {
-  /** The inbox sweep (INBOX_BUCKET set): objects looked at, dispatched, and whether the run reached the end of the inbox. */
-  inboxSweep?: { listed: number; dispatched: string[]; processedWithoutRow: number; tooYoung: number; complete: boolean; error?: string };
+  /**
+   * The inbox sweep (INBOX_BUCKET set): objects looked at, dispatched, and whether the run reached the end of the inbox;
+   * `endedUnregistered`: jobs ended FAILED (EXECUTION_ENDED_UNREGISTERED) because their execution had closed without a row.
+   */
+  inboxSweep?: { listed: number; dispatched: string[]; processedWithoutRow: number; tooYoung: number; complete: boolean; endedUnregistered: string[]; error?: string };
 }
 
 export const handler = async (): Promise<ScheduledReconcileSummary> => {
@@ -311,18 +323,71 @@ export const handler = async (): Promise<ScheduledReconcileSummary> => {
 };
 
 /** Dispatches inbox objects that have no ledger row (a lost or never-delivered notification), bounded per run. */
-export async function sweepInboxOnSchedule(ctx: BridgeContext, bucket: string): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
+export async function sweepInboxOnSchedule(
+  ctx: BridgeContext,
+  bucket: string,
+  /** Tests only: objects younger than this are left to their notification (default INBOX_SWEEP_MIN_AGE_SECONDS). */
+  options: { minAgeSeconds?: number } = {},
+): Promise<NonNullable<ScheduledReconcileSummary['inboxSweep']>> {
   try {
     const start = stepFunctionsStarter(ctx);
-    const sweep = await sweepInbox(ctx, bucket, (objects) => dispatchObjectCreated(ctx, objects, start), { minAgeSeconds: INBOX_SWEEP_MIN_AGE_SECONDS });
+    const endedUnregistered: string[] = [];
+    const sweep = await sweepInbox(
+      ctx,
+      bucket,
+      async (objects) => {
+        const { duplicates } = await dispatchObjectCreated(ctx, objects, start);
+        // An execution of that name exists and the object still has no row: if it closed, it never will.
+        for (const object of objects.filter((o) => duplicates.includes(jobIdFor(o)))) {
+          if (await endIfClosedUnregistered(ctx, object)) endedUnregistered.push(jobIdFor(object));
+        }
+      },
+      { minAgeSeconds: options.minAgeSeconds ?? INBOX_SWEEP_MIN_AGE_SECONDS },
+    );
     const dispatched = sweep.dispatched.map((object) => object.key);
     if (dispatched.length > 0) ctx.logger.warn('inbox objects without a job dispatched (their notification never came)', { dispatched });
-    return { listed: sweep.listed, dispatched, processedWithoutRow: sweep.processedWithoutRow, tooYoung: sweep.tooYoung, complete: sweep.complete };
+    return { listed: sweep.listed, dispatched, processedWithoutRow: sweep.processedWithoutRow, tooYoung: sweep.tooYoung, complete: sweep.complete, endedUnregistered };
   } catch (error) {
     // The settling above is done; the sweep is tried again on the next run.
     ctx.logger.error('inbox sweep failed; will retry on the next run', { error });
-    return { listed: 0, dispatched: [], processedWithoutRow: 0, tooYoung: 0, complete: false, error: (error as Error)?.message ?? String(error) };
+    return { listed: 0, dispatched: [], processedWithoutRow: 0, tooYoung: 0, complete: false, endedUnregistered: [], error: (error as Error)?.message ?? String(error) };
   }
+}
+
+/**
+ * An inbox object without a ledger row whose StartExecution answered
+ * ExecutionAlreadyExists: its execution closed before Register Job wrote the
+ * row (stopped, timed out, failed) or still runs. A closed one never writes
+ * the row, and its name stays taken for 90 days, so the sweep would pick the
+ * object on every run: the job is registered and ended FAILED
+ * (EXECUTION_ENDED_UNREGISTERED) with its report, final event and tags, as
+ * the reconciler ends a lost job. A running one is left alone (it may still
+ * register). Returns true when it ended the job.
+ */
+async function endIfClosedUnregistered(ctx: BridgeContext, object: InputObject): Promise<boolean> {
+  const jobId = jobIdFor(object);
+  const executionArn = executionArnFor(ctx.config.stateMachineArn, jobId);
+  if (!executionArn) return false;
+  let status: string | undefined;
+  try {
+    ({ status } = await ctx.sfn().send(new DescribeExecutionCommand({ executionArn })));
+  } catch (error) {
+    // Not visible yet (eventually consistent) or not describable now: the next run looks again.
+    ctx.logger.warn('could not describe the execution of an inbox object without a row; looked at again on the next run', { jobId, executionArn, error });
+    return false;
+  }
+  if (status === undefined || status === 'RUNNING' || status === 'PENDING_REDRIVE') return false;
+  // Registered meanwhile (a late Register Job): the reconciler's own pass settles it.
+  if (await ctx.ledger.get(jobId)) return false;
+  const input: InputObject = { bucket: object.bucket, key: object.key, ...(object.versionId ? { versionId: object.versionId } : {}), etag: normaliseEtag(object.etag), size: object.size };
+  const { row, created } = await ctx.ledger.register({ jobId, input, kind: recordedKind(object.key), routeName: '-', executionArn });
+  if (!created && isFinalStatus(row.status)) return false;
+  return finishJobAsFailed(ctx, row, executionArn, new Date(), {
+    code: EXECUTION_ENDED_UNREGISTERED,
+    message:
+      `The workflow execution of job ${jobId} ended ${status} before Register Job recorded the job, so it never ran; ` +
+      `its name stays taken for 90 days, so the same file under the same key cannot start it again: ${HOW_TO_RETRY.replace('<jobId>', jobId)}.`,
+  });
 }
 
 /** The catalogue name of this handler: a bundle says which handler it is (test/cdk/assembly-bundles.test.ts). */

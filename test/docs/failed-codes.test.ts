@@ -10,7 +10,7 @@ import * as mapflowErrors from '../../functions/mapflow/errors.ts';
 import { QueueTimeout } from '../../functions/jobs/steps/acquire-slot.ts';
 import { jobErrorFromMapflow, jobErrorFromTaskError } from '../../functions/jobs/outcome.ts';
 import { ConfigurationError, LedgerContention } from '../../functions/core/errors.ts';
-import { EXECUTION_LOST } from '../../functions/handlers/reconcile.ts';
+import { EXECUTION_ENDED_UNREGISTERED, EXECUTION_LOST } from '../../functions/handlers/reconcile.ts';
 
 const inputs = readFileSync(fileURLToPath(new URL('../../docs/inputs.md', import.meta.url)), 'utf8');
 const section = inputs.slice(inputs.indexOf('## Why a job FAILED'), inputs.indexOf('\n## ', inputs.indexOf('## Why a job FAILED') + 1));
@@ -66,6 +66,7 @@ describe('the "Why a job FAILED" table', () => {
       jobErrorFromMapflow('REFUNDED', [], 'FAILED').code,
       jobErrorFromMapflow('IN_PROGRESS', [], 'TIMEOUT').code,
       EXECUTION_LOST,
+      EXECUTION_ENDED_UNREGISTERED,
       'INTERNAL_ERROR',
       'NOT_FINISHED',
     ];

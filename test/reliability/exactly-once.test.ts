@@ -77,7 +77,7 @@ describe('exactly once', { timeout: 180_000 }, () => {
     expect((await rel.events(jobId)).filter((e) => e.detailType === 'Job Succeeded')).toHaveLength(1);
   });
 
-  it('does not redo a FAILED job whose same content is dropped again (its execution may be started again locally)', async () => {
+  it('does not redo a FAILED job whose same content is dropped again (its execution name stays taken, as on AWS)', async () => {
     // Prepare: a job that fails in Mapflow
     const key = 'inbox/rome-fails.geojson';
     const aoi = JSON.parse(squareAoiText('rome-fails', 12.5, 41.9)) as Record<string, unknown>;

@@ -36,6 +36,7 @@ import { ensureLedgerTable, startDynamoDbLocal, type DynamoDbLocal } from './dyn
 import { validDynamoDbEndpoint } from './dynamodb/endpoint.ts';
 import type { RunningSimulator, SimulatorOptions } from '@mapflow-bridge/simulator';
 import type { ExecutionRecord, LocalEngine, StateOutputTrace, TaskTrace } from './engine/engine.ts';
+import { EXECUTION_NAMES_FILE } from './engine/execution-names.ts';
 import type { EventFollower, LocalEvent } from './events/file.ts';
 import type { DropFolder } from './s3/drop-folder.ts';
 import { LocalS3StartError, startLocalS3, type LocalS3, type LocalS3Options, type S3NotificationRecord } from './s3/server.ts';
@@ -679,6 +680,8 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         mapflow,
         eventsFile,
         logDir: path.join(stateDir, 'logs'),
+        // The executions' names, 90 days after they close, across restarts (a temporary state folder goes with its bridge).
+        ...(persistent ? { executionNamesFile: path.join(stateDir, EXECUTION_NAMES_FILE) } : {}),
         compileCacheDir: path.join(compileCacheRoot, 'v8'),
         defaultCredentials: credentialStore.user,
         // Local IAM: each role signs with a key pair of its own, judged against its policies from the template.
@@ -849,10 +852,16 @@ async function publishFinalEventsOwed(start: BridgeStart, { ledger }: BridgeFunc
   if (owed.published.length > 0) log(`local bridge: published the final event of ${owed.published.length} job(s) that ended as the bridge stopped: ${owed.published.join(', ')}`);
 }
 
-/** The jobs the ledger shows unfinished start again, except those that kept crashing the bridge (ended FAILED). */
+/**
+ * The jobs the ledger shows unfinished go on, except those that kept crashing the bridge (ended FAILED);
+ * then the other executions the last run left running.
+ */
 async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtStop, crash }: BridgeFunctions, context: ReturnType<typeof import('mapflow-bridge/functions/runtime/context.ts').bridgeContext>): Promise<void> {
   const { options, log, timed, stops, persistent, stateDir } = start;
-  if (!(options.resumeUnfinished ?? persistent)) return;
+  if (!(options.resumeUnfinished ?? persistent)) {
+    abandonInterrupted(engine, log, 'resuming is off');
+    return;
+  }
       const { resumed, gaveUp } = await timed('unfinished jobs resumed', () =>
         resumeUnfinishedJobs(ledger, engine, stateDir, runningAtStop, async (row, uncleanStops) => {
           const { finishJobAsFailed } = await import('mapflow-bridge/functions/handlers/reconcile.ts');
@@ -869,6 +878,25 @@ async function resumeUnfinished(start: BridgeStart, { ledger, engine, runningAtS
       stops.push({ name: 'the unclean-stop counts', stop: async () => clearResumeCounts(stateDir) });
       if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} unfinished job(s): ${resumed.join(', ')}`);
       for (const jobId of gaveUp) log(`local bridge: ${jobId} was in flight through ${MAX_UNCLEAN_RESUMES} unclean stops in a row; ended FAILED (${PROCESS_CRASHED}) instead of resumed`);
+  resumeInterrupted(engine, log);
+}
+
+/** The executions the last run left running and this start did not resume: closed ABORTED (nothing runs them any more). */
+function abandonInterrupted(engine: LocalEngine, log: (message: string) => void, why: string): void {
+  const abandoned = engine.abandonInterrupted();
+  if (abandoned.length > 0) log(`local bridge: ${abandoned.length} execution(s) the last run left running were not resumed (${why}): ended ABORTED: ${abandoned.join(', ')}`);
+}
+
+/**
+ * The other executions the last run left running go on too, with the input
+ * they started with: those killed before Register Job wrote their row, and
+ * those whose job had ended (Register Job then finds the final row and ends
+ * them). On AWS none of them stopped.
+ */
+function resumeInterrupted(engine: LocalEngine, log: (message: string) => void): void {
+  const resumed = engine.names.interrupted().filter((name) => engine.names.get(name)?.input !== undefined && engine.resumeExecution(name).outcome === 'resumed');
+  if (resumed.length > 0) log(`local bridge: resumed ${resumed.length} execution(s) left running by the last run: ${resumed.join(', ')}`);
+  abandonInterrupted(engine, log, 'their input was not kept');
 }
 
 /** The drop folder: what is copied into <stateDir>/drop goes up to inbox/<same path> (unless dropFolder is false). */
@@ -1016,9 +1044,12 @@ export async function startS3OnPort(
 }
 
 /**
- * Restarts the execution of every job whose ledger row is not final, except
- * those in flight through MAX_UNCLEAN_RESUMES unclean stops in a row
- * (packages/local/src/crash-resumes.ts), which `giveUp` ends.
+ * Resumes the execution of every job whose ledger row is not final (the
+ * execution the last run was running, under its own name: on AWS it never
+ * stopped), except those in flight through MAX_UNCLEAN_RESUMES unclean stops
+ * in a row (packages/local/src/crash-resumes.ts), which `giveUp` ends. A job
+ * whose execution had closed (stopped, timed out) is not started again under
+ * that name, as on AWS: the reconciler ends it (EXECUTION_LOST).
  */
 async function resumeUnfinishedJobs(
   ledger: Ledger,
@@ -1034,13 +1065,20 @@ async function resumeUnfinishedJobs(
   const gaveUp: string[] = [];
   for (const { jobId, uncleanStops } of plan.giveUp) {
     await giveUp(rows.find((row) => row.jobId === jobId)!, uncleanStops);
+    // Ended outside its execution, as an operator's StopExecution would: its name closes.
+    engine.abandonInterrupted([jobId]);
     gaveUp.push(jobId);
   }
   const resumed: string[] = [];
   for (const jobId of plan.resume) {
     const row = rows.find((r) => r.jobId === jobId)!;
     const input: ExecutionInput = { jobId: row.jobId, input: row.input };
-    if ((await engine.start(row.jobId, input)) === 'started') resumed.push(row.jobId);
+    // The execution the last run was running goes on under its own name (on AWS it never stopped). One that
+    // closed (aborted, timed out) keeps its name closed, as on AWS: the reconciler ends its job (EXECUTION_LOST).
+    // A name never recorded (a state folder older than the names file) starts as new.
+    if (engine.names.isInterrupted(row.jobId)) {
+      if (engine.resumeExecution(row.jobId, input).outcome === 'resumed') resumed.push(row.jobId);
+    } else if ((await engine.start(row.jobId, input)) === 'started') resumed.push(row.jobId);
   }
   return { resumed, gaveUp };
 }

@@ -23,6 +23,7 @@ import { UNTRUSTED_INPUT_STEPS } from '../crash-resumes.ts';
 import { LocalEngine, type ExecutionRecord, type StateOutputTrace, type TaskTrace } from '../engine/engine.ts';
 import { DataLimitExceeded, LambdaFunctionError, STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
 import { LocalTaskTokens } from '../engine/task-tokens.ts';
+import { ExecutionNames } from '../engine/execution-names.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { EnvironmentBudget, LAMBDA_UNKNOWN_ENV, LocalFunction, asStepFunctionsReports, defaultEnvironmentBudgetMb } from './functions.ts';
@@ -50,6 +51,11 @@ export interface AssemblyRuntimeOptions {
   eventsFile: string;
   /** Where each function's output goes (`<logDir>/<function>.log`). */
   logDir?: string;
+  /**
+   * The file that keeps the executions' names 90 days after they close, across
+   * restarts (engine/execution-names.ts); without one they live in memory.
+   */
+  executionNamesFile?: string;
   /** Also hands every function's output here. */
   functionOutput?: (chunk: Buffer) => void;
   /** V8's compile cache for the bundles (cheaper cold starts). */
@@ -181,6 +187,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     taskTokens,
     taskResources,
     stateMachineName: model.stateMachine.name,
+    ...(options.executionNamesFile ? { executionNames: new ExecutionNames({ file: options.executionNamesFile }) } : {}),
     ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
     ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
     ...(options.onTask ? { onTask: options.onTask } : {}),

@@ -3,10 +3,16 @@
  * aws-local-stepfunctions, each Task state bound to its handler in process.
  *
  * It behaves like StartExecution where the bridge relies on it:
- * - an execution's name is unique: starting a name that is running or has
- *   succeeded answers 'duplicate' (ExecutionAlreadyExists on AWS); a name whose
- *   execution failed or was aborted may be started again (the reconciler's
- *   way to resume work after a restart, since executions live in memory);
+ * - an execution's name is unique: starting a name that is running answers
+ *   'duplicate' (ExecutionAlreadyExists on AWS, or the first start's answer
+ *   for the same input), and so does a name whose execution closed (any
+ *   status) less than 90 days ago, across restarts: the names are kept in the
+ *   state folder (execution-names.ts, issue 37 point 4);
+ * - an execution the bridge was running when it stopped (a kill, a Ctrl-C)
+ *   never stopped on AWS: `resumeExecution` runs it again under its own name,
+ *   as the continuation of the same execution, and only for such a name;
+ * - a Task of an execution stopped before the Task's Lambda was invoked is
+ *   not invoked (StopExecution right after StartExecution runs nothing);
  * - the context object carries the execution ARN (`$$.Execution.Id`) and name;
  * - an item of a DISTRIBUTED Map is a child execution, as on AWS: its
  *   `$$.Execution.Id` is `execution:<machine>/<map run label>:<id>` (not the
@@ -18,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
 import { LOCAL_AWS } from '../local-account.ts';
+import { ExecutionNames } from './execution-names.ts';
 
 /** Stands for `$$.Task.Token` in a waiting state's Parameters until the engine gives the invocation its token. */
 const TASK_TOKEN_PLACEHOLDER = '__LOCAL_TASK_TOKEN__';
@@ -64,6 +71,12 @@ export interface LocalEngineOptions {
    * (up to 900 s) is the limit.
    */
   defaultTaskTimeoutSeconds?: number;
+  /**
+   * The names of the executions, kept 90 days after they close (default: in
+   * memory, for this engine's lifetime; the local bridge keeps them in its
+   * state folder, so a restart forgets none).
+   */
+  executionNames?: ExecutionNames;
   /** Called when an execution stops, whatever the outcome. */
   onExecutionStopped?: (execution: ExecutionRecord) => void;
   /** Task tokens of `.waitForTaskToken` states (default: a registry of its own, `engine.taskTokens`). */
@@ -185,6 +198,10 @@ export class LocalEngine {
   /** The callback pattern's tokens: SendTaskSuccess settles them (see task-tokens.ts). */
   readonly taskTokens: LocalTaskTokens;
   private closed = false;
+  /** The names taken (running, interrupted by a stop of the bridge, or closed less than 90 days ago). */
+  readonly names: ExecutionNames;
+  /** Executions aborted by close(): on AWS they would go on, so their names stay RUNNING (interrupted) for the next start. */
+  private readonly shutDown = new Set<string>();
   /** Task invocations in flight: an aborted execution does not stop a running handler. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly tracked: Record<string, TaskResource>;
@@ -193,6 +210,7 @@ export class LocalEngine {
 
   constructor(options: LocalEngineOptions) {
     this.options = options;
+    this.names = options.executionNames ?? new ExecutionNames();
     const name = options.stateMachineName ?? DEFAULT_STATE_MACHINE_NAME;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
     const definition = structuredClone(options.definition);
@@ -210,6 +228,9 @@ export class LocalEngine {
           const resource = options.taskResources[state] as TaskResource;
           const startedAt = Date.now();
           const call = () => {
+            // Stopped while its Task was being scheduled (StopExecution right after StartExecution): on AWS no
+            // Lambda is invoked for a stopped execution; the execution has ended, nobody reads this error.
+            if (this.stoppedBeforeInvoke(input)) return Promise.reject(new Error(`Task '${state}' not invoked: its execution was stopped`));
             this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
             return tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
           };
@@ -290,6 +311,19 @@ export class LocalEngine {
     return Promise.race([sent, invocation]);
   }
 
+  /** Is the execution a Task's payload names (`executionArn`, as the bridge's Tasks carry it) stopped or stopping? */
+  private stoppedBeforeInvoke(input: unknown): boolean {
+    const parameters = input as { Payload?: unknown } | null;
+    const payload = parameters && typeof parameters === 'object' && 'Payload' in parameters ? parameters.Payload : input;
+    const arn = (payload as { executionArn?: unknown } | null)?.executionArn;
+    if (typeof arn !== 'string') return false;
+    const child = this.children.get(arn);
+    if (child) return child.record.status !== 'RUNNING';
+    const name = nameOf(arn);
+    const running = this.executions_.get(name);
+    return this.aborted.has(name) || (running !== undefined && running.record.status !== 'RUNNING');
+  }
+
   executionArn(name: string): string {
     return this.stateMachineArn.replace(':stateMachine:', ':execution:') + ':' + name;
   }
@@ -302,16 +336,53 @@ export class LocalEngine {
   startExecution(name: string, input: unknown): { outcome: 'started' | 'duplicate'; execution: ExecutionRecord } {
     if (this.closed) throw new Error('The local engine is closed.');
     const existing = this.executions_.get(name);
-    if (existing && (existing.record.status === 'RUNNING' || existing.record.status === 'SUCCEEDED')) {
-      return { outcome: 'duplicate', execution: existing.record };
+    if (existing && existing.record.status === 'RUNNING') return { outcome: 'duplicate', execution: existing.record };
+    // Closed less than 90 days ago (whatever its status), or left running by the last run: taken.
+    const taken = this.names.get(name);
+    if (taken) {
+      return { outcome: 'duplicate', execution: existing?.record ?? (this.describe(name) as ExecutionRecord) };
     }
+    return { outcome: 'started', execution: this.run(name, input, new Date().toISOString()) };
+  }
+
+  /**
+   * Runs again, from its start, an execution the last run of the bridge was
+   * running when it stopped (a kill, a Ctrl-C): on AWS it never stopped, so
+   * this is the same execution going on, under its own name and start date.
+   * Its input is the one it started with (kept in the names file); `input` only stands in when none was kept.
+   * 'refused' for any other name (one never started, running now, or closed).
+   */
+  resumeExecution(name: string, input?: unknown): { outcome: 'resumed' | 'refused'; execution?: ExecutionRecord } {
+    if (this.closed) throw new Error('The local engine is closed.');
+    if (!this.names.isInterrupted(name) || this.executions_.has(name)) {
+      const execution = this.describe(name);
+      return { outcome: 'refused', ...(execution ? { execution } : {}) };
+    }
+    const kept = this.names.get(name);
+    return { outcome: 'resumed', execution: this.run(name, kept?.input === undefined ? input : kept.input, kept?.startedAt ?? new Date().toISOString()) };
+  }
+
+  /**
+   * The executions the last run left running that were not resumed (their
+   * job had ended, or resuming is off): they end ABORTED, as if stopped now,
+   * so their names close and nothing is left running that nobody runs
+   * (only those of `only` when given). Returns their names.
+   */
+  abandonInterrupted(only?: readonly string[]): string[] {
+    const names = this.names.interrupted().filter((name) => only === undefined || only.includes(name));
+    for (const name of names) this.names.closed(name, 'ABORTED');
+    return names;
+  }
+
+  private run(name: string, input: unknown, startedAt: string): ExecutionRecord {
     const record: ExecutionRecord = {
       name,
       arn: this.executionArn(name),
       input,
       status: 'RUNNING',
-      startedAt: new Date().toISOString(),
+      startedAt,
     };
+    this.names.started(name, startedAt, input);
     const retryOverrides =
       this.options.retryIntervalMs === undefined
         ? undefined
@@ -335,7 +406,7 @@ export class LocalEngine {
     );
     this.executions_.set(name, { record, abort: execution.abort, done });
     if (this.options.onStateOutput) void this.traceStateOutputs(name, execution.eventLogs, this.options.onStateOutput);
-    return { outcome: 'started', execution: record };
+    return record;
   }
 
   private readonly aborted = new Set<string>();
@@ -383,6 +454,8 @@ export class LocalEngine {
     if (status === 'SUCCEEDED') record.output = outcome.output;
     if (outcome.error) record.error = outcome.error;
     this.aborted.delete(record.name);
+    // Stopped by close() (the bridge stopping): on AWS it would go on, so its name stays RUNNING for the next start.
+    if (status !== 'RUNNING' && !(status === 'ABORTED' && this.shutDown.has(record.name))) this.names.closed(record.name, status, record.stoppedAt);
     // Whatever stopped it, nobody waits on its tokens any more.
     this.taskTokens.abortExecution(record.name);
     // ...and its Map Runs' children still running are aborted with it.
@@ -396,7 +469,14 @@ export class LocalEngine {
     const child = this.children.get(nameOrArn);
     if (child) return child.record;
     if (isChildArn(nameOrArn)) return undefined;
-    return this.executions_.get(nameOf(nameOrArn))?.record;
+    const name = nameOf(nameOrArn);
+    const running = this.executions_.get(name);
+    if (running) return running.record;
+    // Closed by an earlier run of the bridge less than 90 days ago (its status and dates are kept, not its output),
+    // or left running by it and not resumed yet (on AWS it runs on).
+    const kept = this.names.get(name);
+    if (!kept) return undefined;
+    return { name, arn: this.executionArn(name), input: kept.input, status: kept.status, startedAt: kept.startedAt, ...(kept.closedAt ? { stoppedAt: kept.closedAt } : {}) };
   }
 
   /** For the reconciler: is this execution still running here? */
@@ -449,6 +529,7 @@ export class LocalEngine {
   async close(): Promise<void> {
     this.closed = true;
     const running = [...this.executions_.values()].filter((e) => e.record.status === 'RUNNING');
+    for (const e of running) this.shutDown.add(e.record.name);
     await Promise.all(running.map((e) => this.stopExecution(e.record.name)));
     for (const e of this.executions_.values()) this.taskTokens.abortExecution(e.record.name);
     // Let handlers already running finish before the services behind them stop.

@@ -146,7 +146,7 @@ describe('local engine', () => {
     expect(pauses).not.toContain(60_000);
   });
 
-  it('answers duplicate for a running or succeeded name, and allows a new run after a failure', async () => {
+  it('answers duplicate for a running name, and for a failed one (a closed name is taken for 90 days, issue 37 point 4)', async () => {
     // Prepare
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -167,9 +167,9 @@ describe('local engine', () => {
     expect((await engine.waitFor('job-5'))?.status).toBe('FAILED');
     expect(await engine.isAlive('job-5')).toBe(false);
     fail = false;
-    expect(await engine.start('job-5', { jobId: 'job-5' })).toBe('started');
-    expect((await engine.waitFor('job-5'))?.status).toBe('SUCCEEDED');
     expect(await engine.start('job-5', { jobId: 'job-5' })).toBe('duplicate');
+    expect(engine.describe('job-5')?.status).toBe('FAILED');
+    expect(engine.resumeExecution('job-5').outcome).toBe('refused');
   });
 
   it('refuses a definition with a Task state that has no handler', () => {
@@ -197,7 +197,7 @@ describe('local engine', () => {
     expect(failJobRan).toBe(false);
   });
 
-  it('stopExecution() aborts one execution, leaves the others running, and allows a new start', async () => {
+  it('stopExecution() aborts one execution, leaves the others running, and its name stays taken', async () => {
     // Prepare: two executions parked in the poll wait
     const engine = engineWith(noop, { waitOverridesMs: { 'Wait For Processing': 60_000 } });
     await engine.start('job-9', { jobId: 'job-9' });
@@ -209,7 +209,8 @@ describe('local engine', () => {
     expect(await engine.isAlive('job-9')).toBe(false);
     expect(await engine.isAlive('job-10')).toBe(true);
     expect(await engine.stopExecution('job-9')).toBeUndefined();
-    expect(await engine.start('job-9', { jobId: 'job-9' })).toBe('started');
+    expect(await engine.start('job-9', { jobId: 'job-9' })).toBe('duplicate');
+    expect(engine.describe('job-9')?.status).toBe('ABORTED');
     await engine.close();
   });
 
