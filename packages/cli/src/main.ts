@@ -13,6 +13,7 @@ Commands:
   console               the jobs console in a browser (on 127.0.0.1)
   sim                   run the Mapflow simulator on 127.0.0.1
   doctor                check a deployed stack (--stack <name>) or the local bridge (--local)
+  --version             the version, and the Node.js that runs the command (local mode's functions with it)
 
 Run 'mapflow-bridge <command> --help' for a command's options.`;
 
@@ -33,6 +34,12 @@ export async function main(argv: string[]): Promise<number> {
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(USAGE);
     return name ? 0 : 2;
+  }
+  if (name === '--version' || name === 'version') {
+    const { createRequire } = await import('node:module');
+    const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+    console.log(`mapflow-bridge ${version} (Node.js ${process.version})`);
+    return 0;
   }
   const load = COMMANDS[name];
   if (!load) {
