@@ -140,8 +140,60 @@ interface ChildExecution {
  * `new StateMachine(ItemProcessor).run(item, runOptions)`, runOptions carrying
  * the parent's context: the run below gives such an item a child's context.
  */
-const distributedProcessors = new WeakMap<object, { engine: LocalEngine; label: string }>();
+const distributedProcessors = new WeakMap<object, DistributedProcessor>();
 let childRunsPatched = false;
+
+interface DistributedProcessor {
+  engine: LocalEngine;
+  label: string;
+  /** The Map state's name (for the Cause of a failed Map Run). */
+  mapState: string;
+  /** ToleratedFailureCount / ToleratedFailurePercentage of the Map state (neither given: a count of 0, none tolerated). */
+  toleratedCount?: number;
+  toleratedPercentage?: number;
+}
+
+/**
+ * One Map Run: aws-local-stepfunctions builds a new StateMachine for the
+ * ItemProcessor each time the Map state runs (MapStateAction.execute), so
+ * that instance is the run's key.
+ */
+interface MapRun {
+  failed: number;
+  /** The first failed child: its ARN, error and cause. */
+  first?: { arn: string; error: string; cause: string };
+  /** Items the Map Run has (known when ToleratedFailurePercentage needs it, see ITEM_COUNT). */
+  total?: number;
+}
+const mapRuns = new WeakMap<object, MapRun>();
+
+/**
+ * A Distributed Map with a ToleratedFailurePercentage needs the number of
+ * items, which nothing the library hands to an item carries: the engine wraps
+ * the Map's ItemSelector as `{ [ITEM]: <selector>, [ITEM_COUNT]:
+ * States.ArrayLength(<ItemsPath>) }` and unwraps it before the item runs.
+ */
+const ITEM = '__mapflowLocalItem';
+const ITEM_COUNT = '__mapflowLocalItemCount';
+
+/**
+ * States.ExceedToleratedFailureThreshold: the Map state of a failed Map Run
+ * (Step Functions developer guide, "Distributed Map failure threshold";
+ * concepts-error-handling). A plain error: the Map's Retry and Catch match it
+ * by name or States.ALL, whatever the child's own error was. The Cause says
+ * which child failed and how many did; it does not reproduce the bytes of the
+ * Cause AWS writes.
+ */
+export class ExceedToleratedFailureThreshold extends Error {
+  constructor(mapState: string, run: MapRun, tolerated: string) {
+    const first = run.first ? ` The first failed child execution was ${run.first.arn} (${run.first.error}: ${run.first.cause}).` : '';
+    super(`The Map Run of '${mapState}' failed: ${run.failed} item${run.failed === 1 ? '' : 's'}${run.total === undefined ? '' : ` of ${run.total}`} failed, above the tolerated ${tolerated}.${first}`);
+    this.name = 'States.ExceedToleratedFailureThreshold';
+  }
+}
+
+/** A refusal of a Map Run's StartExecution (authorizeMapRuns): it fails the Map state as it is, uncatchable. */
+const mapRunRefusals = new WeakSet<object>();
 
 type RunArgs = Parameters<StateMachine['run']>;
 
@@ -153,6 +205,13 @@ function runItemsAsChildExecutions(): void {
     const processor = distributedProcessors.get((this as unknown as { definition: object }).definition);
     const context = options?.context as { Execution?: { Name?: string } } | undefined;
     if (!processor || !context?.Execution?.Name) return run.call(this, input, options);
+    let mapRun = mapRuns.get(this);
+    if (!mapRun) mapRuns.set(this, (mapRun = { failed: 0 }));
+    if (input && typeof input === 'object' && ITEM in input) {
+      const wrapped = input as Record<string, unknown>;
+      if (typeof wrapped[ITEM_COUNT] === 'number') mapRun.total = wrapped[ITEM_COUNT];
+      input = wrapped[ITEM] as RunArgs[0];
+    }
     const child = processor.engine.startChild(processor.label, context.Execution.Name, input);
     const execution = run.call(this, input, { ...options, context: { ...context, Execution: { ...context.Execution, Id: child.arn, Name: child.name } } });
     let aborted = false;
@@ -162,12 +221,46 @@ function runItemsAsChildExecutions(): void {
       abort();
     };
     const rootAborted = () => Boolean((options as { _rootAbortSignal?: AbortSignal } | undefined)?._rootAbortSignal?.aborted);
-    execution.result.then(
-      (output) => processor.engine.stopChild(child.arn, aborted || rootAborted() ? 'ABORTED' : 'SUCCEEDED', output),
-      (error: unknown) => processor.engine.stopChild(child.arn, statusOf(error)),
+    const run_ = mapRun;
+    const result = execution.result.then(
+      (output) => {
+        processor.engine.stopChild(child.arn, aborted || rootAborted() ? 'ABORTED' : 'SUCCEEDED', output);
+        return output;
+      },
+      (error: unknown) => {
+        const status = statusOf(error);
+        processor.engine.stopChild(child.arn, status);
+        const inner = error instanceof ExecutionError ? error.cause : error;
+        // Stopped, or refused its StartExecution: the Map state fails as before (see authorizeMapRun).
+        if (status === 'ABORTED' || (inner && typeof inner === 'object' && mapRunRefusals.has(inner))) throw error;
+        return failedItem(processor, run_, child.arn, status === 'TIMED_OUT' ? { Error: 'States.Timeout', Cause: 'The child execution timed out.' } : describeError(error));
+      },
     );
-    return execution;
+    // MapStateAction awaits `result` (all items), then aborts every item's run when one rejects.
+    return { ...execution, result };
   };
+}
+
+/**
+ * A child execution FAILED or TIMED_OUT. Within the Map's tolerance its place
+ * in the Map's result holds its error (as a ResultWriter's FAILED file lists
+ * a failed child's Error and Cause; AWS's exact shape there is not
+ * reproduced); above it the Map Run fails: the rejection fails the Map state
+ * with States.ExceedToleratedFailureThreshold, and aws-local-stepfunctions
+ * aborts the other items (their child executions end ABORTED), as Step
+ * Functions stops the children of a failed Map Run.
+ */
+function failedItem(processor: DistributedProcessor, run: MapRun, arn: string, error: { Error: string; Cause: string }): { Error: string; Cause: string } {
+  run.failed += 1;
+  run.first ??= { arn, error: error.Error, cause: error.Cause };
+  // Each threshold the definition gives is a maximum "before the Map Run fails" (UpdateMapRun,
+  // DescribeMapRun): exceeding either fails it; with neither, none is tolerated.
+  const { toleratedCount: count, toleratedPercentage: percentage } = processor;
+  const overCount = count !== undefined && run.failed > count;
+  const overPercentage = percentage !== undefined && run.total !== undefined && (run.failed / Math.max(run.total, 1)) * 100 > percentage;
+  if (!overCount && !overPercentage) return error;
+  const tolerated = overCount ? `count of ${count}` : `${percentage}%`;
+  throw new ExceedToleratedFailureThreshold(processor.mapState, run, tolerated);
 }
 
 /** Throws when aws-local-stepfunctions rejects the definition (what a LocalEngine checks when built). */
@@ -198,7 +291,7 @@ export class LocalEngine {
     const definition = structuredClone(options.definition);
     const { tasks, waits, tokenStates, distributedMapsOf, distributedProcessorsOf } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
     runItemsAsChildExecutions();
-    for (const [processor, label] of distributedProcessorsOf) distributedProcessors.set(processor, { engine: this, label });
+    for (const [processor, map] of distributedProcessorsOf) distributedProcessors.set(processor, { engine: this, ...map });
     const unbound = tasks.filter((state) => !options.taskResources[state]);
     if (unbound.length > 0) throw new UnboundTaskError(unbound);
     this.taskStates = tasks;
@@ -253,7 +346,9 @@ export class LocalEngine {
     return mapStates
       .reduce((previous, mapState) => previous.then(() => authorize(mapState)), Promise.resolve())
       .catch((error: unknown) => {
-        throw uncatchable(error);
+        const refusal = uncatchable(error);
+        mapRunRefusals.add(refusal);
+        throw refusal;
       });
   }
 
@@ -532,6 +627,17 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
   }
 }
 
+/** Wraps a Distributed Map's ItemSelector so that each item carries the number of items (see ITEM_COUNT). */
+function countItems(state: Record<string, unknown>): void {
+  const selector = state.ItemSelector ?? state.Parameters;
+  delete state.Parameters;
+  const itemsPath = typeof state.ItemsPath === 'string' ? state.ItemsPath : '$';
+  state.ItemSelector = {
+    ...(selector === undefined ? { [`${ITEM}.$`]: '$$.Map.Item.Value' } : { [ITEM]: selector }),
+    [`${ITEM_COUNT}.$`]: `States.ArrayLength(${itemsPath})`,
+  };
+}
+
 /**
  * Task and Wait state names anywhere in the definition (Map iterators
  * included), and for each Task the DISTRIBUTED Map states it runs in
@@ -540,13 +646,19 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
 function collectStates(
   definition: Record<string, unknown>,
   taskTimeoutSeconds: number,
-): { tasks: string[]; waits: string[]; tokenStates: Set<string>; distributedMapsOf: Map<string, string[]>; distributedProcessorsOf: Map<object, string> } {
+): {
+  tasks: string[];
+  waits: string[];
+  tokenStates: Set<string>;
+  distributedMapsOf: Map<string, string[]>;
+  distributedProcessorsOf: Map<object, Omit<DistributedProcessor, 'engine'>>;
+} {
   const tasks: string[] = [];
   const waits: string[] = [];
   const tokenStates = new Set<string>();
   const distributedMapsOf = new Map<string, string[]>();
   /** Each DISTRIBUTED ItemProcessor and its Map Run label: the Map's Label, else its name made a label. */
-  const distributedProcessorsOf = new Map<object, string>();
+  const distributedProcessorsOf = new Map<object, Omit<DistributedProcessor, 'engine'>>();
   const visit = (machine: unknown, distributedMaps: string[] = []): void => {
     const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
     if (!states) return;
@@ -566,7 +678,18 @@ function collectStates(
         const processor = (state.ItemProcessor ?? state.Iterator) as { ProcessorConfig?: { Mode?: unknown } } | undefined;
         const distributed = processor?.ProcessorConfig?.Mode === 'DISTRIBUTED';
         // AWS generates a label when the Map has none; a label has no spaces or ARN separators.
-        if (processor && distributed) distributedProcessorsOf.set(processor, typeof state.Label === 'string' ? state.Label : name.replace(/[^A-Za-z0-9_-]/g, '-'));
+        if (processor && distributed) {
+          const toleratedCount = typeof state.ToleratedFailureCount === 'number' ? state.ToleratedFailureCount : undefined;
+          const toleratedPercentage = typeof state.ToleratedFailurePercentage === 'number' ? state.ToleratedFailurePercentage : undefined;
+          distributedProcessorsOf.set(processor, {
+            label: typeof state.Label === 'string' ? state.Label : name.replace(/[^A-Za-z0-9_-]/g, '-'),
+            mapState: name,
+            // Neither given: none tolerated. (The ...Path forms are not read locally.)
+            toleratedCount: toleratedCount ?? (toleratedPercentage === undefined ? 0 : undefined),
+            ...(toleratedPercentage !== undefined && { toleratedPercentage }),
+          });
+          if (toleratedPercentage !== undefined) countItems(state);
+        }
         visit(processor, distributed ? [...distributedMaps, name] : distributedMaps);
       } else if (state.Type === 'Parallel') {
         for (const branch of (state.Branches as unknown[] | undefined) ?? []) visit(branch, distributedMaps);
