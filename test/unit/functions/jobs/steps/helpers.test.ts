@@ -57,6 +57,22 @@ describe('jobErrorFromTaskError', () => {
     expect(result.error.message).toMatch(/^GET \/x: 503 \(Mapflow did not answer/);
   });
 
+  it('explains a failed Map Run (States.ExceedToleratedFailureThreshold): which part, where to look, how to retry', () => {
+    // Prepare: the Map's Catch gets the Map Run's error, not the part's (issue 37 point 2)
+    const caught = { Error: 'States.ExceedToleratedFailureThreshold', Cause: "The Map Run of 'Process Parts' failed: 1 item failed, above the tolerated count of 0." };
+
+    // Act
+    const result = jobErrorFromTaskError(caught);
+
+    // Assess
+    expect(result.rejected).toBe(false);
+    expect(result.error.code).toBe('STATES_EXCEED_TOLERATED_FAILURE_THRESHOLD');
+    expect(result.error.message).toMatch(/^The Map Run of 'Process Parts' failed/);
+    expect(result.error.message).toContain('could record its own outcome');
+    expect(result.error.message).toContain('jobs show <jobId>');
+    expect(result.error.message).toContain('jobs retry <jobId>');
+  });
+
   // Issue 37 point 9: Step Functions may report an out-of-memory or a timeout as Lambda.Unknown
   // (its payload in a plain-text Cause), where Lambda's runtime and local mode name them.
   const UNKNOWN_OOM = {
