@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
+import { DataLimitExceeded, STATE_PAYLOAD_LIMIT_BYTES } from './lambda.ts';
 import { LOCAL_AWS } from '../local-account.ts';
 
 /** Stands for `$$.Task.Token` in a waiting state's Parameters until the engine gives the invocation its token. */
@@ -164,6 +165,8 @@ interface MapRun {
   first?: { arn: string; error: string; cause: string };
   /** Items the Map Run has (known when ToleratedFailurePercentage needs it, see ITEM_COUNT). */
   total?: number;
+  /** UTF-8 bytes of the Map's combined result so far (the JSON array of the items' outputs). */
+  resultBytes?: number;
 }
 const mapRuns = new WeakMap<object, MapRun>();
 
@@ -225,7 +228,7 @@ function runItemsAsChildExecutions(): void {
     const result = execution.result.then(
       (output) => {
         processor.engine.stopChild(child.arn, aborted || rootAborted() ? 'ABORTED' : 'SUCCEEDED', output);
-        return output;
+        return addToResult(processor, run_, output);
       },
       (error: unknown) => {
         const status = statusOf(error);
@@ -233,12 +236,25 @@ function runItemsAsChildExecutions(): void {
         const inner = error instanceof ExecutionError ? error.cause : error;
         // Stopped, or refused its StartExecution: the Map state fails as before (see authorizeMapRun).
         if (status === 'ABORTED' || (inner && typeof inner === 'object' && mapRunRefusals.has(inner))) throw error;
-        return failedItem(processor, run_, child.arn, status === 'TIMED_OUT' ? { Error: 'States.Timeout', Cause: 'The child execution timed out.' } : describeError(error));
+        return addToResult(processor, run_, failedItem(processor, run_, child.arn, status === 'TIMED_OUT' ? { Error: 'States.Timeout', Cause: 'The child execution timed out.' } : describeError(error)));
       },
     );
     // MapStateAction awaits `result` (all items), then aborts every item's run when one rejects.
     return { ...execution, result };
   };
+}
+
+/**
+ * An item's output joins the Map's result: the JSON array of every item's
+ * output is the Map state's raw result, held to 256 KiB like any state's
+ * (without a ResultWriter, which the local engine does not run). Above it the
+ * Map state fails with States.DataLimitExceeded, which nothing catches.
+ */
+function addToResult<T>(processor: DistributedProcessor, run: MapRun, output: T): T {
+  // '[' first, then each item and its ',' (the last one's is the closing ']').
+  run.resultBytes = (run.resultBytes ?? 1) + payloadBytes(output) + 1;
+  if (run.resultBytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(processor.mapState, run.resultBytes, 'combined result of the Map Run');
+  return output;
 }
 
 /**
@@ -261,6 +277,79 @@ function failedItem(processor: DistributedProcessor, run: MapRun, arn: string, e
   if (!overCount && !overPercentage) return error;
   const tolerated = overCount ? `count of ${count}` : `${percentage}%`;
   throw new ExceedToleratedFailureThreshold(processor.mapState, run, tolerated);
+}
+
+/** UTF-8 bytes of a value's JSON, as Step Functions measures a payload (remembered per object: a state's output is the next one's input). */
+const measured = new WeakMap<object, number>();
+function payloadBytes(value: unknown): number {
+  if (value && typeof value === 'object') {
+    const known = measured.get(value);
+    if (known !== undefined) return known;
+    const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    measured.set(value, bytes);
+    return bytes;
+  }
+  return Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
+}
+
+/**
+ * StartExecution with an input above 256 KiB: AWS refuses the call itself
+ * (StartExecution `input`: "Length Constraints: Maximum length of 262144",
+ * in UTF-8 bytes), with a ValidationException.
+ */
+export class ExecutionInputTooLarge extends Error {
+  constructor(bytes: number) {
+    super(`1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to ${STATE_PAYLOAD_LIMIT_BYTES} (it is ${bytes} bytes)`);
+    this.name = 'ValidationException';
+  }
+}
+
+let payloadsChecked = false;
+type EventLoggerMethods = {
+  dispatchStateEnteredEvent: (stateName: string, stateType: string, input: unknown) => void;
+  dispatchStateExitedEvent: (stateName: string, stateType: string, input: unknown, output: unknown) => void;
+};
+
+/**
+ * 256 KiB on every state's input and output ("Maximum input or output size
+ * for a task, state, or execution: 256 KiB of data as a UTF-8 encoded
+ * string", Step Functions service quotas); above it the execution fails with
+ * States.DataLimitExceeded, which no Retry or Catch matches (a terminal
+ * error States.ALL does not catch, concepts-error-handling).
+ *
+ * The interception point: aws-local-stepfunctions' StateMachine.execute
+ * tells its run's EventLogger of each state's input (StateEntered) and
+ * output (StateExited), inside the loop's try but after the state's own
+ * Retry and Catch were applied. Throwing there fails the execution (or the
+ * Map item's run: a DISTRIBUTED child then counts as a failed child) without
+ * any Catch seeing it. The EventLogger class is not exported: its prototype is
+ * reached through the first run's logger.
+ */
+function checkStatePayloads(): void {
+  if (payloadsChecked) return;
+  payloadsChecked = true;
+  const proto = StateMachine.prototype as unknown as { execute: (input: unknown, options: { eventLogger: object }, cleanup: () => void) => Promise<unknown> };
+  const execute = proto.execute;
+  let loggerPatched = false;
+  proto.execute = function executeChecked(this: unknown, input, options, cleanup) {
+    if (!loggerPatched) {
+      loggerPatched = true;
+      const logger = Object.getPrototypeOf(options.eventLogger) as EventLoggerMethods;
+      const entered = logger.dispatchStateEnteredEvent;
+      const exited = logger.dispatchStateExitedEvent;
+      logger.dispatchStateEnteredEvent = function (this: unknown, stateName, stateType, stateInput) {
+        const bytes = payloadBytes(stateInput);
+        if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(stateName, bytes, 'input');
+        entered.call(this, stateName, stateType, stateInput);
+      };
+      logger.dispatchStateExitedEvent = function (this: unknown, stateName, stateType, stateInput, output) {
+        const bytes = payloadBytes(output);
+        if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(stateName, bytes, 'output');
+        exited.call(this, stateName, stateType, stateInput, output);
+      };
+    }
+    return execute.call(this, input, options, cleanup);
+  };
 }
 
 /** Throws when aws-local-stepfunctions rejects the definition (what a LocalEngine checks when built). */
@@ -291,6 +380,7 @@ export class LocalEngine {
     const definition = structuredClone(options.definition);
     const { tasks, waits, tokenStates, distributedMapsOf, distributedProcessorsOf } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
     runItemsAsChildExecutions();
+    checkStatePayloads();
     for (const [processor, map] of distributedProcessorsOf) distributedProcessors.set(processor, { engine: this, ...map });
     const unbound = tasks.filter((state) => !options.taskResources[state]);
     if (unbound.length > 0) throw new UnboundTaskError(unbound);
@@ -303,6 +393,9 @@ export class LocalEngine {
           const resource = options.taskResources[state] as TaskResource;
           const startedAt = Date.now();
           const call = () => {
+            // A state's input after Parameters above the quota (concepts-error-handling, States.DataLimitExceeded).
+            const bytes = payloadBytes(input);
+            if (bytes > STATE_PAYLOAD_LIMIT_BYTES) return Promise.reject(new DataLimitExceeded(state, bytes, 'input after Parameters'));
             this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
             return tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
           };
@@ -400,6 +493,8 @@ export class LocalEngine {
     if (existing && (existing.record.status === 'RUNNING' || existing.record.status === 'SUCCEEDED')) {
       return { outcome: 'duplicate', execution: existing.record };
     }
+    const inputBytes = payloadBytes(input);
+    if (inputBytes > STATE_PAYLOAD_LIMIT_BYTES) throw new ExecutionInputTooLarge(inputBytes);
     const record: ExecutionRecord = {
       name,
       arn: this.executionArn(name),
