@@ -167,6 +167,8 @@ interface MapRun {
   total?: number;
   /** UTF-8 bytes of the Map's combined result so far (the JSON array of the items' outputs). */
   resultBytes?: number;
+  /** The Map state failed: items not started yet never start (see runAsChild). */
+  closed?: boolean;
 }
 const mapRuns = new WeakMap<object, MapRun>();
 
@@ -210,6 +212,9 @@ function runItemsAsChildExecutions(): void {
     if (!processor || !context?.Execution?.Name) return run.call(this, input, options);
     let mapRun = mapRuns.get(this);
     if (!mapRun) mapRuns.set(this, (mapRun = { failed: 0 }));
+    // The library's MapStateAction aborts the items running when one fails, but its p-limit queue still
+    // starts the items waiting for MaxConcurrency; Step Functions starts no child of a failed Map Run.
+    if (mapRun.closed) return { abort: () => undefined, eventLogs: (async function* () {})(), result: Promise.resolve(null) } as ReturnType<StateMachine['run']>;
     if (input && typeof input === 'object' && ITEM in input) {
       const wrapped = input as Record<string, unknown>;
       if (typeof wrapped[ITEM_COUNT] === 'number') mapRun.total = wrapped[ITEM_COUNT];
@@ -240,7 +245,13 @@ function runItemsAsChildExecutions(): void {
       },
     );
     // MapStateAction awaits `result` (all items), then aborts every item's run when one rejects.
-    return { ...execution, result };
+    return {
+      ...execution,
+      result: result.catch((error: unknown) => {
+        run_.closed = true;
+        throw error;
+      }),
+    };
   };
 }
 

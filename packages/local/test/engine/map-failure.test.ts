@@ -32,7 +32,7 @@ function itemStates(failure: Failure): Record<string, unknown> {
   };
 }
 
-function definition(options: { failure: Failure; mode?: 'DISTRIBUTED' | 'INLINE'; tolerance?: Record<string, number> }) {
+function definition(options: { failure: Failure; mode?: 'DISTRIBUTED' | 'INLINE'; tolerance?: Record<string, number>; maxConcurrency?: number }) {
   const mode = options.mode ?? 'DISTRIBUTED';
   return {
     StartAt: 'Process Parts',
@@ -42,6 +42,7 @@ function definition(options: { failure: Failure; mode?: 'DISTRIBUTED' | 'INLINE'
         ItemsPath: '$.parts',
         ItemSelector: { 'part.$': '$$.Map.Item.Value' },
         ...options.tolerance,
+        ...(options.maxConcurrency && { MaxConcurrency: options.maxConcurrency }),
         ItemProcessor: {
           ProcessorConfig: { Mode: mode, ...(mode === 'DISTRIBUTED' ? { ExecutionType: 'STANDARD' } : {}) },
           StartAt: 'Route',
@@ -160,6 +161,34 @@ describe('a failed Map Run (DISTRIBUTED)', () => {
     // Assess
     expect((done?.output as { error?: { Error: string } }).error?.Error).toBe('States.ExceedToleratedFailureThreshold');
     expect(childrenOf(engine, [seen[0]!, seen[1]!]).map((c) => c?.status)).toEqual(['FAILED', 'ABORTED']);
+  });
+
+  it('starts no item still waiting for MaxConcurrency once the Map Run failed', async () => {
+    // Prepare: one item at a time; the first fails
+    const ran: number[] = [];
+    const engine = new LocalEngine({
+      definition: definition({ failure: 'task', maxConcurrency: 1 }),
+      taskResources: {
+        Work: asTaskResource(
+          async (event: unknown) => {
+            const { part } = event as { part: number };
+            ran.push(part);
+            if (part === 0) throw Object.assign(new Error('boom'), { name: 'LedgerError' });
+            return { part };
+          },
+          { functionName: 'work', stateName: 'Work' },
+        ),
+      },
+    });
+
+    // Act
+    await engine.start('job-1', { parts: [0, 2, 3] });
+    const done = await engine.waitFor('job-1');
+    await engine.close();
+
+    // Assess
+    expect((done?.output as { error?: { Error: string } }).error?.Error).toBe('States.ExceedToleratedFailureThreshold');
+    expect(ran).toEqual([0]);
   });
 
   it('lets a failure pass within ToleratedFailureCount, and fails the Map Run above it', async () => {
