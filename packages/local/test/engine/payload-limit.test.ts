@@ -152,6 +152,43 @@ describe("256 KiB on a DISTRIBUTED Map's combined result", () => {
   });
 });
 
+describe('256 KiB in a child execution of a DISTRIBUTED Map', () => {
+  it('fails that child; the Map Run then fails with States.ExceedToleratedFailureThreshold, which the Map\'s Catch takes', async () => {
+    // Prepare: the item's Pass state grows its input past the limit
+    const engine = new LocalEngine({
+      definition: {
+        StartAt: 'Process Parts',
+        States: {
+          'Process Parts': {
+            Type: 'Map',
+            ItemsPath: '$.parts',
+            ItemProcessor: {
+              ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
+              StartAt: 'Grow',
+              States: { Grow: { Type: 'Pass', Result: filler(STATE_PAYLOAD_LIMIT_BYTES), End: true } },
+            },
+            ResultPath: '$.parts',
+            Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Caught' }],
+            End: true,
+          },
+          Caught: { Type: 'Pass', End: true },
+        },
+      },
+      taskResources: {},
+    });
+
+    // Act
+    await engine.start('job-1', { parts: [0] });
+    const done = await engine.waitFor('job-1');
+
+    // Assess
+    expect(done?.status).toBe('SUCCEEDED');
+    const error = (done?.output as { error?: { Error: string; Cause: string } }).error;
+    expect(error?.Error).toBe('States.ExceedToleratedFailureThreshold');
+    expect(error?.Cause).toContain('States.DataLimitExceeded');
+  });
+});
+
 describe('StartExecution', () => {
   it('refuses an input above 256 KiB, and starts one at it', () => {
     // Prepare
