@@ -93,6 +93,20 @@ describe('jobErrorFromTaskError', () => {
     expect(unknown).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
   });
 
+  it('keeps an out-of-memory FAILED once the parts ran: Finish Job\'s catch carries $.partOutcomes (issue 37 point 3), older executions $.parts', () => {
+    // Prepare
+    const oom = jobErrorFromTaskError({ Error: 'Runtime.OutOfMemory', Cause: JSON.stringify({ errorType: 'Runtime.OutOfMemory', errorMessage: 'out of memory' }) });
+    const base = { jobId: 'j', input: { bucket: 'b', key: 'inbox/a.geojson', etag: 'e', size: 1 } };
+
+    // Act
+    const afterMap = overrunAsRejection(oom, { ...base, partOutcomes: [{ index: 0, status: 'OK' }] });
+    const olderExecution = overrunAsRejection(oom, { ...base, parts: [{ index: 0, name: 'a', status: 'OK' }] });
+
+    // Assess
+    expect(afterMap).toMatchObject({ rejected: false, error: { code: 'RUNTIME_OUT_OF_MEMORY' } });
+    expect(olderExecution).toMatchObject({ rejected: false, error: { code: 'RUNTIME_OUT_OF_MEMORY' } });
+  });
+
   it('gives a timeout reported as Lambda.Unknown the code and hint of Sandbox.Timedout', () => {
     // Act
     const named = jobErrorFromTaskError({ Error: 'Sandbox.Timedout', Cause: JSON.stringify({ errorType: 'Sandbox.Timedout', errorMessage: 'Task timed out after 60.05 seconds' }) });
