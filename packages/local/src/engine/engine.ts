@@ -12,7 +12,14 @@
  *   `$$.Execution.Id` is `execution:<machine>/<map run label>:<id>` (not the
  *   job's ARN), DescribeExecution answers for it while it runs, and stopping
  *   the job's execution aborts it (issue 37 point 1: a child ARN recorded for
- *   the reconciler now meets the template's IAM locally too).
+ *   the reconciler now meets the template's IAM locally too);
+ * - a DISTRIBUTED Map whose failed children exceed its tolerated failures
+ *   (none by default) fails with States.ExceedToleratedFailureThreshold,
+ *   which its Catch matches, and its other children are aborted (issue 37
+ *   point 2, see failedItem);
+ * - every state's input and output is held to 256 KiB: above it
+ *   States.DataLimitExceeded fails the execution past any Catch (issue 37
+ *   point 3, see checkStatePayloads).
  */
 import { randomUUID } from 'node:crypto';
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
