@@ -32,6 +32,10 @@ const HINTS: Record<string, string> = {
   QueueTimeout: `no processing slot became free in time; raise MAX_CONCURRENT_PROCESSINGS, and ${HOW_TO_RETRY}.`,
   ConfigurationError: `fix the bridge configuration, then ${HOW_TO_RETRY}.`,
   'States.Timeout': `a step took too long; ${HOW_TO_RETRY}.`,
+  // The Process Parts Map Run failed (issue 37 point 2): a part's child execution failed where none of its own
+  // steps could record it (Finish Part kept failing, or an error no Catch takes: States.Runtime, a Processing
+  // Outcome with no matching branch, States.DataLimitExceeded), and Step Functions stopped the other parts.
+  'States.ExceedToleratedFailureThreshold': `a part's workflow failed before it could record its own outcome, and the other parts were stopped: \`mapflow-bridge jobs show <jobId>\` lists the parts that recorded one (the failed part is among those without), and on AWS the Map Run of Process Parts lists its child executions with their errors; processings already created keep their results in Mapflow. Report it if it repeats; ${HOW_TO_RETRY}.`,
   // A Lambda stopped at its Timeout. A decode of the input that runs out of time is REJECTED INPUT_TOO_COMPLEX before
   // this (functions/core/deadline.ts), so what is left is time spent waiting on Mapflow or S3, or storing a result.
   'Sandbox.Timedout': `a step ran past its function's Timeout, waiting on Mapflow or S3 or storing a large result (a processing that ran keeps its results in Mapflow); once they answer quickly, ${HOW_TO_RETRY}.`,

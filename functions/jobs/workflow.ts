@@ -128,6 +128,20 @@ export interface ProcessingRequest {
 }
 
 /** Top-level state of an execution. */
+/**
+ * What a part's child execution ends with (Finish Part's output), gathered by
+ * the Process Parts Map at `$.partOutcomes`. Only this: the part's full
+ * outcome (a JobPart) is in the ledger, where Finish Part recorded it, and
+ * Finish Job reads it there. Gathering 100 JobParts (long names, result keys
+ * of up to 1,024 bytes, Mapflow's messages) into the job's state could cross
+ * Step Functions' 256 KiB per state (issue 37 point 3,
+ * test/unit/lib/payload-bound.test.ts).
+ */
+export interface PartOutcome {
+  index: number;
+  status: 'OK' | 'FAILED';
+}
+
 export interface WorkflowState {
   jobId: string;
   input: InputObject;
@@ -138,7 +152,13 @@ export interface WorkflowState {
   mosaic?: MosaicResult;
   upload?: UploadResult;
   plan?: PlanResult;
-  /** Outcomes of the Process Parts Map, one JobPart per plan part. */
+  /** The Process Parts Map's result: each part's outcome in brief. */
+  partOutcomes?: PartOutcome[];
+  /**
+   * The parts' outcomes in full: what the Map gathered before issue 37 point 3
+   * (an execution started on that definition still carries them); Finish Job
+   * now reads them from the ledger.
+   */
   parts?: JobPart[];
   error?: TaskError;
   finish?: FinishResult;

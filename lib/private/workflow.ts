@@ -182,7 +182,9 @@ export function buildJobDefinition(
     },
     maxConcurrency: props.maxConcurrency,
     mapExecutionType: sfn.StateMachineType.STANDARD,
-    resultPath: '$.parts',
+    // Each part's outcome in brief (PartOutcome): the full ones are in the ledger, where Finish Job reads
+    // them; 100 full outcomes could cross the 256 KiB a state may hold (issue 37 point 3).
+    resultPath: '$.partOutcomes',
   });
   processParts.itemProcessor(partDefinition);
 

@@ -57,6 +57,8 @@ describe('the "Why a job FAILED" table', () => {
       codeOfThrown(new ConfigurationError('x').name),
       codeOfThrown(new LedgerContention('x').name),
       codeOfThrown('States.Timeout'),
+      // A failed Map Run of Process Parts (issue 37 point 2).
+      codeOfThrown('States.ExceedToleratedFailureThreshold'),
       // A Lambda stopped at its Timeout, and one out of memory after a processing was created (Store Results).
       codeOfThrown('Sandbox.Timedout'),
       codeOfThrown('Runtime.OutOfMemory'),

@@ -59,7 +59,7 @@ async function jobAtFinish(bench: Bench, key: string): Promise<{ driver: Driver;
   const state: WorkflowState = { jobId: start.jobId, input: start.input };
   state.job = await driver.task('Register Job', registerJob, { ...state, executionArn: `arn:aws:states:local:0:execution:jobs:${start.jobId}` });
   state.plan = await driver.task('Plan Processing', planProcessing, state);
-  state.parts = await Promise.all(state.plan.parts.map((part) => driver.runPart(state.job!, part)));
+  state.partOutcomes = await Promise.all(state.plan.parts.map((part) => driver.runPart(state.job!, part)));
   return { driver, state };
 }
 

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetObjectCommand, GetObjectTaggingCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { EventDetailType, InputObject, JobPart } from '../../functions/core/model.ts';
+import type { EventDetailType, InputObject } from '../../functions/core/model.ts';
 import type { JobEventDetail } from '../../functions/events/types.ts';
-import type { PartState, PlanPart, RegisterResult, TaskError, WorkflowState } from '../../functions/jobs/workflow.ts';
+import type { PartOutcome, PartState, PlanPart, RegisterResult, TaskError, WorkflowState } from '../../functions/jobs/workflow.ts';
 import { DEFAULT_POLL_POLICY, type PollPolicy } from '../../functions/polling/poll-policy.ts';
 import { makeStepContext, type StepContext, type StepLogger } from '../../functions/jobs/context.ts';
 import { registerJob } from '../../functions/jobs/steps/register-job.ts';
@@ -305,7 +305,7 @@ export class Driver {
         }
       }
       state.plan = await this.task('Plan Processing', planProcessing, state);
-      state.parts = await Promise.all(state.plan.parts.map((part) => this.runPart(state.job!, part)));
+      state.partOutcomes = await Promise.all(state.plan.parts.map((part) => this.runPart(state.job!, part)));
       state.finish = await this.task('Finish Job', finishJob, state);
       return state;
     } catch (err) {
@@ -317,7 +317,7 @@ export class Driver {
   }
 
   /** One item of the Process Parts Map (ItemSelector {job: $.job, part}). */
-  async runPart(job: RegisterResult, part: PlanPart): Promise<JobPart> {
+  async runPart(job: RegisterResult, part: PlanPart): Promise<PartOutcome> {
     const state: PartState = { job, part };
     try {
       for (;;) {

@@ -49,7 +49,8 @@ export async function failJob(state: WorkflowState, ctx: StepContext): Promise<F
  */
 export function overrunAsRejection(outcome: ReturnType<typeof jobErrorFromTaskError>, state: WorkflowState | undefined): ReturnType<typeof jobErrorFromTaskError> {
   const overrun = outcome.error.code === 'RUNTIME_OUT_OF_MEMORY' || (outcome.error.code === 'RUNTIME_EXIT_ERROR' && /signal: (killed|SIGKILL)\b/.test(outcome.error.message));
-  if (outcome.rejected || !overrun || (state?.parts && state.parts.length > 0)) return outcome;
+  const partsRan = (state?.parts?.length ?? 0) > 0 || (state?.partOutcomes?.length ?? 0) > 0;
+  if (outcome.rejected || !overrun || partsRan) return outcome;
   return {
     rejected: true,
     error: {

@@ -28,7 +28,7 @@ export async function finishJob(state: WorkflowState, ctx: StepContext): Promise
     return finaliseJob(ctx, { ...base, status: 'SUCCEEDED', resultPrefix });
   }
 
-  const parts = [...(state.parts ?? [])].sort((a, b) => a.index - b.index);
+  const parts = (await partsOf(state, ctx)).sort((a, b) => a.index - b.index);
   const { status, error } = aggregate(parts, state.plan?.parts.length ?? parts.length);
   const charged = partsCharge(parts);
   return finaliseJob(ctx, {
@@ -40,6 +40,20 @@ export async function finishJob(state: WorkflowState, ctx: StepContext): Promise
     ...(parts.some((p) => p.status === 'OK') && { resultPrefix }),
     ...(state.plan && { report: { estimatedCost: state.plan.estimatedCost, areaSqKm: state.plan.areaSqKm, model: state.plan.modelName } }),
   });
+}
+
+/**
+ * The outcomes of the parts that finished: those the Map reports in brief
+ * (`$.partOutcomes`), in full from the ledger row, where Finish Part recorded
+ * each before returning (read consistently). An execution started on the
+ * definition before issue 37 point 3 still carries them in full at `$.parts`.
+ */
+async function partsOf(state: WorkflowState, ctx: StepContext): Promise<JobPart[]> {
+  if (state.parts) return [...state.parts];
+  const finished = new Set((state.partOutcomes ?? []).map((part) => part.index));
+  if (finished.size === 0) return [];
+  const row = await ctx.ledger.get(state.jobId);
+  return (row?.parts ?? []).filter((part) => finished.has(part.index));
 }
 
 /** The job's status and error from its parts' outcomes. */

@@ -1,16 +1,17 @@
 /**
  * Finish Part: the end of every path of a part (success, failure, timeout or
- * a caught error). Releases the part's concurrency slot (idempotent), and
- * returns the part's outcome (a JobPart), which it also records in the ledger.
+ * a caught error). Releases the part's concurrency slot (idempotent), records
+ * the part's outcome (a JobPart) in the ledger, and returns it in brief (a
+ * PartOutcome: the Map gathers these, and Finish Job reads the ledger).
  */
 import type { JobPart } from '../../core/model.ts';
-import type { PartState } from '../workflow.ts';
+import type { PartOutcome, PartState } from '../workflow.ts';
 import { jobContextOf, releaseSlot } from '../common.ts';
 import type { StepContext } from '../context.ts';
 import { slotHolder } from '../../ledger/slots.ts';
 import { HOW_TO_RETRY, jobErrorFromMapflow, jobErrorFromTaskError } from '../outcome.ts';
 
-export async function finishPart(state: PartState, ctx: StepContext): Promise<JobPart> {
+export async function finishPart(state: PartState, ctx: StepContext): Promise<PartOutcome> {
   const job = jobContextOf(state.job);
   const { part, poll } = state;
   await releaseSlot(ctx, slotHolder(job.jobId, part.index));
@@ -45,5 +46,10 @@ export async function finishPart(state: PartState, ctx: StepContext): Promise<Jo
   }
 
   await ctx.ledger.upsertPart(job.jobId, outcome);
-  return outcome;
+  return partOutcomeOf(outcome);
+}
+
+/** The part's outcome in brief, for the Process Parts Map (its full outcome is in the ledger). */
+export function partOutcomeOf(part: JobPart): PartOutcome {
+  return { index: part.index, status: part.status === 'OK' ? 'OK' : 'FAILED' };
 }

@@ -14,6 +14,7 @@ import { appendFile } from 'node:fs/promises';
 import type { LocalEventRecord } from 'mapflow-bridge/functions/events/publisher.ts';
 import type { ExecutionRecord, LocalEngine } from '../engine/engine.ts';
 import { TaskTokenError, type LocalTaskTokens } from '../engine/task-tokens.ts';
+import { STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
 import { AwsServiceError, startAwsJsonEndpoint, type AuthorizeHook, type RunningEndpoint } from './aws-endpoint.ts';
 
 const epochSeconds = (iso: string | undefined) => (iso ? Date.parse(iso) / 1000 : undefined);
@@ -74,6 +75,11 @@ export function startStepFunctionsEndpoint(options: StepFunctionsServiceOptions)
           parsed = input.input === undefined ? {} : JSON.parse(String(input.input));
         } catch {
           throw new AwsServiceError('InvalidExecutionInput', 'Invalid State Machine Execution Input: the input is not JSON');
+        }
+        // StartExecution `input`: "Length Constraints: Maximum length of 262144" (UTF-8 bytes); AWS refuses the call.
+        const inputBytes = Buffer.byteLength(String(input.input ?? '{}'), 'utf8');
+        if (inputBytes > STATE_PAYLOAD_LIMIT_BYTES) {
+          throw new AwsServiceError('ValidationException', `1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to ${STATE_PAYLOAD_LIMIT_BYTES}`);
         }
         const existing = engine.describe(name);
         const { outcome, execution: record } = engine.startExecution(name, parsed);

@@ -18,11 +18,19 @@
  *   `$$.Execution.Id` is `execution:<machine>/<map run label>:<id>` (not the
  *   job's ARN), DescribeExecution answers for it while it runs, and stopping
  *   the job's execution aborts it (issue 37 point 1: a child ARN recorded for
- *   the reconciler now meets the template's IAM locally too).
+ *   the reconciler now meets the template's IAM locally too);
+ * - a DISTRIBUTED Map whose failed children exceed its tolerated failures
+ *   (none by default) fails with States.ExceedToleratedFailureThreshold,
+ *   which its Catch matches, and its other children are aborted (issue 37
+ *   point 2, see failedItem);
+ * - every state's input and output is held to 256 KiB: above it
+ *   States.DataLimitExceeded fails the execution past any Catch (issue 37
+ *   point 3, see checkStatePayloads).
  */
 import { randomUUID } from 'node:crypto';
 import { StateMachine, ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { LocalTaskTokens } from './task-tokens.ts';
+import { DataLimitExceeded, STATE_PAYLOAD_LIMIT_BYTES } from './lambda.ts';
 import { LOCAL_AWS } from '../local-account.ts';
 import { ExecutionNames } from './execution-names.ts';
 
@@ -153,8 +161,64 @@ interface ChildExecution {
  * `new StateMachine(ItemProcessor).run(item, runOptions)`, runOptions carrying
  * the parent's context: the run below gives such an item a child's context.
  */
-const distributedProcessors = new WeakMap<object, { engine: LocalEngine; label: string }>();
+const distributedProcessors = new WeakMap<object, DistributedProcessor>();
 let childRunsPatched = false;
+
+interface DistributedProcessor {
+  engine: LocalEngine;
+  label: string;
+  /** The Map state's name (for the Cause of a failed Map Run). */
+  mapState: string;
+  /** ToleratedFailureCount / ToleratedFailurePercentage of the Map state (neither given: a count of 0, none tolerated). */
+  toleratedCount?: number;
+  toleratedPercentage?: number;
+}
+
+/**
+ * One Map Run: aws-local-stepfunctions builds a new StateMachine for the
+ * ItemProcessor each time the Map state runs (MapStateAction.execute), so
+ * that instance is the run's key.
+ */
+interface MapRun {
+  failed: number;
+  /** The first failed child: its ARN, error and cause. */
+  first?: { arn: string; error: string; cause: string };
+  /** Items the Map Run has (known when ToleratedFailurePercentage needs it, see ITEM_COUNT). */
+  total?: number;
+  /** UTF-8 bytes of the Map's combined result so far (the JSON array of the items' outputs). */
+  resultBytes?: number;
+  /** The Map state failed: items not started yet never start (see runAsChild). */
+  closed?: boolean;
+}
+const mapRuns = new WeakMap<object, MapRun>();
+
+/**
+ * A Distributed Map with a ToleratedFailurePercentage needs the number of
+ * items, which nothing the library hands to an item carries: the engine wraps
+ * the Map's ItemSelector as `{ [ITEM]: <selector>, [ITEM_COUNT]:
+ * States.ArrayLength(<ItemsPath>) }` and unwraps it before the item runs.
+ */
+const ITEM = '__mapflowLocalItem';
+const ITEM_COUNT = '__mapflowLocalItemCount';
+
+/**
+ * States.ExceedToleratedFailureThreshold: the Map state of a failed Map Run
+ * (Step Functions developer guide, "Distributed Map failure threshold";
+ * concepts-error-handling). A plain error: the Map's Retry and Catch match it
+ * by name or States.ALL, whatever the child's own error was. The Cause says
+ * which child failed and how many did; it does not reproduce the bytes of the
+ * Cause AWS writes.
+ */
+export class ExceedToleratedFailureThreshold extends Error {
+  constructor(mapState: string, run: MapRun, tolerated: string) {
+    const first = run.first ? ` The first failed child execution was ${run.first.arn} (${run.first.error}: ${run.first.cause}).` : '';
+    super(`The Map Run of '${mapState}' failed: ${run.failed} item${run.failed === 1 ? '' : 's'}${run.total === undefined ? '' : ` of ${run.total}`} failed, above the tolerated ${tolerated}.${first}`);
+    this.name = 'States.ExceedToleratedFailureThreshold';
+  }
+}
+
+/** A refusal of a Map Run's StartExecution (authorizeMapRuns): it fails the Map state as it is, uncatchable. */
+const mapRunRefusals = new WeakSet<object>();
 
 type RunArgs = Parameters<StateMachine['run']>;
 
@@ -166,6 +230,16 @@ function runItemsAsChildExecutions(): void {
     const processor = distributedProcessors.get((this as unknown as { definition: object }).definition);
     const context = options?.context as { Execution?: { Name?: string } } | undefined;
     if (!processor || !context?.Execution?.Name) return run.call(this, input, options);
+    let mapRun = mapRuns.get(this);
+    if (!mapRun) mapRuns.set(this, (mapRun = { failed: 0 }));
+    // The library's MapStateAction aborts the items running when one fails, but its p-limit queue still
+    // starts the items waiting for MaxConcurrency; Step Functions starts no child of a failed Map Run.
+    if (mapRun.closed) return { abort: () => undefined, eventLogs: (async function* () {})(), result: Promise.resolve(null) } as ReturnType<StateMachine['run']>;
+    if (input && typeof input === 'object' && ITEM in input) {
+      const wrapped = input as Record<string, unknown>;
+      if (typeof wrapped[ITEM_COUNT] === 'number') mapRun.total = wrapped[ITEM_COUNT];
+      input = wrapped[ITEM] as RunArgs[0];
+    }
     const child = processor.engine.startChild(processor.label, context.Execution.Name, input);
     const execution = run.call(this, input, { ...options, context: { ...context, Execution: { ...context.Execution, Id: child.arn, Name: child.name } } });
     let aborted = false;
@@ -175,11 +249,137 @@ function runItemsAsChildExecutions(): void {
       abort();
     };
     const rootAborted = () => Boolean((options as { _rootAbortSignal?: AbortSignal } | undefined)?._rootAbortSignal?.aborted);
-    execution.result.then(
-      (output) => processor.engine.stopChild(child.arn, aborted || rootAborted() ? 'ABORTED' : 'SUCCEEDED', output),
-      (error: unknown) => processor.engine.stopChild(child.arn, statusOf(error)),
+    const run_ = mapRun;
+    const result = execution.result.then(
+      (output) => {
+        processor.engine.stopChild(child.arn, aborted || rootAborted() ? 'ABORTED' : 'SUCCEEDED', output);
+        return addToResult(processor, run_, output);
+      },
+      (error: unknown) => {
+        const status = statusOf(error);
+        processor.engine.stopChild(child.arn, status);
+        const inner = error instanceof ExecutionError ? error.cause : error;
+        // Stopped, or refused its StartExecution: the Map state fails as before (see authorizeMapRun).
+        if (status === 'ABORTED' || (inner && typeof inner === 'object' && mapRunRefusals.has(inner))) throw error;
+        return addToResult(processor, run_, failedItem(processor, run_, child.arn, status === 'TIMED_OUT' ? { Error: 'States.Timeout', Cause: 'The child execution timed out.' } : describeError(error)));
+      },
     );
-    return execution;
+    // MapStateAction awaits `result` (all items), then aborts every item's run when one rejects.
+    return {
+      ...execution,
+      result: result.catch((error: unknown) => {
+        run_.closed = true;
+        throw error;
+      }),
+    };
+  };
+}
+
+/**
+ * An item's output joins the Map's result: the JSON array of every item's
+ * output is the Map state's raw result, held to 256 KiB like any state's
+ * (without a ResultWriter, which the local engine does not run). Above it the
+ * Map state fails with States.DataLimitExceeded, which nothing catches.
+ */
+function addToResult<T>(processor: DistributedProcessor, run: MapRun, output: T): T {
+  // '[' first, then each item and its ',' (the last one's is the closing ']').
+  run.resultBytes = (run.resultBytes ?? 1) + payloadBytes(output) + 1;
+  if (run.resultBytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(processor.mapState, run.resultBytes, 'combined result of the Map Run');
+  return output;
+}
+
+/**
+ * A child execution FAILED or TIMED_OUT. Within the Map's tolerance its place
+ * in the Map's result holds its error (as a ResultWriter's FAILED file lists
+ * a failed child's Error and Cause; AWS's exact shape there is not
+ * reproduced); above it the Map Run fails: the rejection fails the Map state
+ * with States.ExceedToleratedFailureThreshold, and aws-local-stepfunctions
+ * aborts the other items (their child executions end ABORTED), as Step
+ * Functions stops the children of a failed Map Run.
+ */
+function failedItem(processor: DistributedProcessor, run: MapRun, arn: string, error: { Error: string; Cause: string }): { Error: string; Cause: string } {
+  run.failed += 1;
+  run.first ??= { arn, error: error.Error, cause: error.Cause };
+  // Each threshold the definition gives is a maximum "before the Map Run fails" (UpdateMapRun,
+  // DescribeMapRun): exceeding either fails it; with neither, none is tolerated.
+  const { toleratedCount: count, toleratedPercentage: percentage } = processor;
+  const overCount = count !== undefined && run.failed > count;
+  const overPercentage = percentage !== undefined && run.total !== undefined && (run.failed / Math.max(run.total, 1)) * 100 > percentage;
+  if (!overCount && !overPercentage) return error;
+  const tolerated = overCount ? `count of ${count}` : `${percentage}%`;
+  throw new ExceedToleratedFailureThreshold(processor.mapState, run, tolerated);
+}
+
+/** UTF-8 bytes of a value's JSON, as Step Functions measures a payload (remembered per object: a state's output is the next one's input). */
+const measured = new WeakMap<object, number>();
+function payloadBytes(value: unknown): number {
+  if (value && typeof value === 'object') {
+    const known = measured.get(value);
+    if (known !== undefined) return known;
+    const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    measured.set(value, bytes);
+    return bytes;
+  }
+  return Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
+}
+
+/**
+ * StartExecution with an input above 256 KiB: AWS refuses the call itself
+ * (StartExecution `input`: "Length Constraints: Maximum length of 262144",
+ * in UTF-8 bytes), with a ValidationException.
+ */
+export class ExecutionInputTooLarge extends Error {
+  constructor(bytes: number) {
+    super(`1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to ${STATE_PAYLOAD_LIMIT_BYTES} (it is ${bytes} bytes)`);
+    this.name = 'ValidationException';
+  }
+}
+
+let payloadsChecked = false;
+type EventLoggerMethods = {
+  dispatchStateEnteredEvent: (stateName: string, stateType: string, input: unknown) => void;
+  dispatchStateExitedEvent: (stateName: string, stateType: string, input: unknown, output: unknown) => void;
+};
+
+/**
+ * 256 KiB on every state's input and output ("Maximum input or output size
+ * for a task, state, or execution: 256 KiB of data as a UTF-8 encoded
+ * string", Step Functions service quotas); above it the execution fails with
+ * States.DataLimitExceeded, which no Retry or Catch matches (a terminal
+ * error States.ALL does not catch, concepts-error-handling).
+ *
+ * The interception point: aws-local-stepfunctions' StateMachine.execute
+ * tells its run's EventLogger of each state's input (StateEntered) and
+ * output (StateExited), inside the loop's try but after the state's own
+ * Retry and Catch were applied. Throwing there fails the execution (or the
+ * Map item's run: a DISTRIBUTED child then counts as a failed child) without
+ * any Catch seeing it. The EventLogger class is not exported: its prototype is
+ * reached through the first run's logger.
+ */
+function checkStatePayloads(): void {
+  if (payloadsChecked) return;
+  payloadsChecked = true;
+  const proto = StateMachine.prototype as unknown as { execute: (input: unknown, options: { eventLogger: object }, cleanup: () => void) => Promise<unknown> };
+  const execute = proto.execute;
+  let loggerPatched = false;
+  proto.execute = function executeChecked(this: unknown, input, options, cleanup) {
+    if (!loggerPatched) {
+      loggerPatched = true;
+      const logger = Object.getPrototypeOf(options.eventLogger) as EventLoggerMethods;
+      const entered = logger.dispatchStateEnteredEvent;
+      const exited = logger.dispatchStateExitedEvent;
+      logger.dispatchStateEnteredEvent = function (this: unknown, stateName, stateType, stateInput) {
+        const bytes = payloadBytes(stateInput);
+        if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(stateName, bytes, 'input');
+        entered.call(this, stateName, stateType, stateInput);
+      };
+      logger.dispatchStateExitedEvent = function (this: unknown, stateName, stateType, stateInput, output) {
+        const bytes = payloadBytes(output);
+        if (bytes > STATE_PAYLOAD_LIMIT_BYTES) throw new DataLimitExceeded(stateName, bytes, 'output');
+        exited.call(this, stateName, stateType, stateInput, output);
+      };
+    }
+    return execute.call(this, input, options, cleanup);
   };
 }
 
@@ -216,7 +416,8 @@ export class LocalEngine {
     const definition = structuredClone(options.definition);
     const { tasks, waits, tokenStates, distributedMapsOf, distributedProcessorsOf } = collectStates(definition, options.defaultTaskTimeoutSeconds ?? 900);
     runItemsAsChildExecutions();
-    for (const [processor, label] of distributedProcessorsOf) distributedProcessors.set(processor, { engine: this, label });
+    checkStatePayloads();
+    for (const [processor, map] of distributedProcessorsOf) distributedProcessors.set(processor, { engine: this, ...map });
     const unbound = tasks.filter((state) => !options.taskResources[state]);
     if (unbound.length > 0) throw new UnboundTaskError(unbound);
     this.taskStates = tasks;
@@ -231,6 +432,9 @@ export class LocalEngine {
             // Stopped while its Task was being scheduled (StopExecution right after StartExecution): on AWS no
             // Lambda is invoked for a stopped execution; the execution has ended, nobody reads this error.
             if (this.stoppedBeforeInvoke(input)) return Promise.reject(new Error(`Task '${state}' not invoked: its execution was stopped`));
+            // A state's input after Parameters above the quota (concepts-error-handling, States.DataLimitExceeded).
+            const bytes = payloadBytes(input);
+            if (bytes > STATE_PAYLOAD_LIMIT_BYTES) return Promise.reject(new DataLimitExceeded(state, bytes, 'input after Parameters'));
             this.taskInvocations.set(state, (this.taskInvocations.get(state) ?? 0) + 1);
             return tokenStates.has(state) ? this.invokeWaiting(resource, input) : resource(input);
           };
@@ -274,7 +478,9 @@ export class LocalEngine {
     return mapStates
       .reduce((previous, mapState) => previous.then(() => authorize(mapState)), Promise.resolve())
       .catch((error: unknown) => {
-        throw uncatchable(error);
+        const refusal = uncatchable(error);
+        mapRunRefusals.add(refusal);
+        throw refusal;
       });
   }
 
@@ -342,6 +548,8 @@ export class LocalEngine {
     if (taken) {
       return { outcome: 'duplicate', execution: existing?.record ?? (this.describe(name) as ExecutionRecord) };
     }
+    const inputBytes = payloadBytes(input);
+    if (inputBytes > STATE_PAYLOAD_LIMIT_BYTES) throw new ExecutionInputTooLarge(inputBytes);
     return { outcome: 'started', execution: this.run(name, input, new Date().toISOString()) };
   }
 
@@ -613,6 +821,17 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
   }
 }
 
+/** Wraps a Distributed Map's ItemSelector so that each item carries the number of items (see ITEM_COUNT). */
+function countItems(state: Record<string, unknown>): void {
+  const selector = state.ItemSelector ?? state.Parameters;
+  delete state.Parameters;
+  const itemsPath = typeof state.ItemsPath === 'string' ? state.ItemsPath : '$';
+  state.ItemSelector = {
+    ...(selector === undefined ? { [`${ITEM}.$`]: '$$.Map.Item.Value' } : { [ITEM]: selector }),
+    [`${ITEM_COUNT}.$`]: `States.ArrayLength(${itemsPath})`,
+  };
+}
+
 /**
  * Task and Wait state names anywhere in the definition (Map iterators
  * included), and for each Task the DISTRIBUTED Map states it runs in
@@ -621,13 +840,19 @@ function normaliseResultPaths(state: Record<string, unknown>): void {
 function collectStates(
   definition: Record<string, unknown>,
   taskTimeoutSeconds: number,
-): { tasks: string[]; waits: string[]; tokenStates: Set<string>; distributedMapsOf: Map<string, string[]>; distributedProcessorsOf: Map<object, string> } {
+): {
+  tasks: string[];
+  waits: string[];
+  tokenStates: Set<string>;
+  distributedMapsOf: Map<string, string[]>;
+  distributedProcessorsOf: Map<object, Omit<DistributedProcessor, 'engine'>>;
+} {
   const tasks: string[] = [];
   const waits: string[] = [];
   const tokenStates = new Set<string>();
   const distributedMapsOf = new Map<string, string[]>();
   /** Each DISTRIBUTED ItemProcessor and its Map Run label: the Map's Label, else its name made a label. */
-  const distributedProcessorsOf = new Map<object, string>();
+  const distributedProcessorsOf = new Map<object, Omit<DistributedProcessor, 'engine'>>();
   const visit = (machine: unknown, distributedMaps: string[] = []): void => {
     const states = (machine as { States?: Record<string, Record<string, unknown>> } | undefined)?.States;
     if (!states) return;
@@ -647,7 +872,18 @@ function collectStates(
         const processor = (state.ItemProcessor ?? state.Iterator) as { ProcessorConfig?: { Mode?: unknown } } | undefined;
         const distributed = processor?.ProcessorConfig?.Mode === 'DISTRIBUTED';
         // AWS generates a label when the Map has none; a label has no spaces or ARN separators.
-        if (processor && distributed) distributedProcessorsOf.set(processor, typeof state.Label === 'string' ? state.Label : name.replace(/[^A-Za-z0-9_-]/g, '-'));
+        if (processor && distributed) {
+          const toleratedCount = typeof state.ToleratedFailureCount === 'number' ? state.ToleratedFailureCount : undefined;
+          const toleratedPercentage = typeof state.ToleratedFailurePercentage === 'number' ? state.ToleratedFailurePercentage : undefined;
+          distributedProcessorsOf.set(processor, {
+            label: typeof state.Label === 'string' ? state.Label : name.replace(/[^A-Za-z0-9_-]/g, '-'),
+            mapState: name,
+            // Neither given: none tolerated. (The ...Path forms are not read locally.)
+            toleratedCount: toleratedCount ?? (toleratedPercentage === undefined ? 0 : undefined),
+            ...(toleratedPercentage !== undefined && { toleratedPercentage }),
+          });
+          if (toleratedPercentage !== undefined) countItems(state);
+        }
         visit(processor, distributed ? [...distributedMaps, name] : distributedMaps);
       } else if (state.Type === 'Parallel') {
         for (const branch of (state.Branches as unknown[] | undefined) ?? []) visit(branch, distributedMaps);

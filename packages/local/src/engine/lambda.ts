@@ -43,8 +43,8 @@ export class DataLimitExceeded extends Error {
   // Read by aws-local-stepfunctions' retry and catch matching.
   readonly isRetryable = false;
   readonly isCatchable = false;
-  constructor(stateName: string, bytes: number) {
-    super(`The result of '${stateName}' is ${bytes} bytes, above the ${STATE_PAYLOAD_LIMIT_BYTES}-byte Step Functions limit.`);
+  constructor(stateName: string, bytes: number, what = 'result') {
+    super(`The ${what} of '${stateName}' is ${bytes} bytes, above the ${STATE_PAYLOAD_LIMIT_BYTES}-byte Step Functions limit.`);
     this.name = 'States.DataLimitExceeded';
   }
 }

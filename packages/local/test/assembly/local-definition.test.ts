@@ -118,7 +118,7 @@ describe('synthLocalDefinition', () => {
       ItemsPath: '$.plan.parts',
       ItemSelector: { 'job.$': '$.job', 'part.$': '$$.Map.Item.Value', 'admittedIndex.$': '$.plan.parts[0].index' },
       MaxConcurrency: 5,
-      ResultPath: '$.parts',
+      ResultPath: '$.partOutcomes',
       Next: 'Finish Job',
     });
     expect(top.States['Finish Job'].End).toBe(true);

@@ -75,6 +75,24 @@ describe('the local Step Functions endpoint', () => {
     await engine.close();
   });
 
+  it('refuses a StartExecution input above 256 KiB with a ValidationException, starting nothing (issue 37 point 3)', async () => {
+    // Prepare: StartExecution `input` has a maximum length of 262,144 UTF-8 bytes (API reference)
+    const engine = echoEngine();
+    const { endpoint } = await started(startStepFunctionsEndpoint({ engine, taskTokens: engine.taskTokens }));
+    const sfn = new SFNClient({ ...client, endpoint });
+    const over = JSON.stringify({ big: 'é'.repeat(131_072) });
+
+    // Act
+    const refused = await failure(sfn.send(new StartExecutionCommand({ stateMachineArn: engine.stateMachineArn, name: 'job-big', input: over })));
+
+    // Assess
+    expect(Buffer.byteLength(over, 'utf8')).toBeGreaterThan(262_144);
+    expect(over.length).toBeLessThan(262_144);
+    expect(refused).toMatchObject({ name: 'ValidationException' });
+    expect(engine.describe('job-big')).toBeUndefined();
+    await engine.close();
+  });
+
   it('settles a task token with SendTaskSuccess and answers TaskDoesNotExist for a settled one', async () => {
     // Prepare
     const taskTokens = new LocalTaskTokens();

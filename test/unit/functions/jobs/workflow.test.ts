@@ -205,7 +205,7 @@ describe('GeoJSON jobs', () => {
     // Act
     const again = await createProcessing({ job: final.job!, part: final.plan!.parts[0]! }, b.ctx);
     // Assess
-    expect(again).toMatchObject({ reused: true, processingId: final.parts![0]!.processingId });
+    expect(again).toMatchObject({ reused: true, processingId: (await b.ledger.get(final.jobId))!.parts![0]!.processingId });
     expect(await processingCount(b)).toBe(1);
   });
 

@@ -57,6 +57,22 @@ describe('jobErrorFromTaskError', () => {
     expect(result.error.message).toMatch(/^GET \/x: 503 \(Mapflow did not answer/);
   });
 
+  it('explains a failed Map Run (States.ExceedToleratedFailureThreshold): which part, where to look, how to retry', () => {
+    // Prepare: the Map's Catch gets the Map Run's error, not the part's (issue 37 point 2)
+    const caught = { Error: 'States.ExceedToleratedFailureThreshold', Cause: "The Map Run of 'Process Parts' failed: 1 item failed, above the tolerated count of 0." };
+
+    // Act
+    const result = jobErrorFromTaskError(caught);
+
+    // Assess
+    expect(result.rejected).toBe(false);
+    expect(result.error.code).toBe('STATES_EXCEED_TOLERATED_FAILURE_THRESHOLD');
+    expect(result.error.message).toMatch(/^The Map Run of 'Process Parts' failed/);
+    expect(result.error.message).toContain('could record its own outcome');
+    expect(result.error.message).toContain('jobs show <jobId>');
+    expect(result.error.message).toContain('jobs retry <jobId>');
+  });
+
   // Issue 37 point 9: Step Functions may report an out-of-memory or a timeout as Lambda.Unknown
   // (its payload in a plain-text Cause), where Lambda's runtime and local mode name them.
   const UNKNOWN_OOM = {
@@ -75,6 +91,20 @@ describe('jobErrorFromTaskError', () => {
     // Assess
     expect(named).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
     expect(unknown).toMatchObject({ rejected: true, error: { code: 'INPUT_TOO_COMPLEX' } });
+  });
+
+  it('keeps an out-of-memory FAILED once the parts ran: Finish Job\'s catch carries $.partOutcomes (issue 37 point 3), older executions $.parts', () => {
+    // Prepare
+    const oom = jobErrorFromTaskError({ Error: 'Runtime.OutOfMemory', Cause: JSON.stringify({ errorType: 'Runtime.OutOfMemory', errorMessage: 'out of memory' }) });
+    const base = { jobId: 'j', input: { bucket: 'b', key: 'inbox/a.geojson', etag: 'e', size: 1 } };
+
+    // Act
+    const afterMap = overrunAsRejection(oom, { ...base, partOutcomes: [{ index: 0, status: 'OK' }] });
+    const olderExecution = overrunAsRejection(oom, { ...base, parts: [{ index: 0, name: 'a', status: 'OK' }] });
+
+    // Assess
+    expect(afterMap).toMatchObject({ rejected: false, error: { code: 'RUNTIME_OUT_OF_MEMORY' } });
+    expect(olderExecution).toMatchObject({ rejected: false, error: { code: 'RUNTIME_OUT_OF_MEMORY' } });
   });
 
   it('gives a timeout reported as Lambda.Unknown the code and hint of Sandbox.Timedout', () => {
