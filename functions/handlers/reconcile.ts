@@ -17,7 +17,7 @@ import { DescribeExecutionCommand, ExecutionDoesNotExist, ListExecutionsCommand 
 import { EVENT_DETAIL_TYPES, JOB_STATUSES, isFinalStatus, type InputObject, type JobError, type LedgerRow } from '../core/model.ts';
 import { eventDetailFromRow } from '../events/publisher.ts';
 import { jobIdFor, normaliseEtag, recordedKind, reportKey } from '../routing/index.ts';
-import { HOW_TO_RETRY } from '../jobs/outcome.ts';
+import { HOW_TO_RETRY } from '../jobs/retry-advice.ts';
 // The lean context plus S3: no Mapflow client (undici) in this bundle.
 import { bridgeContext, type BridgeContext } from '../runtime/lean-context.ts';
 import '../runtime/with-s3.ts';

@@ -6,6 +6,9 @@
 import { BridgeError, InputRejected, REJECTION_CODES, parseCodedMessage } from '../core/errors.ts';
 import type { JobError } from '../core/model.ts';
 import type { TaskError } from './workflow.ts';
+import { HOW_TO_RETRY } from './retry-advice.ts';
+
+export { HOW_TO_RETRY };
 
 /** Codes this package rejects with beyond the shared REJECTION_CODES. */
 /** True when a code means "the input cannot be processed" (the job ends REJECTED). */
@@ -13,14 +16,6 @@ export function isRejectionCode(code: string | undefined): boolean {
   if (!code) return false;
   return (REJECTION_CODES as readonly string[]).includes(code);
 }
-
-/**
- * How a finished job really runs again. A job is its bucket, key and ETag, and
- * runs exactly once: the same bytes dropped again under the same key are the
- * same, finished job and are not processed again.
- */
-export const HOW_TO_RETRY =
-  'to run it again, use `mapflow-bridge jobs retry <jobId>` (with --stack <name> on AWS), drop it again under a new name, or change the file (the same bytes under the same key are the same job, which has ended)';
 
 const HINTS: Record<string, string> = {
   MapflowUnavailable: `Mapflow did not answer after several retries; once it answers, ${HOW_TO_RETRY}.`,
