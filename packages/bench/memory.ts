@@ -3,8 +3,9 @@
  * hostile corpus (packages/bench/fixtures/hostile-round3.ts, with a
  * 99,999-vertex circle) through `mapflow-bridge local run --json`, against a
  * baseline of the same run: the README's one-file sample, run twice (the
- * first run of a build also synthesizes the cloud assembly, in a child process of the bridge (synth-child.mjs),
- * process, cached for the next: it is shown, the second is the baseline). For each run: the
+ * first run of a build also synthesizes the cloud assembly, in a child
+ * process of the bridge (synth-child.mjs), cached for the next: it is shown,
+ * the second is the baseline). For each run: the
  * bridge's own process's peak (its VmHWM, the kernel's high-water mark), the
  * whole process tree's peak (the sum of every descendant's resident memory,
  * sampled every 50 ms: a sample, so a lower bound), and the largest other
