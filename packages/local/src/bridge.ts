@@ -50,6 +50,7 @@ import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
 import { LocalSchedule, rateExpressionMs, scheduleScaleOf } from './assembly/schedule.ts';
 import { onStandstill } from './assembly/standstill.ts';
+import { watchDisk, type DiskWatch } from './disk-watch.ts';
 import { CredentialStore, type IssuedCredentials } from './auth/credentials.ts';
 import { dynamodbFaults, FaultInjector, formatFaults, INJECT_FAULTS_ENV, type FaultKind, type FaultSettings } from './faults.ts';
 import type { IncomingSignedRequest, Refusal } from './auth/gate.ts';
@@ -354,6 +355,8 @@ interface BridgeStart {
   readonly onRefused: (refusal: Refusal, request: IncomingSignedRequest) => void;
   /** The trigger: s3rver's notifications go here; they queue up until the dispatcher is ready. */
   readonly trigger: { notifications: S3NotificationRecord[]; onRecord: (record: S3NotificationRecord) => void };
+  /** The free space of the state folder's disk. */
+  readonly disk: DiskWatch;
 }
 
 type BridgeModules = typeof import('./bridge-modules.ts');
@@ -425,9 +428,12 @@ async function openStateFolder(options: LocalBridgeOptions): Promise<BridgeStart
       // Stopped last: what was injected over the whole run.
       stops.push({ name: 'the fault count', stop: async () => log(`local bridge: faults injected (seed ${faults.settings.seed}): ${Object.entries(faults.injected).map(([kind, n]) => `${kind} ${n}`).join(', ')}`) });
     }
+    // A full disk under the state folder is said in one line, and its end in another (disk-watch.ts).
+    const disk = watchDisk(stateDir, log);
+    stops.push({ name: 'the disk watch', stop: async () => disk.stop() });
     return {
       options, log, entryMs, phases, timed, started, stops, stopAll, persistent, stateDir,
-      bucket, ledgerTable, dropDir, localNames, eventsFile, credentialStore, dynamodbGateSecret, onRefused, trigger,
+      bucket, ledgerTable, dropDir, localNames, eventsFile, credentialStore, dynamodbGateSecret, onRefused, trigger, disk,
       ...(faults ? { faults } : {}),
   };
   } catch (error) {
@@ -922,7 +928,7 @@ async function watchDrop(start: BridgeStart, { watchDropFolder }: BridgeModules,
           log(`not uploaded: ${path.relative(process.cwd(), file) || file}: its key ${key} has ${problem}; job ${jobId} ends REJECTED INVALID_KEY (the file moved to ${path.join(stateDir, 'uploaded')})`);
         },
         onError: (file, error) =>
-          log(`local bridge: cannot upload ${file}: ${describe(error)}${(error as Error)?.name === 'KeyRefused' ? '' : ' (retrying in 10 s)'}`),
+          log(`local bridge: cannot upload ${file}: ${describe(error)}${start.disk.full ? ' (the disk holding the state folder is full)' : ''}${(error as Error)?.name === 'KeyRefused' ? '' : ' (retrying in 10 s)'}`),
         onWaiting: (file, why) => log(`waiting for ${path.relative(process.cwd(), file) || file} to ${why === 'open' ? 'be closed by the program writing it' : 'stop changing'}; it goes up once unchanged for ${(options.dropStableMs ?? 3_000) / 1000} s and closed`),
       }));
   stops.push({ name: 'the drop folder', stop: () => drop.close() });
