@@ -52,8 +52,11 @@ export default defineConfig({
     // a third file fills that. Side by side on c347874, otherwise idle: 697.6 s
     // of vitest with two (1,020 s of CPU), 655.7 s with three (986 s), 670.6 s
     // with four (1,019 s). With many JVMs per run (before 872cf10) a third only
-    // added contention (docs/development.md).
-    maxWorkers: 3,
+    // added contention (docs/development.md). Since then files that wait more than they
+    // work have come (a 90 s standstill, a chaos run, a file waiting for the shared
+    // tarball): a fourth worker fills those waits (2026-11-28, clean clone: 730.7 s
+    // of vitest with three; see docs/development.md for the run with four).
+    maxWorkers: 4,
     reporters: ['default', './test/support/summary-reporter.ts'],
     // The longest files first, so that no long file starts last and runs alone at the end.
     sequence: { sequencer: LongestFirstSequencer },
