@@ -54,8 +54,8 @@ export default defineConfig({
     // with four (1,019 s). With many JVMs per run (before 872cf10) a third only
     // added contention (docs/development.md). Since then files that wait more than they
     // work have come (a 90 s standstill, a chaos run, a file waiting for the shared
-    // tarball): a fourth worker fills those waits (2026-11-28, clean clone: 730.7 s
-    // of vitest with three; see docs/development.md for the run with four).
+    // tarball): a fourth worker fills those waits (2026-11-28, clean clones: 730.7 s
+    // of vitest with three, 688.2 s with four; docs/development.md).
     maxWorkers: 4,
     reporters: ['default', './test/support/summary-reporter.ts'],
     // The longest files first, so that no long file starts last and runs alone at the end.
