@@ -40,6 +40,7 @@ import { readEvents } from '@mapflow-bridge/local/events/file';
 import { localS3Client } from '@mapflow-bridge/local/s3/client';
 import { readCredentialsFile } from '@mapflow-bridge/local/auth/credentials';
 import { startSimulator } from '@mapflow-bridge/simulator';
+import { seededRandom } from '@mapflow-bridge/simulator/random';
 import { LOCAL_BUCKET, LOCAL_LEDGER_TABLE } from '@mapflow-bridge/local/bridge';
 import { auditMapflow, finalEventsOf, squareAoiText } from './fault-suite.ts';
 
@@ -131,21 +132,10 @@ export interface ChaosFigures {
   wallMs: number;
 }
 
-/** A small deterministic generator (mulberry32): the schedule is the seed's. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The seeded kill schedule: the MUST kinds (in a seeded order) and then any kind, each at its 1st to 3rd occurrence. */
 export function chaosSchedule(kills: number, seed: number): KillPoint[] {
-  const next = random(seed);
+  // The simulator's mulberry32: the schedule is the seed's.
+  const next = seededRandom(seed);
   // The first four in a seeded order, then shutdown and resuming (a resume needs an earlier kill to leave jobs unfinished).
   const must = [...MUST.slice(0, 4).sort(() => next() - 0.5), ...MUST.slice(4)];
   const kinds = Array.from({ length: kills }, (_, i) => (i < must.length ? must[i]! : ANY[Math.floor(next() * ANY.length)]!));

@@ -26,6 +26,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { seededRandom } from '@mapflow-bridge/simulator/random';
 
 /** The variable that sets --inject-faults when the option is not given. */
 export const INJECT_FAULTS_ENV = 'MAPFLOW_BRIDGE_INJECT_FAULTS';
@@ -98,18 +99,6 @@ export function parseFaults(text: string, name = '--inject-faults', randomSeed: 
 /** The settings written back as the option takes them (printed at start, so a run can be repeated). */
 export function formatFaults(settings: FaultSettings): string {
   return `dynamodb-conflict=${settings.dynamodbConflict},gsi-lag=${settings.gsiLag},gsi-lag-ms=${settings.gsiLagMs},duplicate-delivery=${settings.duplicateDelivery},lambda-throttle=${settings.lambdaThrottle},seed=${settings.seed}`;
-}
-
-/** mulberry32: a small seeded generator of numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Draws faults at their rates, one seeded stream per kind, and counts those injected. */
