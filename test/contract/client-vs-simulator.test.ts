@@ -121,7 +121,8 @@ describe.each([
 
   beforeAll(async () => {
     // The live service's QUEUED and AWAITING phases, short: their order is what is checked, not their length.
-    sim = await startSimulator({ token: TOKEN, email: EMAIL, realShapes, processingSeconds: 1, queuedSeconds: 0.2, awaitingSeconds: 0.2, seed: 11, foreignImageIds: [FOREIGN_IMAGE] });
+    // Decoding inline: the contract is the API's; the decoding process has the simulator's own tests.
+    sim = await startSimulator({ token: TOKEN, email: EMAIL, realShapes, processingSeconds: 1, queuedSeconds: 0.2, awaitingSeconds: 0.2, seed: 11, foreignImageIds: [FOREIGN_IMAGE], decoder: 'inline' });
     client = new MapflowClient({ baseUrl: sim.url, token: TOKEN, timeoutMs: 10_000, ...auth });
     const status = await client.getUserStatus();
     buildingsId = status.models.find((m) => m.name.includes('Buildings') && !m.name.includes('Aerial'))!.id;

@@ -106,7 +106,8 @@ export async function startBench(aws: AwsServices, options: BenchOptions = {}): 
   const tableName = `ledger-${process.pid}-${++tableCounter}-${Date.now()}`;
   await aws.doc.send(new CreateTableCommand(ledgerTableSchema(tableName)));
   const dataDir = await mkdtemp(join(testTmp(), 'handlers-sim-'));
-  const base = { token: TOKEN, email: EMAIL, processingSeconds: 1, seed: 7, dataDir };
+  // Decoding inline: these files drive the bridge's steps; the decoding process is the simulator's own tests' and the e2e suites'.
+  const base = { token: TOKEN, email: EMAIL, processingSeconds: 1, seed: 7, dataDir, decoder: 'inline' as const };
   const connect = (url: string) => new MapflowClient({ baseUrl: url, token: TOKEN, email: EMAIL, retry: { baseDelayMs: 5, maxDelayMs: 20 }, timeoutMs: 10_000 });
   let sim = await startSimulator({ ...base, ...options.simulator });
   let client = connect(sim.url);
