@@ -9,7 +9,8 @@
  * - the template's Environment (resolved to the local resources), the
  *   per-service endpoint variables of the local services and the function's
  *   own credentials, as its whole `process.env`;
- * - the template's MemorySize as its heap limit;
+ * - the template's MemorySize as its heap limit (a thread's: at most
+ *   THREAD_HEAP_LIMIT_MB, its heap being the bridge process's memory);
  * - one invocation at a time, kept warm afterwards for the next one, as
  *   Lambda keeps an execution environment; more environments start when
  *   invocations overlap, at most the function's reserved concurrency (or
@@ -93,7 +94,7 @@ const IDLE_MS = 60_000;
  * each environment counts its function's MemorySize from the template while
  * it is invoked (a decoding function's child process: its resident memory,
  * held there by the watchdog; a light function's worker thread: its V8 heap,
- * held there by resourceLimits), and while it waits warm only what it may
+ * held below it by resourceLimits, THREAD_HEAP_LIMIT_MB), and while it waits warm only what it may
  * keep then (IDLE_PROCESS_MB, IDLE_THREAD_MB: above those it is retired after
  * its invocation, not kept). So the tree of processes holds at most the
  * bridge's own process, plus the budget: a sum computed from the template,
@@ -429,6 +430,26 @@ export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 64 * 1024 * 1024;
  */
 export const THREAD_YOUNG_GENERATION_MB = 4;
 
+/**
+ * The most V8 heap (old generation) a thread environment may hold, MiB: its
+ * function's MemorySize, but never more than this. A thread's heap is the
+ * bridge's own process's memory (issue 38: that process stays under 512 MB),
+ * and the budget lets up to four light steps of 512 MiB run at once: with
+ * MemorySize as their limit, a hostile input could grow them to 2 GB in it.
+ * The light functions hold small state: the largest measured is Create
+ * Processing sending an AOI of the most positions accepted (MAX_POSITIONS, a
+ * 99,999-vertex circle), 49 MB of heap; idle ones hold 19-22 MB. A thread
+ * that needs more ends its invocation with Runtime.OutOfMemory
+ * (ERR_WORKER_OUT_OF_MEMORY), the bridge goes on and the job ends with its
+ * report, as a process environment past its MemorySize does.
+ */
+export const THREAD_HEAP_LIMIT_MB = 128;
+
+/** A thread environment's old-generation limit for a function of `memoryMb` (THREAD_HEAP_LIMIT_MB). */
+export function threadHeapLimitMb(memoryMb: number): number {
+  return Math.max(1, Math.min(Math.floor(memoryMb), THREAD_HEAP_LIMIT_MB));
+}
+
 type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string; trace?: string[] }; rss?: number };
 
 /** Resident memory of a process, bytes, from the kernel (undefined when unknown: not Linux, or it has exited). */
@@ -522,7 +543,7 @@ class Environment {
     } else {
       this.worker = new Worker(RUNTIME, {
         env: options.environment,
-        resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+        resourceLimits: { maxOldGenerationSizeMb: threadHeapLimitMb(spec.memoryMb), maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
         stdout: true,
         stderr: true,
         workerData: settings,
@@ -561,7 +582,7 @@ class Environment {
       events.on('error', (error: Error & { code?: string }) => {
         this.exitReason ??=
           error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? outOfMemory(spec.memoryMb, 'heap', error)
+            ? outOfMemory(threadHeapLimitMb(spec.memoryMb), `heap: a local thread environment's limit, within its MemorySize of ${spec.memoryMb} MB`, error)
             : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
       });
       events.on(ended, (code: number | null, signal?: NodeJS.Signals | null) => {
