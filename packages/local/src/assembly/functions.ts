@@ -86,7 +86,7 @@ export function resolveFunctionNode(resolve: (request: string) => string, warn: 
  */
 export const DEFAULT_MAX_ENVIRONMENTS = 2;
 
-/** How long an extra idle environment is kept warm (the first one stays until close). */
+/** How long an extra idle process environment is kept warm (the first one stays until close; a thread's extras go at once: give). */
 const IDLE_MS = 60_000;
 
 /**
@@ -783,6 +783,11 @@ export class LocalFunction {
     return this.all.size;
   }
 
+  /** Environments waiting warm now (tests). */
+  get idleEnvironments(): number {
+    return this.idle.length;
+  }
+
   /** Environments started so far, each a cold start (tests: warm reuse across jobs). */
   get coldStarts(): number {
     return this.coldStarts_;
@@ -952,6 +957,11 @@ export class LocalFunction {
       // Straight to the next invocation of this function: never idle, so the budget cannot let it go
       // (a burst of files would otherwise cold-start a new environment for nearly every invocation).
       this.queue.shift()?.(environment);
+    } else if (!this.heavy && this.idle.length > 0) {
+      // A light function keeps one thread warm, not one per environment a burst started: each waits in
+      // the bridge's own process (20-25 MB), so the threads waiting warm are at most one per light
+      // function (issue 38: on the hostile corpus the bridge's peak held 9-11 threads, 3 of them extras).
+      this.stopEnvironment(environment);
     } else {
       // Waiting warm, a process keeps only its idle weight: the rest of its units go back now.
       const spare = environment.units - this.idleWeight;
@@ -959,7 +969,7 @@ export class LocalFunction {
       this.idle.push(environment);
       if (spare > 0) this.budget.release(spare, this.heavy);
       this.budget.idleNotice();
-      // Extra environments are let go after a quiet minute; one stays warm.
+      // Extra process environments are let go after a quiet minute; one stays warm.
       if (this.idle.length > 1) {
         setTimeout(() => {
           const at = this.idle.indexOf(environment);

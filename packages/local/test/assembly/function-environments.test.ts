@@ -87,6 +87,19 @@ describe('a thread environment (a light step, in the bridge\'s own process)', ()
     expect(next).toEqual({ heap: 16 });
     expect(fn.coldStarts).toBe(2);
   });
+
+  it('keeps one thread of a light function warm after a burst, not one per environment the burst started', { timeout: 60_000 }, async () => {
+    // Prepare: a light function of up to two environments
+    fn = await functionOf(512, 'thread', undefined, { name: 'finish-job', maxEnvironments: 2 });
+    // Act: two invocations at once (two environments), then a third after both
+    await Promise.all([fn.invoke({ mb: 0 }), fn.invoke({ mb: 0 })]);
+    const warmAfterBurst = fn.idleEnvironments;
+    await fn.invoke({ mb: 0 });
+    // Assess: the burst started two, one waits warm and served the third
+    expect(fn.coldStarts).toBe(2);
+    expect(warmAfterBurst).toBe(1);
+    expect(fn.idleEnvironments).toBe(1);
+  });
 });
 
 describe('a process environment', () => {
