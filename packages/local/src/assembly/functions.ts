@@ -413,7 +413,8 @@ export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
  * memory after an invocation: one that handled a large state keeps what it
  * grew, in this process, while it waits idle. A light function's isolate
  * holds 27-43 MB after a small job (V8's total heap size, reserved pages
- * included, with today's bundles): at 32 MB, Create Processing, Finish Job
+ * included, with today's bundles; 19-22 MB in the command's process, whose
+ * young generation stays at its first size: packages/cli/bin): at 32 MB, Create Processing, Finish Job
  * and Dispatch were retired after nearly every invocation, and each small
  * job after the first cost 1.6-2.4 s of CPU instead of 0.38 s
  * (`npx tsx packages/bench/warm-jobs.ts 4`). (The hostile corpus through local run,
@@ -434,8 +435,8 @@ export const THREAD_YOUNG_GENERATION_MB = 4;
  * The most V8 heap (old generation) a thread environment may hold, MiB: its
  * function's MemorySize, but never more than this. A thread's heap is the
  * bridge's own process's memory (issue 38: that process stays under 512 MB),
- * and the budget lets up to four light steps of 512 MiB run at once: with
- * MemorySize as their limit, a hostile input could grow them to 2 GB in it.
+ * and the default budget lets four to eight light steps of 512 MiB run at once: with
+ * MemorySize as their limit, a hostile input could grow them to 2-4 GB in it.
  * The light functions hold small state: the largest measured is Create
  * Processing sending an AOI of the most positions accepted (MAX_POSITIONS, a
  * 99,999-vertex circle), 49 MB of heap; idle ones hold 19-22 MB. A thread
