@@ -46,7 +46,7 @@ describe('the third-round GeoTIFFs through local run', () => {
     await loadLocalAssembly(localAssemblySettings({}));
 
     // Act
-    const { stdout, stderr } = await runLocalMeasured(
+    const { stdout, stderr, peakBytes, tree } = await runLocalMeasured(
       [CLI, 'local', 'run', '--json', '--processing-seconds', '1', '--timeout', '500', ...(await sharedLedgerArgs('hostile3')), '--out', path.join(work, 'out'), ...Object.keys(files).map((f) => path.join(corpus, f))],
       { cwd: work, base, timeoutMs: 560_000 },
     );
@@ -60,5 +60,8 @@ describe('the third-round GeoTIFFs through local run', () => {
       'transforms-disagree.tif': 'REJECTED GEOTRANSFORM_CONFLICT',
       'all-sparse.tif': 'REJECTED NO_PIXEL_DATA',
     });
+    // The bounds by design (issue 38): the bridge's own process under 512 MiB, no function process past its MemorySize (1 GiB at most).
+    expect(peakBytes).toBeLessThan(512 * 1024 ** 2);
+    for (const bytes of tree.environmentBytes) expect(bytes).toBeLessThan(1024 ** 3);
   });
 });

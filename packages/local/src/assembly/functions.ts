@@ -9,7 +9,8 @@
  * - the template's Environment (resolved to the local resources), the
  *   per-service endpoint variables of the local services and the function's
  *   own credentials, as its whole `process.env`;
- * - the template's MemorySize as its heap limit;
+ * - the template's MemorySize as its heap limit (a thread's: at most
+ *   THREAD_HEAP_LIMIT_MB, its heap being the bridge process's memory);
  * - one invocation at a time, kept warm afterwards for the next one, as
  *   Lambda keeps an execution environment; more environments start when
  *   invocations overlap, at most the function's reserved concurrency (or
@@ -85,7 +86,7 @@ export function resolveFunctionNode(resolve: (request: string) => string, warn: 
  */
 export const DEFAULT_MAX_ENVIRONMENTS = 2;
 
-/** How long an extra idle environment is kept warm (the first one stays until close). */
+/** How long an extra idle process environment is kept warm (the first one stays until close; a thread's extras go at once: give). */
 const IDLE_MS = 60_000;
 
 /**
@@ -93,7 +94,7 @@ const IDLE_MS = 60_000;
  * each environment counts its function's MemorySize from the template while
  * it is invoked (a decoding function's child process: its resident memory,
  * held there by the watchdog; a light function's worker thread: its V8 heap,
- * held there by resourceLimits), and while it waits warm only what it may
+ * held below it by resourceLimits, THREAD_HEAP_LIMIT_MB), and while it waits warm only what it may
  * keep then (IDLE_PROCESS_MB, IDLE_THREAD_MB: above those it is retired after
  * its invocation, not kept). So the tree of processes holds at most the
  * bridge's own process, plus the budget: a sum computed from the template,
@@ -412,7 +413,8 @@ export const RETIRE_ABOVE_RSS_BYTES = 128 * 1024 * 1024;
  * memory after an invocation: one that handled a large state keeps what it
  * grew, in this process, while it waits idle. A light function's isolate
  * holds 27-43 MB after a small job (V8's total heap size, reserved pages
- * included, with today's bundles): at 32 MB, Create Processing, Finish Job
+ * included, with today's bundles; 19-22 MB in the command's process, whose
+ * young generation stays at its first size: packages/cli/bin): at 32 MB, Create Processing, Finish Job
  * and Dispatch were retired after nearly every invocation, and each small
  * job after the first cost 1.6-2.4 s of CPU instead of 0.38 s
  * (`npx tsx packages/bench/warm-jobs.ts 4`). (The hostile corpus through local run,
@@ -428,6 +430,26 @@ export const RETIRE_THREAD_ABOVE_HEAP_BYTES = 64 * 1024 * 1024;
  * them all; the light functions allocate little per invocation.
  */
 export const THREAD_YOUNG_GENERATION_MB = 4;
+
+/**
+ * The most V8 heap (old generation) a thread environment may hold, MiB: its
+ * function's MemorySize, but never more than this. A thread's heap is the
+ * bridge's own process's memory (issue 38: that process stays under 512 MB),
+ * and the default budget lets four to eight light steps of 512 MiB run at once: with
+ * MemorySize as their limit, a hostile input could grow them to 2-4 GB in it.
+ * The light functions hold small state: the largest measured is Create
+ * Processing sending an AOI of the most positions accepted (MAX_POSITIONS, a
+ * 99,999-vertex circle), 49 MB of heap; idle ones hold 19-22 MB. A thread
+ * that needs more ends its invocation with Runtime.OutOfMemory
+ * (ERR_WORKER_OUT_OF_MEMORY), the bridge goes on and the job ends with its
+ * report, as a process environment past its MemorySize does.
+ */
+export const THREAD_HEAP_LIMIT_MB = 128;
+
+/** A thread environment's old-generation limit for a function of `memoryMb` (THREAD_HEAP_LIMIT_MB). */
+export function threadHeapLimitMb(memoryMb: number): number {
+  return Math.max(1, Math.min(Math.floor(memoryMb), THREAD_HEAP_LIMIT_MB));
+}
 
 type Message = { type: string; id?: number; payload?: string; error?: { errorType: string; errorMessage: string; trace?: string[] }; rss?: number };
 
@@ -522,7 +544,7 @@ class Environment {
     } else {
       this.worker = new Worker(RUNTIME, {
         env: options.environment,
-        resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+        resourceLimits: { maxOldGenerationSizeMb: threadHeapLimitMb(spec.memoryMb), maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
         stdout: true,
         stderr: true,
         workerData: settings,
@@ -561,7 +583,7 @@ class Environment {
       events.on('error', (error: Error & { code?: string }) => {
         this.exitReason ??=
           error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? outOfMemory(spec.memoryMb, 'heap', error)
+            ? outOfMemory(threadHeapLimitMb(spec.memoryMb), `heap: a local thread environment's limit, within its MemorySize of ${spec.memoryMb} MB`, error)
             : new LambdaFunctionError('Runtime.ExitError', `Runtime exited with error: ${error.name}: ${error.message}`, { cause: error });
       });
       events.on(ended, (code: number | null, signal?: NodeJS.Signals | null) => {
@@ -762,6 +784,11 @@ export class LocalFunction {
     return this.all.size;
   }
 
+  /** Environments waiting warm now (tests). */
+  get idleEnvironments(): number {
+    return this.idle.length;
+  }
+
   /** Environments started so far, each a cold start (tests: warm reuse across jobs). */
   get coldStarts(): number {
     return this.coldStarts_;
@@ -931,6 +958,11 @@ export class LocalFunction {
       // Straight to the next invocation of this function: never idle, so the budget cannot let it go
       // (a burst of files would otherwise cold-start a new environment for nearly every invocation).
       this.queue.shift()?.(environment);
+    } else if (!this.heavy && this.idle.length > 0) {
+      // A light function keeps one thread warm, not one per environment a burst started: each waits in
+      // the bridge's own process (20-25 MB), so the threads waiting warm are at most one per light
+      // function (issue 38: on the hostile corpus the bridge's peak held 9-11 threads, 3 of them extras).
+      this.stopEnvironment(environment);
     } else {
       // Waiting warm, a process keeps only its idle weight: the rest of its units go back now.
       const spare = environment.units - this.idleWeight;
@@ -938,7 +970,7 @@ export class LocalFunction {
       this.idle.push(environment);
       if (spare > 0) this.budget.release(spare, this.heavy);
       this.budget.idleNotice();
-      // Extra environments are let go after a quiet minute; one stays warm.
+      // Extra process environments are let go after a quiet minute; one stays warm.
       if (this.idle.length > 1) {
         setTimeout(() => {
           const at = this.idle.indexOf(environment);

@@ -16,16 +16,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
-import { EnvironmentBudget, LocalFunction, memoryWatchOf, type MemoryWatch } from '../../src/assembly/functions.ts';
+import { EnvironmentBudget, LocalFunction, memoryWatchOf, THREAD_HEAP_LIMIT_MB, type MemoryWatch } from '../../src/assembly/functions.ts';
 import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
 import { LambdaFunctionError } from '../../src/engine/lambda.ts';
 import { testTmp } from '../../../../test/support/temp.ts';
 
 const MiB = 1024 * 1024;
 
-/** A handler that holds `mb` MiB of Buffers (off the V8 heap), each page written so it is resident. */
+/** A handler that holds `mb` MiB of Buffers (off the V8 heap), each page written so it is resident, or `heapMb` MiB on the heap. */
 const HANDLER = `export const handler = async (event) => {
   const held = [];
+  // On the V8 heap instead: arrays of 1 MiB of doubles.
+  if (event.heapMb) {
+    for (let i = 0; i < event.heapMb; i++) held.push(new Array(128 * 1024).fill(i + 0.5));
+    return { heap: held.length };
+  }
   for (let i = 0; i < event.mb; i += 16) held.push(Buffer.alloc(16 * 1024 * 1024).fill(1));
   return { held: held.length * 16, pid: process.pid };
 };
@@ -64,6 +69,38 @@ async function functionOf(
 
 let fn: LocalFunction | undefined;
 afterEach(async () => fn?.close());
+
+describe('a thread environment (a light step, in the bridge\'s own process)', () => {
+  it('cannot grow its heap past THREAD_HEAP_LIMIT_MB, whatever its MemorySize: the invocation ends Runtime.OutOfMemory, this process lives on and the next one runs', { timeout: 120_000 }, async () => {
+    // Prepare: a light function of 512 MB, as the template's
+    fn = await functionOf(512, 'thread', undefined, { name: 'create-processing' });
+    // Act: twice the thread's limit on its heap, well within the function's MemorySize
+    const overrun = await fn.invoke({ heapMb: 2 * THREAD_HEAP_LIMIT_MB }).then(
+      () => undefined,
+      (error: unknown) => error as LambdaFunctionError,
+    );
+    const next = await fn.invoke({ heapMb: 16 });
+    // Assess
+    expect(overrun).toBeInstanceOf(LambdaFunctionError);
+    expect(overrun).toMatchObject({ errorType: 'Runtime.OutOfMemory' });
+    expect(overrun?.errorMessage).toContain(`more than its ${THREAD_HEAP_LIMIT_MB} MB`);
+    expect(next).toEqual({ heap: 16 });
+    expect(fn.coldStarts).toBe(2);
+  });
+
+  it('keeps one thread of a light function warm after a burst, not one per environment the burst started', { timeout: 60_000 }, async () => {
+    // Prepare: a light function of up to two environments
+    fn = await functionOf(512, 'thread', undefined, { name: 'finish-job', maxEnvironments: 2 });
+    // Act: two invocations at once (two environments), then a third after both
+    await Promise.all([fn.invoke({ mb: 0 }), fn.invoke({ mb: 0 })]);
+    const warmAfterBurst = fn.idleEnvironments;
+    await fn.invoke({ mb: 0 });
+    // Assess: the burst started two, one waits warm and served the third
+    expect(fn.coldStarts).toBe(2);
+    expect(warmAfterBurst).toBe(1);
+    expect(fn.idleEnvironments).toBe(1);
+  });
+});
 
 describe('a process environment', () => {
   it.skipIf(process.platform !== 'linux')('ends an invocation that allocates off-heap beyond its MemorySize with Runtime.OutOfMemory (watched through /proc); this process lives on and the next one runs', { timeout: 120_000 }, async () => {
