@@ -3,11 +3,11 @@ import { mkdtemp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { GSI_BY_SLOT_QUEUE, ledgerTableSchema } from '../../../../functions/ledger/schema.ts';
-import { LOCAL_CREDENTIALS } from '../../../../functions/runtime/aws.ts';
-import { ensureLedgerTable, startDynamoDbLocal } from '../../../../packages/local/src/dynamodb/index.ts';
-import { sharedDynamoDbEndpoint, uniqueTableName } from '../../../support/shared-dynamodb.ts';
-import { testTmp } from '../../../support/temp.ts';
+import { GSI_BY_SLOT_QUEUE, ledgerTableSchema } from '../../../functions/ledger/schema.ts';
+import { LOCAL_CREDENTIALS } from '../../../functions/runtime/aws.ts';
+import { ensureLedgerTable, startDynamoDbLocal } from '../src/dynamodb/index.ts';
+import { sharedDynamoDbEndpoint, uniqueTableName } from '../../../test/support/shared-dynamodb.ts';
+import { testTmp } from '../../../test/support/temp.ts';
 
 describe('startDynamoDbLocal', () => {
   it('explains a missing Java and points at scripts/check-java.sh', async () => {
