@@ -74,7 +74,8 @@ export function watchDisk(dir: string, log: (message: string) => void, options: 
       full = true;
       log(
         `local bridge: the disk holding ${dir} is full (${mb(free)} MB free): DynamoDB Local, the local S3 and the state files cannot write there, ` +
-          'so uploads wait and jobs in flight may fail; free some space on that disk (a job that failed for it runs again with `mapflow-bridge jobs retry <jobId>`)',
+          `so uploads and the writes of jobs in flight wait (at most ${Math.round(holdLimitMs / 60_000)} min, then such writes fail); ` +
+          'free some space on that disk (a job that failed for it runs again with `mapflow-bridge jobs retry <jobId>`)',
       );
     } else if (full && free >= RECOVERED_DISK_BYTES) {
       full = false;
