@@ -498,6 +498,8 @@ function startStorage(start: BridgeStart): { dynamodbStart: Promise<SupervisedDy
         onRecord: (record: S3NotificationRecord) => trigger.onRecord(record),
         credentials: credentialStore,
         onRefused,
+        // While the state folder's disk is full, writes wait for space instead of failing jobs (disk-watch.ts).
+        disk: start.disk,
         startTimeoutMs: SERVICE_START_TIMEOUT_MS,
         ...(options.s3NotificationDelayMs ? { notificationDelayMs: options.s3NotificationDelayMs } : {}),
       };
@@ -574,7 +576,7 @@ function startMapflowAndLedger(
     // DynamoDB Local accepts any key: every client, the functions' included, goes through the gate in front of it.
     const dynamodbGateStart = dynamodbStart.then((dynamodb) =>
       // While the JVM restarts (supervisor.ts), the gate holds requests until it answers again.
-      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret }, targetReady: () => dynamodb.ready(), ...(faults ? { intercept: dynamodbFaults(faults) } : {}) })),
+      started('the DynamoDB gate', () => startJsonGateProxy({ service: 'dynamodb', target: dynamodb.endpoint, store: credentialStore, onRefused, forwardHeaders: { 'x-mapflow-bridge-gate': dynamodbGateSecret }, targetReady: () => dynamodb.ready(), disk: start.disk, ...(faults ? { intercept: dynamodbFaults(faults) } : {}) })),
     );
     dynamodbGateStart.catch(() => undefined); // awaited below, after the services
     const ledgerReady = Promise.all([dynamodbStart, dynamodbGateStart]).then(async ([dynamodb, gate]) => {
@@ -685,6 +687,7 @@ async function startFunctions(start: BridgeStart, { Ledger, localS3Client, defin
         dynamodbEndpoint: dynamodbGate.endpoint,
         mapflow,
         eventsFile,
+        disk: start.disk,
         logDir: path.join(stateDir, 'logs'),
         // The executions' names, 90 days after they close, across restarts (a temporary state folder goes with its bridge).
         ...(persistent ? { executionNamesFile: path.join(stateDir, EXECUTION_NAMES_FILE) } : {}),

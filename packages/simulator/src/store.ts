@@ -159,11 +159,26 @@ export class StateStore {
     return store;
   }
 
-  /** Writes the state; called after every change so a crash loses nothing acknowledged. */
+  /** Whether the last save met a full disk (the file lags the memory until a save succeeds). */
+  unsaved = false;
+
+  /**
+   * Writes the state; called after every change so a crash loses nothing acknowledged.
+   * On a full disk (ENOSPC) the change stays in memory, which answers every request, and
+   * the next save writes it with the rest: a full disk under the bridge's state folder,
+   * where `mapflow-bridge start` keeps the embedded simulator's data, must not fail the
+   * requests of jobs in flight (Mapflow itself is not on that disk).
+   */
   save(): void {
     const temporary = `${this.statePath}.tmp`;
-    writeFileSync(temporary, JSON.stringify(this.state));
-    renameSync(temporary, this.statePath);
+    try {
+      writeFileSync(temporary, JSON.stringify(this.state));
+      renameSync(temporary, this.statePath);
+      this.unsaved = false;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      this.unsaved = true;
+    }
   }
 
   filePath(fileKey: string): string {

@@ -27,6 +27,7 @@ import { ExecutionNames } from '../engine/execution-names.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { EnvironmentBudget, LAMBDA_UNKNOWN_ENV, LocalFunction, asStepFunctionsReports, defaultEnvironmentBudgetMb } from './functions.ts';
+import type { DiskWatch } from '../disk-watch.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
 import { LocalTrigger, scheduledEvent, type DuplicateDelivery } from './trigger.ts';
@@ -49,6 +50,8 @@ export interface AssemblyRuntimeOptions {
   /** The Mapflow the bundles call, and the credentials the template's secret holds. */
   mapflow: { url: string; token: string; email?: string };
   eventsFile: string;
+  /** The state folder's disk: the events file and the executions' names wait for space while it is full (disk-watch.ts). */
+  disk?: DiskWatch;
   /** Where each function's output goes (`<logDir>/<function>.log`). */
   logDir?: string;
   /**
@@ -129,7 +132,7 @@ export interface AssemblyRuntime {
 }
 
 export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Promise<AssemblyRuntime> {
-  const { model } = options;
+  const { model, disk } = options;
   const taskTokens = new LocalTaskTokens();
   const functions = new Map<string, LocalFunction>();
   const byArn = new Map(model.functions.map((fn) => [fn.arn, fn]));
@@ -187,7 +190,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     taskTokens,
     taskResources,
     stateMachineName: model.stateMachine.name,
-    ...(options.executionNamesFile ? { executionNames: new ExecutionNames({ file: options.executionNamesFile }) } : {}),
+    ...(options.executionNamesFile ? { executionNames: new ExecutionNames({ file: options.executionNamesFile, ...(disk ? { whenFree: async () => (await disk.check()) && disk.whenFree("the executions' names") } : {}) }) } : {}),
     ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
     ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
     ...(options.onTask ? { onTask: options.onTask } : {}),
@@ -200,7 +203,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
   try {
     const [sfn, eventBridge, secretsManager] = await Promise.all([
       startStepFunctionsEndpoint({ engine, taskTokens, ...(options.onDuplicateStart ? { onDuplicateStart: options.onDuplicateStart } : {}), ...(authorize ? { authorize } : {}) }),
-      startEventBridgeEndpoint({ eventsFile: options.eventsFile, buses: model.eventBuses, ...(authorize ? { authorize } : {}) }),
+      startEventBridgeEndpoint({ eventsFile: options.eventsFile, buses: model.eventBuses, ...(authorize ? { authorize } : {}), ...(options.disk ? { disk: options.disk } : {}) }),
       startSecretsManagerEndpoint({
         secrets: model.secrets.map((secret) => ({
           ...secret,

@@ -10,11 +10,12 @@
  * S3 (s3rver) and DynamoDB (DynamoDB Local) have stand-ins of their own.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, stat, truncate } from 'node:fs/promises';
 import type { LocalEventRecord } from 'mapflow-bridge/functions/events/publisher.ts';
 import type { ExecutionRecord, LocalEngine } from '../engine/engine.ts';
 import { TaskTokenError, type LocalTaskTokens } from '../engine/task-tokens.ts';
 import { STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
+import type { DiskWatch } from '../disk-watch.ts';
 import { AwsServiceError, startAwsJsonEndpoint, type AuthorizeHook, type RunningEndpoint } from './aws-endpoint.ts';
 
 const epochSeconds = (iso: string | undefined) => (iso ? Date.parse(iso) / 1000 : undefined);
@@ -134,6 +135,41 @@ export interface EventBridgeServiceOptions {
   /** The buses of the template, by name and ARN ('default' is always there). */
   buses: { name: string; arn: string }[];
   authorize?: AuthorizeHook;
+  /** The disk of the events file: appends wait while it is full (appendWhole). Default: none, they fail at once. */
+  disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
+}
+
+/**
+ * Appends `text` to `file` whole, one append at a time: while `disk` is full
+ * the append waits for space (EventBridge on AWS does not fail for a full
+ * local disk); an append a full disk cut short is taken back (the file cut to
+ * its size before, so no half line glues onto the next) and made again once
+ * space is back. Without `disk`, or when the disk stays full past its hold, it fails.
+ */
+export function wholeAppender(file: string, disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>): (text: string) => Promise<void> {
+  let last: Promise<unknown> = Promise.resolve();
+  const append = async (text: string): Promise<void> => {
+    for (;;) {
+      if (disk?.full) await disk.whenFree('the events file');
+      const before = await stat(file).then(
+        (info) => info.size,
+        () => 0,
+      );
+      try {
+        await appendFile(file, text, 'utf8');
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC' || !disk) throw error;
+        await truncate(file, before).catch(() => undefined);
+        if (!(await disk.check()) || !(await disk.whenFree('the events file'))) throw error;
+      }
+    }
+  };
+  return (text) => {
+    const next = last.then(() => append(text));
+    last = next.catch(() => undefined);
+    return next;
+  };
 }
 
 /** EventBridge's limit for one PutEvents entry and for a call. */
@@ -142,6 +178,7 @@ const MAX_ENTRIES = 10;
 
 export function startEventBridgeEndpoint(options: EventBridgeServiceOptions): Promise<RunningEndpoint> {
   const known = new Set(['default', ...options.buses.flatMap((bus) => [bus.name, bus.arn])]);
+  const append = wholeAppender(options.eventsFile, options.disk);
   return startAwsJsonEndpoint({
     service: 'EventBridge',
     targetPrefix: 'AWSEvents',
@@ -174,7 +211,7 @@ export function startEventBridgeEndpoint(options: EventBridgeServiceOptions): Pr
           return { EventId: randomUUID() };
         });
         // One append per call: concurrent publishers never interleave lines.
-        if (lines.length > 0) await appendFile(options.eventsFile, `${lines.join('\n')}\n`, 'utf8');
+        if (lines.length > 0) await append(`${lines.join('\n')}\n`);
         return { FailedEntryCount: results.filter((r) => 'ErrorCode' in r).length, Entries: results };
       },
     },

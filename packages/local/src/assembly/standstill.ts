@@ -27,6 +27,8 @@ export interface StandstillClock {
   now(): number;
   /** Milliseconds the bridge stood still so far. */
   readonly stoodStill: number;
+  /** Milliseconds held so far (pauseCountedTime), the pause under way included. */
+  readonly held: number;
 }
 
 class Ticker implements StandstillClock {
@@ -34,6 +36,10 @@ class Ticker implements StandstillClock {
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
   private users = 0;
+  /** Pauses under way (pauseCountedTime), and since when the first of them runs. */
+  private pauses = 0;
+  private pausedSince = 0;
+  private heldTotal = 0;
 
   acquire(): void {
     if (this.users++ === 0) {
@@ -67,7 +73,21 @@ class Ticker implements StandstillClock {
 
   now(): number {
     this.tick();
-    return performance.now() - this.total;
+    return performance.now() - this.total - this.held;
+  }
+
+  get held(): number {
+    return this.heldTotal + (this.pauses > 0 ? performance.now() - this.pausedSince : 0);
+  }
+
+  pause(): () => void {
+    if (this.pauses++ === 0) this.pausedSince = performance.now();
+    let resumed = false;
+    return () => {
+      if (resumed) return;
+      resumed = true;
+      if (--this.pauses === 0) this.heldTotal += performance.now() - this.pausedSince;
+    };
   }
 
   get stoodStill(): number {
@@ -106,6 +126,19 @@ export function countedTimeout(timeoutMs: number, onTimeout: () => void): () => 
     if (timer) clearTimeout(timer);
     ticker.release();
   };
+}
+
+/**
+ * Stops counted time until the returned function is called (calls nest):
+ * while the local S3 or DynamoDB hold a write because the state folder's disk
+ * is full (disk-watch.ts), no invocation times out for the wait, as a
+ * function on AWS, whose S3 and DynamoDB never run out of disk, would not.
+ * Every invocation's deadline moves, not only the held one's: which
+ * invocation waits on which held write is not known here, and a few seconds
+ * more for the others are harmless.
+ */
+export function pauseCountedTime(): () => void {
+  return ticker.pause();
 }
 
 /** The process's clock (tests, and the bridge's figures). */

@@ -4,8 +4,15 @@
  * request (gate.ts) and forwards what passes, unchanged, to the service.
  * Bodies are read whole first (the signature covers them; DynamoDB requests
  * are at most 16 MB).
+ *
+ * While the state folder's disk is full (disk-watch.ts), a write is held
+ * here until space is back, and a write the service failed (5xx) while the
+ * disk is full is sent again then: DynamoDB on AWS does not fail a job for
+ * a full local disk. A failed write changed nothing (DynamoDB Local's
+ * SQLite rolls the transaction back), so sending it again is safe.
  */
 import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http';
+import type { DiskWatch } from '../disk-watch.ts';
 import { replacedBodyHeaders, type JsonGateInterceptor } from '../faults.ts';
 import type { CredentialStore } from './credentials.ts';
 import { jsonAuthorizer, sendRefusal, type IncomingSignedRequest, type Refusal } from './gate.ts';
@@ -36,6 +43,8 @@ export interface JsonGateProxyOptions extends JsonAuthorizationOptions {
    * instead of the service, or replace the service's answer. Default: none.
    */
   intercept?: JsonGateInterceptor;
+  /** The state folder's disk: writes wait while it is full (see above). Default: none, writes pass at once. */
+  disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
 }
 
 export interface JsonGateProxy {
@@ -51,6 +60,14 @@ export class JsonGateStartError extends Error {
     super(message, options);
     this.name = 'JsonGateStartError';
   }
+}
+
+/** Operations that read only: they need no disk, and pass while it is full. */
+const READ_OPERATION = /\.(Get|BatchGet|TransactGet|Query|Scan|Describe|List)[A-Za-z]*$/;
+
+/** Whether a request (by its X-Amz-Target) may write to the service's disk. */
+export function writesToDisk(target: string): boolean {
+  return target !== '' && !READ_OPERATION.test(target);
 }
 
 function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
@@ -102,10 +119,32 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
         response.end(interception.answer.body);
         return;
       }
+      const operation = String(request.headers['x-amz-target'] ?? '');
+      const disk = writesToDisk(operation) ? options.disk : undefined;
+      const what = `the ${options.service} service`;
+      // The client gave up meanwhile (a killed function): its write is not made behind its back.
+      const clientGone = () => request.socket.destroyed || response.destroyed;
       const send = (again: boolean) => {
         const forward = httpRequest(
           { protocol: target.protocol, hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, host: target.host, 'content-length': String(body.length), ...options.forwardHeaders }, agent },
           (answer) => {
+            // A write failed while the disk is full: sent again once space is back.
+            if (disk && (answer.statusCode ?? 502) >= 500) {
+              const chunks: Buffer[] = [];
+              answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+              answer.on('error', (error) => response.destroy(error));
+              answer.on('end', () => {
+                void (async () => {
+                  if ((await disk.check()) && (await disk.whenFree(what))) {
+                    if (!clientGone()) send(again);
+                    return;
+                  }
+                  response.writeHead(answer.statusCode ?? 502, answer.headers);
+                  response.end(Buffer.concat(chunks));
+                })().catch((error: unknown) => response.destroy(error as Error));
+              });
+              return;
+            }
             // An answer the interceptor may replace is read whole first (a compressed one passes unchanged).
             if (interception && !answer.headers['content-encoding']) {
               const chunks: Buffer[] = [];
@@ -141,6 +180,10 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
         forward.end(body);
       };
       await options.targetReady?.();
+      if (disk?.full) {
+        await disk.whenFree(what);
+        if (clientGone()) return;
+      }
       send(true);
     })().catch((error: unknown) => {
       // Fail closed.

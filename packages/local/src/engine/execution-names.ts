@@ -21,6 +21,10 @@
  * may resume it under its own name and input (`interrupted`; the input is
  * kept while an execution runs, dropped when it closes), and nobody may start
  * a new one with that name.
+ *
+ * A full disk (ENOSPC) loses no name: the names stay in memory, the file is
+ * taken as stale, and it is rewritten whole (compacted) at the next change,
+ * or once `whenFree` says space is back.
  */
 import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
@@ -48,6 +52,8 @@ export interface ExecutionNamesOptions {
   file?: string;
   /** The clock (tests move it past the 90 days). */
   now?: () => Date;
+  /** Resolves true once the state folder's disk has space again after a write met ENOSPC (disk-watch.ts); the file is then rewritten. */
+  whenFree?: () => Promise<boolean>;
 }
 
 export class ExecutionNames {
@@ -57,10 +63,15 @@ export class ExecutionNames {
   private readonly file: string | undefined;
   private readonly now: () => Date;
   private lines = 0;
+  /** A write met a full disk: the file lacks names the memory holds, until it is rewritten whole. */
+  private stale = false;
+  private waitingForSpace = false;
+  private readonly whenFree: (() => Promise<boolean>) | undefined;
 
   constructor(options: ExecutionNamesOptions = {}) {
     this.file = options.file;
     this.now = options.now ?? (() => new Date());
+    this.whenFree = options.whenFree;
     if (this.file && existsSync(this.file)) this.load(this.file);
   }
 
@@ -115,16 +126,32 @@ export class ExecutionNames {
   private record(entry: NameEntry): void {
     this.entries.set(entry.name, entry);
     if (!this.file) return;
-    if (this.lines + 1 > Math.max(1_000, 2 * this.entries.size)) {
+    if (this.stale || this.lines + 1 > Math.max(1_000, 2 * this.entries.size)) {
       this.compact(this.file);
       return;
     }
     try {
       appendFileSync(this.file, JSON.stringify(entry) + '\n');
       this.lines++;
-    } catch {
-      // The state folder is gone (a closing bridge): nothing left to keep.
+    } catch (error) {
+      // The state folder is gone (a closing bridge): nothing left to keep. A full disk: kept in memory (unsaved).
+      this.unsaved(error);
     }
+  }
+
+  /** A write failed: on a full disk the file is stale (a half line may end it) until written whole again. */
+  private unsaved(error: unknown): void {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') return;
+    this.stale = true;
+    if (!this.whenFree || this.waitingForSpace) return;
+    this.waitingForSpace = true;
+    void this.whenFree().then(
+      (free) => {
+        this.waitingForSpace = false;
+        if (free && this.stale && this.file) this.compact(this.file);
+      },
+      () => (this.waitingForSpace = false),
+    );
   }
 
   private load(file: string): void {
@@ -164,8 +191,10 @@ export class ExecutionNames {
       writeFileSync(aside, kept.map((entry) => JSON.stringify(entry) + '\n').join(''));
       renameSync(aside, file);
       this.lines = kept.length;
-    } catch {
-      // The state folder is gone: nothing left to keep.
+      this.stale = false;
+    } catch (error) {
+      // The state folder is gone: nothing left to keep. A full disk: the file stays as it was, stale.
+      this.unsaved(error);
     }
   }
 }

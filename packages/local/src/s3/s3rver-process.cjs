@@ -41,13 +41,21 @@
  *
  * Versioned buckets keep every version (s3rver-versions.cjs, after the key
  * guard): x-amz-version-id, GET/HEAD by versionId, delete markers.
+ *
+ * A full disk is not S3's failure (see untilWritten): the parent holds the
+ * verdict of a write while the state folder's disk is full, and a write that
+ * still meets ENOSPC (the disk filled since) asks it
+ *   child -> parent: { type: 'disk-full', id }
+ *   parent -> child: { type: 'disk-free', id, free }
+ * and is made again once space is back (free), or fails as before (not free:
+ * no disk watch, or the disk stayed full too long). An object or part streams
+ * to disk as it comes, its bytes also kept in memory up to RETRYABLE_BYTES,
+ * so it can be written again; a larger one fails.
  */
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const fsp = require('node:fs/promises');
 const path = require('node:path');
-const { Transform } = require('node:stream');
-const { pipeline } = require('node:stream/promises');
 const S3rver = require('s3rver');
 const S3Error = require('s3rver/lib/models/error');
 const FilesystemStore = require('s3rver/lib/stores/filesystem');
@@ -57,6 +65,7 @@ const { keyTooLong, listBucket, storeKeysAsAws } = require('./s3rver-keys.cjs');
 const { storeVersions, versions, withVersion } = require('./s3rver-versions.cjs');
 
 replaceAtomically(FilesystemStore.prototype);
+partsSafely(FilesystemStore.prototype);
 // Every key S3 takes, names over 255 bytes and `.`/`..`/empty segments included, and listings as S3 answers them (s3rver-keys.cjs).
 storeKeysAsAws(FilesystemStore.prototype);
 // Versioned buckets: versions kept aside, GET by versionId, x-amz-version-id (s3rver-versions.cjs).
@@ -119,6 +128,7 @@ async function main() {
     if (message && message.type === 'close') void close();
     else if (message && message.type === 'flush') sendInOrder({ type: 'flushed', id: message.id }, 0);
     else if (message && message.type === 'verdict') verdicts.get(message.id)?.(message.verdict);
+    else if (message && message.type === 'disk-free') diskWaits.get(message.id)?.(message.free === true);
     else if (message && message.type === 'versioning') {
       server.store.setVersioning(message.bucket, message.status).then(
         () => sendInOrder({ type: 'versioned', id: message.id }, 0),
@@ -169,32 +179,44 @@ function checkTarget(bucket, key) {
 function replaceAtomically(store) {
   store.putObject = async function putObject(object) {
     const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
-    await fsp.mkdir(path.dirname(objectPath), { recursive: true });
-    const md5 = crypto.createHash('md5');
-    let size = 0;
-    const aside = `${objectPath}.partial-${crypto.randomBytes(6).toString('hex')}`;
+    const asideOf = () => `${objectPath}.partial-${crypto.randomBytes(6).toString('hex')}`;
+    // Bytes in memory: written aside and committed, again after a full disk (untilWritten).
+    const writeWhole = (bytes) =>
+      untilWritten(async () => {
+        await fsp.mkdir(path.dirname(objectPath), { recursive: true });
+        const aside = asideOf();
+        const md5 = crypto.createHash('md5').update(bytes).digest('hex');
+        try {
+          await fsp.writeFile(aside, bytes);
+        } catch (error) {
+          await fsp.rm(aside, { force: true });
+          throw error;
+        }
+        await this.commitObject(object.bucket, object.key, aside, object.metadata, md5);
+        return { size: bytes.length, md5 };
+      });
+    if (Buffer.isBuffer(object.content)) return writeWhole(object.content);
+    await untilWritten(() => fsp.mkdir(path.dirname(objectPath), { recursive: true }));
+    const aside = asideOf();
+    let written;
     try {
-      if (Buffer.isBuffer(object.content)) {
-        md5.update(object.content);
-        size = object.content.length;
-        await fsp.writeFile(aside, object.content);
-      } else {
-        const measure = new Transform({
-          transform(chunk, encoding, callback) {
-            md5.update(chunk, encoding);
-            size += chunk.length;
-            callback(null, chunk);
-          },
-        });
-        await pipeline(object.content, measure, fs.createWriteStream(aside));
-      }
+      written = await writeKeeping(object.content, aside, RETRYABLE_BYTES);
     } catch (error) {
       await fsp.rm(aside, { force: true });
       throw error;
     }
-    const digest = md5.digest('hex');
-    await this.commitObject(object.bucket, object.key, aside, object.metadata, digest);
-    return { size, md5: digest };
+    if (written.failed) {
+      await fsp.rm(aside, { force: true });
+      if (written.failed.code !== 'ENOSPC' || !(await diskFreeAgain())) throw written.failed;
+      return writeWhole(written.whole);
+    }
+    try {
+      await this.commitObject(object.bucket, object.key, aside, object.metadata, written.md5);
+    } catch (error) {
+      if (!error || error.code !== 'ENOSPC' || written.whole === undefined || !(await diskFreeAgain())) throw error;
+      return writeWhole(written.whole);
+    }
+    return { size: written.size, md5: written.md5 };
   };
   /** The object written aside becomes the key's object, then its MD5 and metadata (s3rver-versions.cjs wraps this). */
   store.commitObject = async function commitObject(bucket, key, aside, metadata, md5) {
@@ -219,6 +241,134 @@ function replaceAtomically(store) {
   };
 }
 
+/** Objects and parts up to this size are read whole before they are written: one cut by a full disk is written again. */
+const RETRYABLE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Streams `source` to `file` as it comes (a reader sees the file grow), and
+ * keeps its bytes in memory while they are at most `limit`. Resolves
+ * { size, md5, whole? } once the file is written; when writing the file fails
+ * and the bytes were kept, reads the source to its end and resolves
+ * { failed, whole } (the caller may write them again); else rejects.
+ */
+function writeKeeping(source, file, limit) {
+  return new Promise((resolve, reject) => {
+    const md5 = crypto.createHash('md5');
+    let size = 0;
+    let kept = [];
+    let failed;
+    let ended = false;
+    let done = false;
+    const settle = (outcome) => {
+      if (done) return;
+      done = true;
+      if (outcome instanceof Error) return reject(outcome);
+      const whole = kept ? Buffer.concat(kept) : undefined;
+      resolve(failed ? { failed, whole } : { size, md5: md5.digest('hex'), ...(whole ? { whole } : {}) });
+    };
+    const out = fs.createWriteStream(file);
+    out.on('finish', () => settle());
+    out.on('error', (error) => {
+      failed ??= error;
+      if (!kept) {
+        source.destroy();
+        return settle(error);
+      }
+      // The rest of the bytes are still read (and kept) to be written again.
+      source.resume();
+      if (ended) settle();
+    });
+    source.on('data', (chunk) => {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      md5.update(bytes);
+      size += bytes.length;
+      if (kept) {
+        kept.push(bytes);
+        if (size > limit) kept = undefined;
+      }
+      if (failed) {
+        if (!kept) {
+          source.destroy();
+          settle(failed);
+        }
+        return;
+      }
+      if (!out.write(bytes)) {
+        source.pause();
+        out.once('drain', () => source.resume());
+      }
+    });
+    source.once('end', () => {
+      ended = true;
+      if (failed) settle();
+      else out.end();
+    });
+    source.once('error', (error) => {
+      out.destroy();
+      settle(error);
+    });
+  });
+}
+
+/** Waits for the parent's word on the full disk: true once space is back, false when the write is to fail. */
+const diskWaits = new Map();
+let nextDiskWait = 0;
+
+function diskFreeAgain() {
+  if (!process.connected) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const id = nextDiskWait++;
+    diskWaits.set(id, (free) => {
+      diskWaits.delete(id);
+      resolve(free);
+    });
+    process.send({ type: 'disk-full', id });
+  });
+}
+
+/** Runs `write`; when it meets a full disk, runs it again once the parent says space is back (it must start over from the start). */
+async function untilWritten(write) {
+  for (;;) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!error || error.code !== 'ENOSPC' || !(await diskFreeAgain())) throw error;
+    }
+  }
+}
+
+/**
+ * s3rver's putPart pipes the part to its file without listening for the
+ * file's errors: a full disk (ENOSPC) there was an uncaught exception that
+ * killed s3rver's process. Here a part is written as an object is (untilWritten).
+ */
+function partsSafely(store) {
+  store.putPart = async function putPart(bucket, uploadId, partNumber, content) {
+    const partPath = path.join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, partNumber.toString());
+    const writeWhole = (bytes) =>
+      untilWritten(async () => {
+        await fsp.mkdir(path.dirname(partPath), { recursive: true });
+        const md5 = crypto.createHash('md5').update(bytes).digest('hex');
+        await fsp.writeFile(partPath, bytes);
+        await fsp.writeFile(`${partPath}.md5`, md5);
+        return { size: bytes.length, md5 };
+      });
+    await untilWritten(() => fsp.mkdir(path.dirname(partPath), { recursive: true }));
+    const written = await writeKeeping(content, partPath, RETRYABLE_BYTES);
+    if (written.failed) {
+      if (written.failed.code !== 'ENOSPC' || !(await diskFreeAgain())) throw written.failed;
+      return writeWhole(written.whole);
+    }
+    try {
+      await fsp.writeFile(`${partPath}.md5`, written.md5);
+    } catch (error) {
+      if (!error || error.code !== 'ENOSPC' || written.whole === undefined || !(await diskFreeAgain())) throw error;
+      return writeWhole(written.whole);
+    }
+    return { size: written.size, md5: written.md5 };
+  };
+}
+
 /** Verdicts awaited from the parent, by request id. */
 const verdicts = new Map();
 let nextVerdict = 0;
@@ -239,6 +389,11 @@ function gate() {
     // The raw request target and headers: what the client signed.
     const request = { method: ctx.method, url: ctx.req.url, headers: ctx.req.headers };
     const verdict = await askParent(request);
+    // The client went away while the parent held a write for a full disk: it is not made behind its back.
+    if (ctx.req.socket.destroyed) {
+      ctx.status = 503;
+      return;
+    }
     if (!verdict.allowed) {
       ctx.status = verdict.status;
       ctx.set(verdict.headers);

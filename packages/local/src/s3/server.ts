@@ -12,12 +12,18 @@
  * s3rver's process): signed with credentials of `credentials` (the store),
  * for Host 127.0.0.1:<port>, from no browser, and allowed by the signer's
  * policies; else S3's own 403.
+ *
+ * While the state folder's disk is full (`disk`, disk-watch.ts), the verdict
+ * of a write (PUT, POST, DELETE) is held until space is back, and a write
+ * that met ENOSPC in s3rver is made again then (s3rver-process.cjs): S3 on
+ * AWS does not fail a job for a full local disk.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CredentialStore, type IssuedCredentials } from '../auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal, S3Authorizer, Verdict } from '../auth/gate.ts';
+import type { DiskWatch } from '../disk-watch.ts';
 
 /** One record of an S3 notification (the fields the bridge reads). */
 export interface S3NotificationRecord {
@@ -58,6 +64,8 @@ export interface LocalS3Options {
    * make them): see s3rver-versions.cjs. The setting stays in the folder.
    */
   versionedBuckets?: string[];
+  /** The disk under `directory`: writes wait while it is full (see above). Default: none, they fail as s3rver answers. */
+  disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
   /** Told when s3rver's process exits once it is ready, other than through close() (killed, crashed): the child's exit event. */
   onUnexpectedExit?: (exit: { pid: number | undefined; code: number | null; signal: NodeJS.Signals | null }) => void;
 }
@@ -94,8 +102,12 @@ export class LocalS3StartError extends Error {
   }
 }
 
+/** The requests that may write to s3rver's folder. */
+const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'DELETE']);
+
 export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   await mkdir(options.directory, { recursive: true });
+  const disk = options.disk;
   const store = options.credentials ?? CredentialStore.inMemory();
   let listeningPort: number | undefined;
   // Loaded while s3rver starts (the SDK's signer is half a second of module loading on a busy machine).
@@ -149,7 +161,14 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
       const answer = (verdict: Verdict | Awaited<ReturnType<S3Authorizer['missingKey']>>) => {
         if (child.connected) child.send({ type: 'verdict', id: message.id, verdict });
       };
-      const judging = message.missingKey ? authorizer.then((gate) => gate.missingKey(message.request)) : authorizer.then((gate) => gate.authorize(message.request));
+      const judging = message.missingKey
+        ? authorizer.then((gate) => gate.missingKey(message.request))
+        : authorizer.then(async (gate) => {
+            const verdict = await gate.authorize(message.request);
+            // An admitted write waits for space; a refusal is answered at once.
+            if (verdict.allowed && disk?.full && WRITE_METHODS.has(message.request.method.toUpperCase())) await disk.whenFree('the local S3');
+            return verdict;
+          });
       judging.then(answer, (error: unknown) =>
         // Fail closed: a gate that breaks refuses (and says why).
         answer({ allowed: false, status: 500, code: 'InternalError', message: `the gate failed: ${(error as Error).message}`, headers: { 'content-type': 'text/plain' }, body: `the gate failed: ${(error as Error).message}` }),
@@ -161,6 +180,15 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     });
   });
 
+  // A write in s3rver met ENOSPC: its answer once space is back (or the hold gave up, or there is no disk watch).
+  child.on('message', (message: ChildMessage) => {
+    if (message.type !== 'disk-full') return;
+    const waited = disk ? disk.check().then((full) => full && disk.whenFree('the local S3')) : Promise.resolve(false);
+    void waited.then(
+      (free) => child.connected && child.send({ type: 'disk-free', id: message.id, free }),
+      () => child.connected && child.send({ type: 'disk-free', id: message.id, free: false }),
+    );
+  });
   // Flushes in flight, by id; all of them resolve when the child goes away (nothing more can come).
   const flushes = new Map<number, () => void>();
   let nextFlush = 0;
@@ -235,7 +263,8 @@ type ChildMessage =
   | { type: 'event'; event: { Records?: S3NotificationRecord[] } }
   | { type: 'flushed'; id: number }
   | { type: 'versioned'; id: number; error?: string }
-  | { type: 'authorize'; id: number; request: IncomingSignedRequest; missingKey?: boolean };
+  | { type: 'authorize'; id: number; request: IncomingSignedRequest; missingKey?: boolean }
+  | { type: 'disk-full'; id: number };
 
 /** Asks the child to close, then waits for it to exit (kills it after a grace period). */
 async function stopChild(child: ChildProcess): Promise<void> {
