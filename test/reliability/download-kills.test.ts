@@ -10,10 +10,8 @@
  * and the processing is never created twice.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFailed } from 'vitest';
 import { auditMapflow } from '../../packages/bench/fault-suite.ts';
@@ -21,6 +19,7 @@ import { startResultGate } from '../../packages/bench/result-gate.ts';
 import { startSimulator } from '../../packages/simulator/src/index.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
+import { followLines, type FollowedLines } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
@@ -30,39 +29,14 @@ const EMAIL = 'download-kills@mapflow-bridge.invalid';
 const KILLS = 3;
 const FINAL = ['Job Succeeded', 'Job Failed', 'Job Rejected', 'Job Cancelled'];
 
-/** One `start` in a process group of its own, its lines kept, with a wait for a line. */
-function startBridge(args: string[], lines: string[]): { child: ChildProcess; exited: Promise<unknown>; lineMatching(pattern: RegExp): Promise<string> } {
+/** One `start` in a process group of its own, its lines followed (and kept in `lines` too). */
+function startBridge(args: string[], lines: string[]): FollowedLines & { child: ChildProcess } {
   const child = spawn(process.execPath, [CLI, 'start', ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', POWERTOOLS_LOG_LEVEL: 'ERROR' },
   });
-  const own: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const onLine = (line: string) => {
-    lines.push(line);
-    own.push(line);
-    for (const waiter of [...waiters]) {
-      if (waiter.pattern.test(line)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(line);
-      }
-    }
-  };
-  createInterface({ input: child.stdout! }).on('line', onLine);
-  createInterface({ input: child.stderr! }).on('line', onLine);
-  const exited = once(child, 'exit');
-  return {
-    child,
-    exited,
-    lineMatching: (pattern) =>
-      new Promise<string>((resolve, reject) => {
-        const seen = own.find((line) => pattern.test(line));
-        if (seen) return resolve(seen);
-        waiters.push({ pattern, resolve });
-        void exited.then(() => reject(new Error(`the bridge exited before a line matching ${pattern}; its output:\n${own.slice(-30).join('\n')}`)));
-      }),
-  };
+  return { child, ...followLines(child, lines) };
 }
 
 describe('three kill -9 in a row during a result download', () => {

@@ -13,7 +13,6 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFailed } from 'vitest';
 import { auditMapflow } from '../../packages/bench/fault-suite.ts';
@@ -21,6 +20,7 @@ import { START_EXIT_CODES } from '../../packages/cli/src/start.ts';
 import { startSimulator } from '../../packages/simulator/src/index.ts';
 import { sharedLedgerArgs } from '../support/shared-dynamodb.ts';
 import { testTmp } from '../support/temp.ts';
+import { followLines } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/bin/mapflow-bridge.mjs');
@@ -72,29 +72,9 @@ describe('a full disk under the state folder', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1', POWERTOOLS_LOG_LEVEL: 'ERROR' },
     });
-    const lines: string[] = [];
+    const { lines, lineMatching, exited } = followLines(child);
     // A failure (a time-out included) shows what the bridge said last.
     onTestFailed(() => console.log(`the bridge's last lines:\n${lines.slice(-40).join('\n')}`));
-    const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-    const onLine = (line: string) => {
-      lines.push(line);
-      for (const waiter of [...waiters]) {
-        if (waiter.pattern.test(line)) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(line);
-        }
-      }
-    };
-    createInterface({ input: child.stdout! }).on('line', onLine);
-    createInterface({ input: child.stderr! }).on('line', onLine);
-    const exited = once(child, 'exit');
-    const lineMatching = (pattern: RegExp) =>
-      new Promise<string>((resolve, reject) => {
-        const seen = lines.find((line) => pattern.test(line));
-        if (seen) return resolve(seen);
-        waiters.push({ pattern, resolve });
-        void exited.then(() => reject(new Error(`the bridge exited before a line matching ${pattern}; its output:\n${lines.slice(-30).join('\n')}`)));
-      });
     // The state folder as the bridge sees it: its mount namespace's view of the path.
     const inside = (relative: string) => path.join(`/proc/${child.pid}/root`, stateDir, relative);
     try {

@@ -4,9 +4,12 @@
  * faults, and can audit Mapflow's side through the API and the state file),
  * and small helpers to look at slots, events and executions.
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { auditMapflow, slotHolders, type MapflowAudit } from '../../packages/bench/fault-suite.ts';
@@ -124,4 +127,43 @@ export async function eventually<T>(check: () => Promise<T | undefined>, { timeo
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** What a command started by a test said, line by line (stdout and stderr), and a wait for a line. */
+export interface FollowedLines {
+  /** Every line so far, in order. */
+  readonly lines: string[];
+  /** Resolves at the first line (said already, or to come) matching `pattern`; rejects if the process exits first. */
+  lineMatching(pattern: RegExp): Promise<string>;
+  readonly exited: Promise<unknown>;
+}
+
+/** Follows `child`'s output; each line also goes to `alsoInto` (the lines of several runs, shown when a test fails). */
+export function followLines(child: ChildProcess, alsoInto?: string[]): FollowedLines {
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const onLine = (line: string) => {
+    lines.push(line);
+    alsoInto?.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.pattern.test(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  };
+  createInterface({ input: child.stdout! }).on('line', onLine);
+  createInterface({ input: child.stderr! }).on('line', onLine);
+  const exited = once(child, 'exit');
+  return {
+    lines,
+    exited,
+    lineMatching: (pattern) =>
+      new Promise<string>((resolve, reject) => {
+        const seen = lines.find((line) => pattern.test(line));
+        if (seen) return resolve(seen);
+        waiters.push({ pattern, resolve });
+        void exited.then(() => reject(new Error(`the process exited before a line matching ${pattern}; its output:\n${lines.slice(-30).join('\n')}`)));
+      }),
+  };
 }

@@ -10,16 +10,16 @@
  * (Linux), or, where there is no /proc (macOS), the child itself from a
  * thread of its own; both are run here, on any platform the second.
  */
-import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
 import { EnvironmentBudget, LocalFunction, memoryWatchOf, THREAD_HEAP_LIMIT_MB, type MemoryWatch } from '../../src/assembly/functions.ts';
-import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
 import { LambdaFunctionError } from '../../src/engine/lambda.ts';
 import { testTmp } from '../../../../test/support/temp.ts';
+import { handlerSpec } from './support.ts';
 
 const MiB = 1024 * 1024;
 
@@ -42,21 +42,7 @@ async function functionOf(
   memoryWatch?: MemoryWatch,
   shared: { name?: string; budget?: EnvironmentBudget; maxEnvironments?: number } = {},
 ): Promise<LocalFunction> {
-  const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-env-'));
-  await writeFile(path.join(assetDir, 'index.mjs'), HANDLER);
-  const name = shared.name ?? 'inspect-geotiff';
-  const spec: AssemblyFunctionSpec = {
-    logicalId: 'Decode',
-    bridgeFunction: name,
-    functionName: `mapflow-bridge-${name}`,
-    arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-inspect-geotiff',
-    assetDir,
-    moduleFile: 'index',
-    exportName: 'handler',
-    timeoutSeconds: 60,
-    memoryMb,
-    environment: {},
-  };
+  const spec = await handlerSpec(shared.name ?? 'inspect-geotiff', HANDLER, { logicalId: 'Decode', timeoutSeconds: 60, memoryMb });
   return new LocalFunction({
     spec,
     environment: {},
@@ -336,8 +322,7 @@ describe('an out-of-memory step at Fail Job', () => {
 describe("a function's log file on a full disk", () => {
   it.skipIf(process.platform !== 'linux')('is an error told once, not a crash: the invocations go on', { timeout: 60_000 }, async () => {
     // Prepare: the log file is /dev/full, whose every write fails with ENOSPC, as on a full disk
-    const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-env-'));
-    await writeFile(path.join(assetDir, 'index.mjs'), 'export const handler = async () => { console.log("a line for the log"); return { ok: true }; };\n');
+    const spec = await handlerSpec('finish-job', 'export const handler = async () => { console.log("a line for the log"); return { ok: true }; };\n', { logicalId: 'FinishJob' });
     const logDir = await mkdtemp(path.join(testTmp(), 'mfb-logs-'));
     await symlink('/dev/full', path.join(logDir, 'mapflow-bridge-finish-job.log'));
     const told: string[] = [];
@@ -345,11 +330,7 @@ describe("a function's log file on a full disk", () => {
     let firstTold!: () => void;
     const toldOnce = new Promise<void>((resolve) => (firstTold = resolve));
     fn = new LocalFunction({
-      spec: {
-        logicalId: 'FinishJob', bridgeFunction: 'finish-job', functionName: 'mapflow-bridge-finish-job',
-        arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-finish-job',
-        assetDir, moduleFile: 'index', exportName: 'handler', timeoutSeconds: 30, memoryMb: 256, environment: {},
-      },
+      spec,
       environment: {},
       isolation: 'thread',
       logDir,

@@ -4,12 +4,10 @@
  * say): the binary of the project's `node` devDependency. Without that
  * package, the bridge's own Node, with a one-line warning.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { functionNodePath, LAMBDA_NODE_MAJOR, LocalFunction, resolveFunctionNode } from '../../src/assembly/functions.ts';
-import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
-import { testTmp } from '../../../../test/support/temp.ts';
+import { handlerSpec } from './support.ts';
 
 const HANDLER = `export const handler = async () => ({ version: process.version, execPath: process.execPath, lambdaFlag: process.execArgv });\n`;
 
@@ -19,20 +17,7 @@ afterEach(async () => fn?.close());
 describe('the Node.js of the functions', () => {
   it('runs a function process on Node 24, the binary of the node package, with only the heap limit as a flag', { timeout: 60_000 }, async () => {
     // Prepare: a decoding step (a process of its own)
-    const dir = await mkdtemp(path.join(testTmp(), 'mfb-function-node-'));
-    await writeFile(path.join(dir, 'index.mjs'), HANDLER);
-    const spec: AssemblyFunctionSpec = {
-      logicalId: 'StoreResults',
-      bridgeFunction: 'store-results',
-      functionName: 'mapflow-bridge-store-results',
-      arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-store-results',
-      assetDir: dir,
-      moduleFile: 'index',
-      exportName: 'handler',
-      timeoutSeconds: 60,
-      memoryMb: 256,
-      environment: {},
-    };
+    const spec = await handlerSpec('store-results', HANDLER, { logicalId: 'StoreResults', timeoutSeconds: 60 });
     fn = new LocalFunction({ spec, environment: {}, isolation: 'process' });
     // Act
     const answer = (await fn.invoke({})) as { version: string; execPath: string; lambdaFlag: string[] };

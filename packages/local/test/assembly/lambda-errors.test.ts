@@ -9,16 +9,13 @@
  * Step Functions may report it (bp-lambda-serviceexception.html), and the
  * bridge's outcome is the same for both shapes.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { LocalFunction, asStepFunctionsReports } from '../../src/assembly/functions.ts';
 import { LocalEngine } from '../../src/engine/engine.ts';
-import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
 import { LambdaFunctionError } from '../../src/engine/lambda.ts';
-import { testTmp } from '../../../../test/support/temp.ts';
+import { handlerSpec } from './support.ts';
 
 /** Throws what the event names; waits past its timeout on 'sleep'. */
 const HANDLER = `export const handler = async (event) => {
@@ -35,20 +32,7 @@ const HANDLER = `export const handler = async (event) => {
 `;
 
 async function functionOf(timeoutSeconds = 30): Promise<LocalFunction> {
-  const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-lambda-errors-'));
-  await writeFile(path.join(assetDir, 'index.mjs'), HANDLER);
-  const spec: AssemblyFunctionSpec = {
-    logicalId: 'Thrower',
-    bridgeFunction: 'thrower',
-    functionName: 'mapflow-bridge-thrower',
-    arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-thrower',
-    assetDir,
-    moduleFile: 'index',
-    exportName: 'handler',
-    timeoutSeconds,
-    memoryMb: 256,
-    environment: {},
-  };
+  const spec = await handlerSpec('thrower', HANDLER, { logicalId: 'Thrower', timeoutSeconds });
   return new LocalFunction({ spec, environment: {} });
 }
 

@@ -6,13 +6,12 @@
  * too.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalFunction } from '../../src/assembly/functions.ts';
-import type { AssemblyFunctionSpec } from '../../src/assembly/template.ts';
 import { LambdaFunctionError } from '../../src/engine/lambda.ts';
-import { testTmp } from '../../../../test/support/temp.ts';
+import { handlerSpec } from './support.ts';
 
 /**
  * Each attempt appends a line to event.attempts; `hang` attempts wait (to be
@@ -32,22 +31,9 @@ export const handler = async (event) => {
 `;
 
 async function storeResults(): Promise<{ fn: LocalFunction; dir: string; told: string[] }> {
-  const dir = await mkdtemp(path.join(testTmp(), 'mfb-outside-kill-'));
-  await writeFile(path.join(dir, 'index.mjs'), HANDLER);
-  const spec: AssemblyFunctionSpec = {
-    logicalId: 'StoreResults',
-    bridgeFunction: 'store-results',
-    functionName: 'mapflow-bridge-store-results',
-    arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-store-results',
-    assetDir: dir,
-    moduleFile: 'index',
-    exportName: 'handler',
-    timeoutSeconds: 600,
-    memoryMb: 256,
-    environment: {},
-  };
+  const spec = await handlerSpec('store-results', HANDLER, { logicalId: 'StoreResults', timeoutSeconds: 600 });
   const told: string[] = [];
-  return { fn: new LocalFunction({ spec, environment: {}, isolation: 'process', onOutsideKill: (line) => told.push(line) }), dir, told };
+  return { fn: new LocalFunction({ spec, environment: {}, isolation: 'process', onOutsideKill: (line) => told.push(line) }), dir: spec.assetDir, told };
 }
 
 /** Waits until the function's invoked process has run its handler `count` times (its pid in the attempts file), and returns that pid. */

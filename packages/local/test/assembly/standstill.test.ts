@@ -5,24 +5,19 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { testTmp } from '../../../../test/support/temp.ts';
+import { handlerSpec } from './support.ts';
 
 const FUNCTIONS = fileURLToPath(new URL('../../src/assembly/functions.ts', import.meta.url));
 
 /** A process that invokes a function once (Timeout `timeoutSeconds`) whose handler waits `handlerMs`, and prints the outcome. */
 async function invoker(timeoutSeconds: number, handlerMs: number): Promise<ReturnType<typeof spawn>> {
-  const assetDir = await mkdtemp(path.join(testTmp(), 'mfb-standstill-'));
-  await writeFile(path.join(assetDir, 'index.mjs'), `export const handler = async () => { await new Promise((r) => setTimeout(r, ${handlerMs})); return { ok: true }; };\n`);
-  const spec = {
-    logicalId: 'FinishJob', bridgeFunction: 'finish-job', functionName: 'mapflow-bridge-finish-job',
-    arn: 'arn:aws:lambda:eu-central-1:000000000000:function:mapflow-bridge-finish-job',
-    assetDir, moduleFile: 'index', exportName: 'handler', timeoutSeconds, memoryMb: 256, environment: {},
-  };
+  const handler = `export const handler = async () => { await new Promise((r) => setTimeout(r, ${handlerMs})); return { ok: true }; };\n`;
+  const spec = await handlerSpec('finish-job', handler, { logicalId: 'FinishJob', timeoutSeconds });
   const script = `
     const { LocalFunction } = await import(${JSON.stringify(FUNCTIONS)});
     const fn = new LocalFunction({ spec: ${JSON.stringify(spec)}, environment: {}, isolation: 'thread' });
@@ -33,7 +28,7 @@ async function invoker(timeoutSeconds: number, handlerMs: number): Promise<Retur
     await fn.close();
   `;
   // A file, not -e: the function's worker inherits this process's flags, and --input-type would refuse its entry.
-  const file = path.join(assetDir, 'invoker.mjs');
+  const file = path.join(spec.assetDir, 'invoker.mjs');
   await writeFile(file, script);
   return spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'] });
 }
