@@ -42,6 +42,7 @@ const RUNTIME_MODULE = /^(node:.+|@aws-sdk\/signature-v4-crt|@aws-sdk\/signature
 /** The environment of a child process with no AWS credentials or CDK settings at all, and a Docker that cannot run. */
 function envWithoutAwsOrDocker(noDocker: string): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('CDK_')));
+  // Without CDK_VALIDATION (the test setup's 'false'): CDK's CloudFormation validation runs, as in a user's synth.
   // CDK runs $CDK_DOCKER for container bundling: any attempt to use it fails the synth.
   return { ...env, CDK_DISABLE_VERSION_CHECK: '1', CDK_DOCKER: noDocker };
 }

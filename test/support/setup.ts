@@ -14,6 +14,14 @@ import { afterAll } from 'vitest';
 
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
+// aws-cdk-lib validates every synthesized template with a WebAssembly engine
+// (CloudFormationValidatePlugin), about 6 s of CPU for the first synth of a
+// process and 0.3 s for each next one: a fifth of the CDK tests' CPU. The
+// bridge's template is checked by it once, strictly, in
+// test/cdk/cloudformation-validation.test.ts, and a README `cdk synth`
+// (test/cdk/assembly-bundles.test.ts) runs it as users do.
+process.env.CDK_VALIDATION ??= 'false';
+
 // Every temporary folder of a test file goes under one folder of its own
 // (test/support/temp.ts), removed when the file ends: tests made about 1,800
 // folders a day in the temporary directory and left them there.

@@ -27,6 +27,9 @@ export interface LocalAssemblySettings {
 export function synthLocalAssembly(settings: LocalAssemblySettings, outdir: string, bundlesDir?: string): string {
   const app = new App({
     outdir,
+    // CDK's CloudFormation validation of the template (about 6 s of CPU on the first synth of a
+    // process) is for `cdk synth` before a deploy; nothing is deployed here.
+    builtinCloudFormationValidation: false,
     context: {
       ...cdkJsonContext(),
       // As the CDK CLI synthesizes: each function's metadata names its asset folder.

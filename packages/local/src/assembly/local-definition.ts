@@ -44,7 +44,8 @@ export function synthLocalDefinition(options: LocalDefinitionOptions = {}): Loca
 
 function synthesize(options: LocalDefinitionOptions): LocalDefinition {
   // Bundling is skipped for every stack: only the definition is wanted.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // Nor CDK's CloudFormation validation of the template: it is for a deploy (about 6 s of CPU per process).
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stack = new Stack(app, 'MapflowBridgeLocal');
   const bridge = new MapflowBridge(stack, 'Bridge', {
     pollPolicy: options.pollPolicy,
