@@ -52,6 +52,18 @@ async function statfsFreeBytes(dir: string): Promise<number> {
   return Number(stats.bavail) * Number(stats.bsize);
 }
 
+/** What a local service needs of the watch to hold its writes (tests give their own). */
+export type DiskHold = Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
+
+/**
+ * A write of `what` just met ENOSPC: looks at the disk now (the timer may not
+ * have seen it fill yet) and, when it is full, waits as whenFree does.
+ * Resolves whether to make the write again.
+ */
+export async function retryAfterNoSpace(disk: DiskHold, what: string): Promise<boolean> {
+  return (await disk.check()) && disk.whenFree(what);
+}
+
 export function watchDisk(dir: string, log: (message: string) => void, options: DiskWatchOptions = {}): DiskWatch {
   const freeBytes = options.freeBytes ?? statfsFreeBytes;
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);

@@ -27,7 +27,7 @@ import { ExecutionNames } from '../engine/execution-names.ts';
 import type { S3NotificationRecord } from '../s3/server.ts';
 import type { AuthorizeHook, RunningEndpoint } from './aws-endpoint.ts';
 import { EnvironmentBudget, LAMBDA_UNKNOWN_ENV, LocalFunction, asStepFunctionsReports, defaultEnvironmentBudgetMb } from './functions.ts';
-import type { DiskWatch } from '../disk-watch.ts';
+import { retryAfterNoSpace, type DiskWatch } from '../disk-watch.ts';
 import { startEventBridgeEndpoint, startSecretsManagerEndpoint, startStepFunctionsEndpoint } from './services.ts';
 import { AssemblyError, principalsOf, type AssemblyFunctionSpec, type AssemblyModel, type PolicyDocument, type Principal, type ScheduleSpec } from './template.ts';
 import { LocalTrigger, scheduledEvent, type DuplicateDelivery } from './trigger.ts';
@@ -190,7 +190,7 @@ export async function startAssemblyRuntime(options: AssemblyRuntimeOptions): Pro
     taskTokens,
     taskResources,
     stateMachineName: model.stateMachine.name,
-    ...(options.executionNamesFile ? { executionNames: new ExecutionNames({ file: options.executionNamesFile, ...(disk ? { whenFree: async () => (await disk.check()) && disk.whenFree("the executions' names") } : {}) }) } : {}),
+    ...(options.executionNamesFile ? { executionNames: new ExecutionNames({ file: options.executionNamesFile, ...(disk ? { whenFree: () => retryAfterNoSpace(disk, "the executions' names") } : {}) }) } : {}),
     ...(options.waitOverridesMs ? { waitOverridesMs: options.waitOverridesMs } : {}),
     ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
     ...(options.onTask ? { onTask: options.onTask } : {}),

@@ -15,7 +15,7 @@ import type { LocalEventRecord } from 'mapflow-bridge/functions/events/publisher
 import type { ExecutionRecord, LocalEngine } from '../engine/engine.ts';
 import { TaskTokenError, type LocalTaskTokens } from '../engine/task-tokens.ts';
 import { STATE_PAYLOAD_LIMIT_BYTES } from '../engine/lambda.ts';
-import type { DiskWatch } from '../disk-watch.ts';
+import { retryAfterNoSpace, type DiskHold } from '../disk-watch.ts';
 import { AwsServiceError, startAwsJsonEndpoint, type AuthorizeHook, type RunningEndpoint } from './aws-endpoint.ts';
 
 const epochSeconds = (iso: string | undefined) => (iso ? Date.parse(iso) / 1000 : undefined);
@@ -136,7 +136,7 @@ export interface EventBridgeServiceOptions {
   buses: { name: string; arn: string }[];
   authorize?: AuthorizeHook;
   /** The disk of the events file: appends wait while it is full (appendWhole). Default: none, they fail at once. */
-  disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
+  disk?: DiskHold;
 }
 
 /**
@@ -146,7 +146,7 @@ export interface EventBridgeServiceOptions {
  * its size before, so no half line glues onto the next) and made again once
  * space is back. Without `disk`, or when the disk stays full past its hold, it fails.
  */
-export function wholeAppender(file: string, disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>): (text: string) => Promise<void> {
+export function wholeAppender(file: string, disk?: DiskHold): (text: string) => Promise<void> {
   let last: Promise<unknown> = Promise.resolve();
   const append = async (text: string): Promise<void> => {
     for (;;) {
@@ -161,7 +161,7 @@ export function wholeAppender(file: string, disk?: Pick<DiskWatch, 'full' | 'che
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOSPC' || !disk) throw error;
         await truncate(file, before).catch(() => undefined);
-        if (!(await disk.check()) || !(await disk.whenFree('the events file'))) throw error;
+        if (!(await retryAfterNoSpace(disk, 'the events file'))) throw error;
       }
     }
   };

@@ -12,7 +12,7 @@
  * SQLite rolls the transaction back), so sending it again is safe.
  */
 import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http';
-import type { DiskWatch } from '../disk-watch.ts';
+import { retryAfterNoSpace, type DiskHold } from '../disk-watch.ts';
 import { replacedBodyHeaders, type JsonGateInterceptor } from '../faults.ts';
 import type { CredentialStore } from './credentials.ts';
 import { jsonAuthorizer, sendRefusal, type IncomingSignedRequest, type Refusal } from './gate.ts';
@@ -44,7 +44,7 @@ export interface JsonGateProxyOptions extends JsonAuthorizationOptions {
    */
   intercept?: JsonGateInterceptor;
   /** The state folder's disk: writes wait while it is full (see above). Default: none, writes pass at once. */
-  disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
+  disk?: DiskHold;
 }
 
 export interface JsonGateProxy {
@@ -135,7 +135,7 @@ export async function startJsonGateProxy(options: JsonGateProxyOptions): Promise
               answer.on('error', (error) => response.destroy(error));
               answer.on('end', () => {
                 void (async () => {
-                  if ((await disk.check()) && (await disk.whenFree(what))) {
+                  if (await retryAfterNoSpace(disk, what)) {
                     if (!clientGone()) send(again);
                     return;
                   }

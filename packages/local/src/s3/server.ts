@@ -23,7 +23,7 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CredentialStore, type IssuedCredentials } from '../auth/credentials.ts';
 import type { IncomingSignedRequest, Refusal, S3Authorizer, Verdict } from '../auth/gate.ts';
-import type { DiskWatch } from '../disk-watch.ts';
+import { retryAfterNoSpace, type DiskHold } from '../disk-watch.ts';
 
 /** One record of an S3 notification (the fields the bridge reads). */
 export interface S3NotificationRecord {
@@ -65,7 +65,7 @@ export interface LocalS3Options {
    */
   versionedBuckets?: string[];
   /** The disk under `directory`: writes wait while it is full (see above). Default: none, they fail as s3rver answers. */
-  disk?: Pick<DiskWatch, 'full' | 'check' | 'whenFree'>;
+  disk?: DiskHold;
   /** Told when s3rver's process exits once it is ready, other than through close() (killed, crashed): the child's exit event. */
   onUnexpectedExit?: (exit: { pid: number | undefined; code: number | null; signal: NodeJS.Signals | null }) => void;
 }
@@ -183,7 +183,7 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   // A write in s3rver met ENOSPC: its answer once space is back (or the hold gave up, or there is no disk watch).
   child.on('message', (message: ChildMessage) => {
     if (message.type !== 'disk-full') return;
-    const waited = disk ? disk.check().then((full) => full && disk.whenFree('the local S3')) : Promise.resolve(false);
+    const waited = disk ? retryAfterNoSpace(disk, 'the local S3') : Promise.resolve(false);
     void waited.then(
       (free) => child.connected && child.send({ type: 'disk-free', id: message.id, free }),
       () => child.connected && child.send({ type: 'disk-free', id: message.id, free: false }),
