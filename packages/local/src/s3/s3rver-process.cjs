@@ -207,13 +207,13 @@ function replaceAtomically(store) {
     }
     if (written.failed) {
       await fsp.rm(aside, { force: true });
-      if (written.failed.code !== 'ENOSPC' || !(await diskFreeAgain())) throw written.failed;
+      if (!(await spaceAgainAfter(written.failed))) throw written.failed;
       return writeWhole(written.whole);
     }
     try {
       await this.commitObject(object.bucket, object.key, aside, object.metadata, written.md5);
     } catch (error) {
-      if (!error || error.code !== 'ENOSPC' || written.whole === undefined || !(await diskFreeAgain())) throw error;
+      if (written.whole === undefined || !(await spaceAgainAfter(error))) throw error;
       return writeWhole(written.whole);
     }
     return { size: written.size, md5: written.md5 };
@@ -332,9 +332,14 @@ async function untilWritten(write) {
     try {
       return await write();
     } catch (error) {
-      if (!error || error.code !== 'ENOSPC' || !(await diskFreeAgain())) throw error;
+      if (!(await spaceAgainAfter(error))) throw error;
     }
   }
+}
+
+/** Whether a write that failed with `error` may be made again: it met a full disk, and space is back. */
+async function spaceAgainAfter(error) {
+  return Boolean(error) && error.code === 'ENOSPC' && diskFreeAgain();
 }
 
 /**
@@ -356,13 +361,13 @@ function partsSafely(store) {
     await untilWritten(() => fsp.mkdir(path.dirname(partPath), { recursive: true }));
     const written = await writeKeeping(content, partPath, RETRYABLE_BYTES);
     if (written.failed) {
-      if (written.failed.code !== 'ENOSPC' || !(await diskFreeAgain())) throw written.failed;
+      if (!(await spaceAgainAfter(written.failed))) throw written.failed;
       return writeWhole(written.whole);
     }
     try {
       await fsp.writeFile(`${partPath}.md5`, written.md5);
     } catch (error) {
-      if (!error || error.code !== 'ENOSPC' || written.whole === undefined || !(await diskFreeAgain())) throw error;
+      if (written.whole === undefined || !(await spaceAgainAfter(error))) throw error;
       return writeWhole(written.whole);
     }
     return { size: written.size, md5: written.md5 };
