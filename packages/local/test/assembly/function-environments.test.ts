@@ -86,6 +86,16 @@ describe('a thread environment (a light step, in the bridge\'s own process)', ()
     expect(warmAfterBurst).toBe(1);
     expect(fn.idleEnvironments).toBe(1);
   });
+  it("starts without this process's Node flags (a loader such as tsx, --require), as a Lambda sandbox starts without the bridge's", { timeout: 60_000 }, async () => {
+    // Prepare: a handler that answers its own flags; this process (a vitest worker) runs with some
+    expect(process.execArgv.length).toBeGreaterThan(0);
+    const spec = await handlerSpec('finish-job', 'export const handler = async () => ({ execArgv: process.execArgv });', { logicalId: 'Flags', timeoutSeconds: 30, memoryMb: 128 });
+    fn = new LocalFunction({ spec, environment: {}, isolation: 'thread' });
+    // Act
+    const answer = await fn.invoke({});
+    // Assess
+    expect(answer).toEqual({ execArgv: [] });
+  });
 });
 
 describe('a process environment', () => {
