@@ -11,7 +11,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+// TypeScript 5's compiler API (the `typescript-5` alias): TypeScript 7, which type-checks and builds
+// the project, has no JavaScript API yet.
+import ts from 'typescript-5';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const PROPS_DOC = path.join(ROOT, 'docs', 'construct-props.md');

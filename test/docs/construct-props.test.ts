@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import ts from 'typescript-5'; // the compiler API (scripts/construct-props.ts says why 5)
 import { describe, expect, it } from 'vitest';
 import { PROPS_DOC, README, renderPropsDoc, renderReadmeProps, withReadmeProps } from '../../scripts/construct-props.ts';
 
