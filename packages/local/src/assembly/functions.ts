@@ -31,7 +31,7 @@ import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { LambdaFunctionError } from '../engine/lambda.ts';
 import type { AssemblyFunctionSpec } from './template.ts';
 import { countedTimeout } from './standstill.ts';
@@ -446,6 +446,56 @@ export const THREAD_YOUNG_GENERATION_MB = 4;
  */
 export const THREAD_HEAP_LIMIT_MB = 128;
 
+/** The flags that load a module before the program: `--import x`, `--import=x`, and the CommonJS and loader forms. */
+const PRELOAD_FLAGS: ReadonlySet<string> = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
+
+/** tsx, by its package name or a path into its folder. */
+function isTsx(specifier: string): boolean {
+  return specifier === 'tsx' || specifier.startsWith('tsx/') || /[\\/]node_modules[\\/]tsx[\\/]/.test(specifier);
+}
+
+/**
+ * This process's Node flags for a thread environment, without tsx's loader,
+ * or undefined when there is none to take out (the thread then inherits them
+ * all, as by default: a user's instrumentation, a test's module recorder). A
+ * bridge run as `node --import tsx` handed tsx to every thread: the bundles
+ * are JavaScript, and tsx's hooks were a fifth of each cold start (one
+ * GeoJSON job: 8.8 s of CPU against 11.6 s, docs/local.md).
+ */
+export function threadExecArgv(execArgv: readonly string[] = process.execArgv): string[] | undefined {
+  const kept: string[] = [];
+  for (let index = 0; index < execArgv.length; index++) {
+    const flag = execArgv[index]!;
+    const equals = flag.indexOf('=');
+    const name = equals === -1 ? flag : flag.slice(0, equals);
+    if (PRELOAD_FLAGS.has(name)) {
+      const value = equals === -1 ? execArgv[index + 1] : flag.slice(equals + 1);
+      if (value !== undefined && isTsx(value)) {
+        if (equals === -1) index++;
+        continue;
+      }
+    }
+    kept.push(flag);
+  }
+  return kept.length === execArgv.length ? undefined : kept;
+}
+
+/**
+ * A Worker with these flags; with this process's own if Node refuses them.
+ * An explicit list may not hold V8 or process-wide options (--stack-size,
+ * --max-old-space-size), which an inherited one may.
+ */
+function workerWithFlags(entry: string, execArgv: string[] | undefined, options: WorkerOptions): Worker {
+  if (execArgv) {
+    try {
+      return new Worker(entry, { ...options, execArgv });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    }
+  }
+  return new Worker(entry, options);
+}
+
 /** A thread environment's old-generation limit for a function of `memoryMb` (THREAD_HEAP_LIMIT_MB). */
 export function threadHeapLimitMb(memoryMb: number): number {
   return Math.max(1, Math.min(Math.floor(memoryMb), THREAD_HEAP_LIMIT_MB));
@@ -542,11 +592,8 @@ class Environment {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096);
       });
     } else {
-      this.worker = new Worker(RUNTIME, {
+      this.worker = workerWithFlags(RUNTIME, threadExecArgv(), {
         env: options.environment,
-        // Not this process's flags either: a thread inherits them by default, and a bridge run as
-        // `node --import tsx` had tsx load in every environment (a fifth more CPU per cold start).
-        execArgv: [],
         resourceLimits: { maxOldGenerationSizeMb: threadHeapLimitMb(spec.memoryMb), maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
         stdout: true,
         stderr: true,

@@ -10,13 +10,15 @@
  * (Linux), or, where there is no /proc (macOS), the child itself from a
  * thread of its own; both are run here, on any platform the second.
  */
-import { mkdtemp, symlink } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { overrunAsRejection } from '../../../../functions/jobs/steps/fail-job.ts';
 import { jobErrorFromTaskError } from '../../../../functions/jobs/outcome.ts';
 import type { WorkflowState } from '../../../../functions/jobs/workflow.ts';
-import { EnvironmentBudget, LocalFunction, memoryWatchOf, THREAD_HEAP_LIMIT_MB, type MemoryWatch } from '../../src/assembly/functions.ts';
+import { EnvironmentBudget, LocalFunction, memoryWatchOf, THREAD_HEAP_LIMIT_MB, threadExecArgv, type MemoryWatch } from '../../src/assembly/functions.ts';
 import { LambdaFunctionError } from '../../src/engine/lambda.ts';
 import { testTmp } from '../../../../test/support/temp.ts';
 import { handlerSpec } from './support.ts';
@@ -86,15 +88,45 @@ describe('a thread environment (a light step, in the bridge\'s own process)', ()
     expect(warmAfterBurst).toBe(1);
     expect(fn.idleEnvironments).toBe(1);
   });
-  it("starts without this process's Node flags (a loader such as tsx, --require), as a Lambda sandbox starts without the bridge's", { timeout: 60_000 }, async () => {
-    // Prepare: a handler that answers its own flags; this process (a vitest worker) runs with some
-    expect(process.execArgv.length).toBeGreaterThan(0);
+
+  it('gets this process\'s Node flags but tsx\'s loader (the bundles are JavaScript): a bridge run as `node --import tsx` loads no tsx in its functions', { timeout: 60_000 }, async () => {
+    // Prepare: a script, run as the test bridges of hostile-start are, that asks a thread environment for its flags
     const spec = await handlerSpec('finish-job', 'export const handler = async () => ({ execArgv: process.execArgv });', { logicalId: 'Flags', timeoutSeconds: 30, memoryMb: 128 });
-    fn = new LocalFunction({ spec, environment: {}, isolation: 'thread' });
+    const script = path.join(spec.assetDir, 'ask.mts');
+    await writeFile(
+      script,
+      `import { LocalFunction } from ${JSON.stringify(new URL('../../src/assembly/functions.ts', import.meta.url).href)};\n` +
+        `const fn = new LocalFunction({ spec: ${JSON.stringify(spec)}, environment: {}, isolation: 'thread' });\n` +
+        `console.log(JSON.stringify(await fn.invoke({})));\n` +
+        `await fn.close();\n`,
+    );
+
     // Act
-    const answer = await fn.invoke({});
-    // Assess
-    expect(answer).toEqual({ execArgv: [] });
+    const ask = async (flags: string[]) => JSON.parse((await promisify(execFile)(process.execPath, [...flags, script], { cwd: new URL('../../', import.meta.url) })).stdout) as unknown;
+    const withTsx = await ask(['--import', 'tsx', '--conditions=mapflow-test']);
+    // A V8 option may not be given to a thread explicitly, only inherited: the thread then gets them all.
+    const withV8Option = await ask(['--stack-size=2000', '--import', 'tsx']);
+
+    // Assess: the other flag passes on, tsx does not; a list Node refuses falls back to inheriting it
+    expect(withTsx).toEqual({ execArgv: ['--conditions=mapflow-test'] });
+    expect(withV8Option).toEqual({ execArgv: ['--stack-size=2000', '--import', 'tsx'] });
+  });
+});
+
+describe('the Node flags of a thread environment', () => {
+  it('are this process\'s without tsx, in every form a preload is written, and inherited when there is no tsx', () => {
+    // Prepare
+    const cases: [string[], string[] | undefined][] = [
+      [['--import', 'tsx', '--conditions', 'development'], ['--conditions', 'development']],
+      [['--import=tsx/esm', '--require', 'tsx/cjs'], []],
+      [['--loader', 'file:///app/node_modules/tsx/dist/esm/index.mjs', '--enable-source-maps'], ['--enable-source-maps']],
+      [['--import', 'file:///t/record-modules.mjs?file=x', '--import', 'tsx'], ['--import', 'file:///t/record-modules.mjs?file=x']],
+      // Nothing to take out: undefined, the thread inherits them
+      [['--import', 'file:///t/record-modules.mjs?file=x', '-r', './setup.cjs'], undefined],
+      [[], undefined],
+    ];
+    // Act + Assess
+    for (const [given, expected] of cases) expect(threadExecArgv(given), given.join(' ')).toEqual(expected);
   });
 });
 
