@@ -25,6 +25,7 @@
  *   rather than NodejsFunction's esbuild command line.
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -59,8 +60,9 @@ export interface LambdaBundleOptions {
 export interface EsbuildPlugin {
   name: string;
   setup(build: {
+    onResolve(options: { filter: RegExp }, callback: (args: { path: string; namespace: string; kind: string }) => { path: string; namespace: string } | undefined): void;
     onLoad(
-      options: { filter: RegExp },
+      options: { filter: RegExp; namespace?: string },
       callback: (args: { path: string }) => Promise<{ contents: string; loader: 'js' | 'json' } | undefined>,
     ): void;
   }): void;
@@ -179,6 +181,46 @@ export function awsSdkTreeShaking(): EsbuildPlugin {
   };
 }
 
+/** Imports of node:http, however written. */
+const NODE_HTTP_IMPORT = /^(node:)?http$/;
+const REQUIRED_BUILTIN_NAMESPACE = 'mapflow-bridge-required-builtin';
+
+/**
+ * Loads node:http with `require` (the banner's) where a module imports it
+ * statically. Node's ES module view of a builtin reads every export when it
+ * is made, and node:http's `WebSocket`, `CloseEvent` and `MessageEvent` are
+ * getters that load undici, fetch's engine, which no handler uses: 25-60 ms
+ * of CPU in a cold start (a fresh worker: `import('node:http')` 26-47 ms,
+ * `require` 2-3 ms, undici left unloaded; test/perf/bundles.test.ts). The
+ * Mapflow client imports it so, and every handler that calls Mapflow paid it
+ * on AWS. The SDK's own `await import("node:http")` is left as it is: it runs
+ * only for an http:// endpoint (local mode), never on AWS, and a lazy module
+ * would add about 1 KiB to every bundle.
+ */
+export function nodeHttpThroughRequire(): EsbuildPlugin {
+  return {
+    name: 'mapflow-bridge-node-http-through-require',
+    setup(build) {
+      // The require below is left to Node (a builtin is external); every other import of node:http comes here.
+      build.onResolve({ filter: NODE_HTTP_IMPORT }, (args) =>
+        args.kind === 'import-statement' && args.namespace !== REQUIRED_BUILTIN_NAMESPACE ? { path: 'node:http', namespace: REQUIRED_BUILTIN_NAMESPACE } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: REQUIRED_BUILTIN_NAMESPACE }, async () => ({ contents: nodeHttpModule(), loader: 'js' }));
+    },
+  };
+}
+
+/**
+ * node:http as an ES module over `require`: its default export and each of its
+ * plain values by name (an import of a name it lacks fails the build), the
+ * lazy getters left out. esbuild keeps only the names a bundle uses.
+ */
+function nodeHttpModule(): string {
+  const http = createRequire(import.meta.url)('node:http') as object;
+  const names = Object.getOwnPropertyNames(http).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && 'value' in Object.getOwnPropertyDescriptor(http, name)!);
+  return `const http = require("node:http");\nexport default http;\n${names.map((name) => `export const ${name} = /* @__PURE__ */ (() => http.${name})();`).join('\n')}\n`;
+}
+
 /** esbuild build options (JavaScript API names) of one Lambda bundle, entry and output aside. */
 export interface LambdaEsbuildOptions {
   bundle: true;
@@ -209,6 +251,6 @@ export function lambdaEsbuildOptions(options: LambdaBundleOptions = {}): LambdaE
     alias: external ? {} : { [CREDENTIAL_CHAIN_PACKAGE]: LAMBDA_CREDENTIALS_MODULE },
     external: external ? ['@aws-sdk/*'] : [],
     // With the runtime's SDK there is nothing of it to shake.
-    plugins: external ? [] : [awsSdkTreeShaking()],
+    plugins: external ? [nodeHttpThroughRequire()] : [awsSdkTreeShaking(), nodeHttpThroughRequire()],
   };
 }

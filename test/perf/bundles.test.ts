@@ -26,7 +26,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_LIMIT_BYTES, NON_MAPFLOW_EXCEPTIONS, NON_MAPFLOW_LIMIT_BYTES, measureBundles, type BundleFigure } from '../../packages/bench/bundles.ts';
-import { MAP_LRU_CACHE, NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, withMapLruCache, withoutEventStreams } from '../../lib/private/bundling.ts';
+import { MAP_LRU_CACHE, NO_EVENT_STREAMS_MESSAGE, clientPackageIdentity, literalSchemaKeys, lambdaEsbuildOptions, nodeHttpThroughRequire, withMapLruCache, withoutEventStreams } from '../../lib/private/bundling.ts';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { testTmp } from '../support/temp.ts';
 
@@ -225,6 +227,69 @@ describe('lean Lambda bundles', () => {
       expect(unshaken).toContain('PutBucketLifecycleConfigurationRequest');
       expect(bundled).not.toContain('PutBucketLifecycleConfigurationRequest');
       expect(bundled.length).toBeLessThan(unshaken.length - 40 * KIB);
+    } finally {
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('loads node:http with require, so a cold start loads no undici: a real handler bundle, and a probe that sends through node:http', async () => {
+    // Prepare: a probe that sends one request through node:http, and the Create Processing handler (the Mapflow client, S3, DynamoDB),
+    // each bundled as it ships and without the require plugin
+    const dir = await mkdtemp(path.join(testTmp(), 'bundle-http-'));
+    const server = createServer((_req, res) => res.end('pong'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const probe =
+      "import { request } from 'node:http';\n" +
+      'export const send = (url) => new Promise((resolve, reject) => request(url, (res) => { let body = ""; res.on("data", (c) => (body += c)); res.on("end", () => resolve(body)); }).on("error", reject).end());\n';
+    const shipped = lambdaEsbuildOptions();
+    const withoutRequire = { ...shipped, plugins: shipped.plugins.filter((plugin) => plugin.name !== nodeHttpThroughRequire().name) };
+    const bundle = async (options: typeof shipped, name: string, input: { stdin?: { contents: string; resolveDir: string; loader: 'js' }; entryPoints?: string[] }) => {
+      const outfile = path.join(dir, name, 'index.mjs');
+      const result = await build({ ...options, ...input, outfile, logLevel: 'silent' });
+      expect(result.errors).toEqual([]);
+      return outfile;
+    };
+    const handler = { entryPoints: [path.join(ROOT, 'functions/handlers/create-processing.ts')] };
+    const files = {
+      probe: await bundle(shipped, 'probe', { stdin: { contents: probe, resolveDir: ROOT, loader: 'js' } }),
+      probeImporting: await bundle(withoutRequire, 'probe-importing', { stdin: { contents: probe, resolveDir: ROOT, loader: 'js' } }),
+      handler: await bundle(shipped, 'handler', handler),
+      handlerImporting: await bundle(withoutRequire, 'handler-importing', handler),
+    };
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    // In a fresh worker, as a thread environment starts: import the bundle (and send, for the probe), then say whether undici loaded.
+    const inWorker = (file: string, send: boolean) =>
+      new Promise<{ answer: string | null; undici: boolean }>((resolve, reject) => {
+        const worker = new Worker(
+          `const { parentPort, workerData } = require('node:worker_threads');
+          import(workerData.url).then(async (mod) => {
+            const answer = workerData.send ? await mod.send(workerData.target) : null;
+            parentPort.postMessage({ answer, undici: process.moduleLoadList.some((name) => name.includes('undici')) });
+          }, (error) => parentPort.postMessage({ error: String(error) }));`,
+          { eval: true, workerData: { url: pathToFileURL(file).href, send, target: url }, env: { AWS_REGION: 'eu-central-1' } },
+        );
+        worker.once('message', (message: { answer: string | null; undici: boolean; error?: string }) => {
+          void worker.terminate();
+          if (message.error) reject(new Error(message.error));
+          else resolve(message);
+        });
+        worker.once('error', reject);
+      });
+
+    try {
+      // Act
+      const probeShipped = await inWorker(files.probe, true);
+      const probeImporting = await inWorker(files.probeImporting, true);
+      const handlerShipped = await inWorker(files.handler, false);
+      const handlerImporting = await inWorker(files.handlerImporting, false);
+
+      // Assess: both probes send; only the bundles that import node:http load undici
+      expect(probeShipped).toEqual({ answer: 'pong', undici: false });
+      expect(probeImporting).toEqual({ answer: 'pong', undici: true });
+      expect(handlerShipped.undici).toBe(false);
+      expect(handlerImporting.undici).toBe(true);
     } finally {
       server.close();
       await rm(dir, { recursive: true, force: true });
