@@ -9,11 +9,6 @@ cd "$(dirname "$0")/.."
 bash scripts/check-java.sh || exit 1
 bash scripts/check-chromium.sh || exit 1
 
-# V8's compile cache on disk for every Node process of the run (vitest's workers, the bridges,
-# s3rver, the CLI runs): each of the hundreds of processes compiles the same node_modules
-# (aws-cdk-lib, the AWS SDK) once per run instead of once each (about 5% of their CPU).
-export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/node_modules/.cache/mapflow-bridge/node-compile-cache}"
-
 typecheck_log="$(mktemp "${TMPDIR:-/tmp}/mapflow-bridge-tsc.XXXXXX")"
 trap 'rm -f "$typecheck_log"' EXIT
 tsc --noEmit >"$typecheck_log" 2>&1 &
