@@ -45,7 +45,7 @@ if (node) {
   });
 } else {
   // This process is the bridge (local mode embeds its engine, the simulator and the light steps' threads):
-  // its own young generation stays at V8's first size, two semi-spaces of 1 MiB, instead of growing to
+  // its own young generation stays near V8's first size, two semi-spaces of 1 MiB (a page or a few more now and then), instead of growing to
   // 2 x 32 MiB and staying there. Those 64 MiB and the dead Buffers that
   // waited a scavenge in them were the bridge's largest slack: on the hostile corpus its peak went from
   // 485-527 MB to 366-410 MB, for about 10% more CPU in this process (docs/local.md, "Memory by process").

@@ -1,8 +1,10 @@
 /**
  * The bridge's own process bounds its young generation (issue 38): local mode runs the engine, the
  * simulator and the light steps' threads in the process of the command, and V8's default new space (two
- * semi-spaces growing to 32 MiB each) was the largest slack of its peak. The command's process keeps the
- * semi-spaces at their first size whatever it allocates.
+ * semi-spaces growing to 32 MiB each) was the largest slack of its peak. The command's process does not
+ * let the semi-spaces double: after the same churn its new space is 2 MiB in most runs, and V8 still adds
+ * a page or a few now and then (3 to 8.25 MiB seen, the most on a loaded machine), against 64 MiB in a
+ * plain process.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -40,13 +42,14 @@ async function newSpaceAfterChurn(args: string[]): Promise<number> {
 }
 
 describe("the bridge process's young generation", () => {
-  it('stays at a few MiB in the command, where a plain Node process grows it past 16 MiB', async () => {
+  it('stays at a few MiB in the command, where a plain Node process grows it to 64 MiB', async () => {
     // Act
     const command = await newSpaceAfterChurn([BIN, '--version']);
     const plain = await newSpaceAfterChurn(['-e', '']);
 
     // Assess
-    expect(plain).toBeGreaterThan(16 * MiB);
-    expect(command).toBeLessThanOrEqual(4 * MiB);
+    expect(plain).toBeGreaterThan(32 * MiB);
+    // A quarter of the plain process's at most: never the doubling, whatever the page V8 adds under load.
+    expect(command).toBeLessThanOrEqual(16 * MiB);
   });
 });
