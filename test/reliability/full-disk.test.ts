@@ -45,7 +45,9 @@ async function fillDisk(file: string): Promise<void> {
   const chunk = Buffer.alloc(1024 * 1024);
   try {
     for (;;) {
-      if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), once(stream, 'error')]);
+      // once() rejects on 'error' (ENOSPC) and then drops its listeners; a second once(stream, 'error')
+      // raced beside it stayed registered at every chunk (MaxListenersExceededWarning after ten).
+      if (!stream.write(chunk)) await once(stream, 'drain');
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
