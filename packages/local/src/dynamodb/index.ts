@@ -44,6 +44,8 @@ export interface DynamoDbLocalOptions {
   javaTmpDir?: string;
   /** The java executable; default `java` on the PATH. */
   javaPath?: string;
+  /** The JVM's compiler and collector flags; default JVM_TUNING (packages/bench/ledger-jvm.ts compares others). */
+  jvmTuning?: readonly string[];
   /**
    * Answer only requests carrying this secret in the x-mapflow-bridge-gate
    * header (the gate in front adds it; see LoopbackLauncher.java). Needs the
@@ -88,6 +90,17 @@ const JAVA_HINT =
   'Run `bash scripts/check-java.sh` to check it and see how to install one.';
 
 
+/** The JVM flags DynamoDB Local runs with: what a local ledger's small, short load needs (docs/local.md). */
+export const JVM_TUNING: readonly string[] = [
+  // C1 only: the JVM answers in about 3 s instead of 8 s on a busy 2-core machine (C2's compiler
+  // threads compete with everything else while it starts), and a local ledger's load does not need
+  // C2's code: 3 x 600 requests took 4.3, 2.4, 2.6 s with C1 against 6.8, 3.9, 2.8 s (docs/local.md).
+  '-XX:TieredStopAtLevel=1',
+  // The serial collector: a local ledger's heap is small, and G1's concurrent threads cost more CPU than
+  // they save on two cores (packages/bench/ledger-jvm.ts; docs/local.md).
+  '-XX:+UseSerialGC',
+];
+
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const jarDir = bundledJarDirectory();
   const port = options.port ?? (await freePort());
@@ -101,14 +114,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   mkdirSync(javaTmpDir, { recursive: true });
   const args = [
     `-Djava.io.tmpdir=${javaTmpDir}`,
-    // C1 only: the JVM answers in about 3 s instead of 8 s on a busy 2-core machine (C2's compiler
-    // threads compete with everything else while it starts), and a local ledger's load does not need
-    // C2's code: 3 x 600 requests took 4.3, 2.4, 2.6 s with C1 against 6.8, 3.9, 2.8 s (docs/local.md).
-    '-XX:TieredStopAtLevel=1',
-    // The serial collector: a local ledger's heap is small, and G1's concurrent threads cost more CPU than
-    // they save on two cores (12,000 put/update/get requests: 0.94x the CPU of the JVM and its client together,
-    // every one of five pairs lower; docs/local.md).
-    '-XX:+UseSerialGC',
+    ...(options.jvmTuning ?? JVM_TUNING),
     `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
   ];
   if (launcher.ok) args.push('-cp', [launcher.classDir, ...jarClassPath(jarDir)].join(delimiter), 'LoopbackLauncher');
