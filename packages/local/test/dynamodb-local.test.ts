@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GSI_BY_SLOT_QUEUE, ledgerTableSchema } from '../../../functions/ledger/schema.ts';
 import { LOCAL_CREDENTIALS } from '../../../functions/runtime/aws.ts';
-import { ensureLedgerTable, startDynamoDbLocal } from '../src/dynamodb/index.ts';
+import { ensureLedgerTable, freePort, startDynamoDbLocal } from '../src/dynamodb/index.ts';
 import { sharedDynamoDbEndpoint, uniqueTableName } from '../../../test/support/shared-dynamodb.ts';
 import { testTmp } from '../../../test/support/temp.ts';
 
@@ -19,6 +21,40 @@ describe('startDynamoDbLocal', () => {
       message: expect.stringMatching(/was not found.*scripts\/check-java\.sh/),
     });
   });
+
+  it('starts on a new port when another program took the one picked before the JVM could listen on it (a local S3 answering XML)', async () => {
+    // Prepare: an S3-like server on the first port picked; the next pick is free
+    const { server, port: taken, requests } = await xmlServer();
+    const picks = [taken, await freePort()];
+    const pickPort = async () => picks.shift() ?? freePort();
+    try {
+      // Act
+      const dynamodb = await startDynamoDbLocal({ inMemory: true }, pickPort);
+      const created = await ensureLedgerTable(dynamodb.endpoint, 'after-a-taken-port');
+      await dynamodb.close();
+
+      // Assess: not the XML server's endpoint, and DynamoDB answered the table's creation
+      expect(requests()).toBeGreaterThan(0);
+      expect(dynamodb.endpoint).not.toBe(`http://127.0.0.1:${taken}`);
+      expect(created).toBe(true);
+    } finally {
+      server.close();
+    }
+  }, 120_000);
+
+  it('says that another program listens on a port it was given, instead of talking to that program', async () => {
+    // Prepare
+    const { server, port } = await xmlServer();
+    try {
+      // Act
+      const attempt = startDynamoDbLocal({ inMemory: true, port });
+
+      // Assess
+      await expect(attempt).rejects.toMatchObject({ name: 'DynamoDbLocalError', message: expect.stringContaining(`port ${port}: another program listens on it`) });
+    } finally {
+      server.close();
+    }
+  }, 120_000);
 
   it('persists tables in dbPath across restarts, and keeps the JVM\'s temporary files in a folder it removes when it stops', async () => {
     // Prepare
@@ -67,3 +103,17 @@ describe('startDynamoDbLocal', () => {
     expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(current.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort());
   }, 120_000);
 });
+
+/** An HTTP server on 127.0.0.1 that answers every request with S3's XML error, as s3rver does. */
+async function xmlServer(): Promise<{ server: Server; port: number; requests: () => number }> {
+  let count = 0;
+  const server = createServer((request, response) => {
+    count++;
+    request.resume();
+    response.writeHead(403, { 'content-type': 'application/xml' }).end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code></Error>');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  return { server, port: typeof address === 'object' && address ? address.port : 0, requests: () => count };
+}

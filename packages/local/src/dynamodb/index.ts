@@ -101,9 +101,43 @@ export const JVM_TUNING: readonly string[] = [
   '-XX:+UseSerialGC',
 ];
 
-export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+/** Fresh ports tried when the one picked was taken meanwhile (freePort's answer is only free until the JVM binds it). */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts DynamoDB Local and resolves once it answers. The port, unless given,
+ * is one the OS had free a moment before; the JVM takes a second or two to
+ * bind it, and another program may bind it first. Then that program answers
+ * on the port (an XML error from a local S3, say), the JVM exits on its bind
+ * error, and the start is tried again on a new port. `pickPort` is for tests.
+ */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}, pickPort: () => Promise<number> = freePort): Promise<DynamoDbLocal> {
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await pickPort());
+    try {
+      return await startOnPort(options, port);
+    } catch (error) {
+      if (!(error instanceof PortTakenError)) throw error;
+      if (options.port !== undefined) {
+        throw new DynamoDbLocalError(`Cannot start DynamoDB Local on port ${port}: another program listens on it. Choose another port, or leave the port out for a free one.`, { cause: error });
+      }
+      if (attempt >= PORT_ATTEMPTS) {
+        throw new DynamoDbLocalError(`Cannot start DynamoDB Local: ${PORT_ATTEMPTS} free ports in a row were taken by other programs before it could listen on them.`, { cause: error });
+      }
+    }
+  }
+}
+
+/** Another program listens on the port the JVM was to listen on. */
+class PortTakenError extends Error {
+  constructor(port: number, options?: ErrorOptions) {
+    super(`port ${port} is taken by another program`, options);
+    this.name = 'PortTakenError';
+  }
+}
+
+async function startOnPort(options: DynamoDbLocalOptions, port: number): Promise<DynamoDbLocal> {
   const jarDir = bundledJarDirectory();
-  const port = options.port ?? (await freePort());
   const launcher = await loopbackLauncher(jarDir, options.javaPath);
   if (!launcher.ok) {
     (options.onWarning ?? ((m: string) => process.stderr.write(`${m}\n`)))(
@@ -164,6 +198,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
       throw new DynamoDbLocalError(`Cannot start DynamoDB Local: \`${options.javaPath ?? 'java'}\` was not found. ${JAVA_HINT}`, { cause: spawnError });
     }
     const log = output().trim();
+    // Jetty's own words when the connector cannot bind (java.net.BindException).
+    if (error instanceof PortTakenError || /BindException|Address already in use|Failed to bind/.test(log)) throw new PortTakenError(port, { cause: error });
     const javaTooOld = /UnsupportedClassVersionError|has been compiled by a more recent version/.test(log);
     throw new DynamoDbLocalError(
       `Cannot start DynamoDB Local on ${endpoint}: ${(error as Error).message}.` +
@@ -266,19 +302,38 @@ async function waitUntilAnswering(
     if (processGone) {
       throw processGone.error ?? new Error(`the process exited with code ${processGone.code} before answering`);
     }
-    if (await answers(endpoint)) return;
-    if (Date.now() > deadline) throw new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
+    const answer = await answers(endpoint);
+    if (answer === 'dynamodb') return;
+    if (Date.now() > deadline) {
+      throw answer === 'other' ? new PortTakenError(Number(new URL(endpoint).port)) : new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
+    }
     // Short: the JVM's connector opens at an instant nothing else signals as cheaply.
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-/** True when an HTTP server answers a POST on the endpoint within 2 s. */
-function answers(endpoint: string): Promise<boolean> {
+/** The words of DynamoDB Local's answers to an unsigned ListTables: its own refusal, or the gate's (LoopbackLauncher.java). */
+const DYNAMODB_LOCAL_ANSWERS = ['com.amazonaws.dynamodb.', 'answers only the mapflow-bridge gate'];
+
+/**
+ * Who answers a POST on the endpoint within 2 s: DynamoDB Local (by the words
+ * of its answer, the first 4 KB read), another server, or nobody (false).
+ */
+function answers(endpoint: string): Promise<'dynamodb' | 'other' | false> {
   return new Promise((resolveAnswer) => {
     const call = request(endpoint, { method: 'POST', timeout: 2_000, headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' } }, (response) => {
-      response.resume();
-      resolveAnswer(true);
+      let body = '';
+      const decide = () => resolveAnswer(DYNAMODB_LOCAL_ANSWERS.some((words) => body.includes(words)) ? 'dynamodb' : 'other');
+      response.setEncoding('latin1');
+      response.on('data', (chunk: string) => {
+        body += chunk;
+        if (body.length >= 4_096) {
+          decide();
+          response.destroy();
+        }
+      });
+      response.on('end', decide);
+      response.on('error', decide);
     });
     call.on('timeout', () => call.destroy());
     call.on('error', () => resolveAnswer(false));
