@@ -333,7 +333,9 @@ function answers(endpoint: string): Promise<'dynamodb' | 'other' | false> {
         }
       });
       response.on('end', decide);
+      // A body cut short (the request's 2 s timeout) still settles the answer.
       response.on('error', decide);
+      response.on('close', decide);
     });
     call.on('timeout', () => call.destroy());
     call.on('error', () => resolveAnswer(false));
