@@ -11,7 +11,6 @@ export { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export { Upload } from '@aws-sdk/lib-storage';
 export { Ledger } from 'mapflow-bridge/functions/ledger/ledger.ts';
 export { loadLocalAssembly } from './assembly/cache.ts';
-export { definitionCacheDir } from './assembly/local-definition-cache.ts';
 export { readAssembly } from './assembly/template.ts';
 export { startAssemblyRuntime } from './assembly/runtime.ts';
 export { startSimulator } from '@mapflow-bridge/simulator';

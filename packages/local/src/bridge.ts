@@ -48,6 +48,8 @@ import type { AssemblyModel, LocalNames, Principal } from './assembly/template.t
 import type { AuthorizeHook } from './assembly/aws-endpoint.ts';
 import type { AssemblyRuntime, CredentialsFor } from './assembly/runtime.ts';
 import type { LocalAssemblySettings } from './assembly/cache.ts';
+// Node builtins only: the cache folder is known before the heavier modules load (s3rver starts first).
+import { definitionCacheDir } from './assembly/local-definition-cache.ts';
 import { LocalSchedule, rateExpressionMs, scheduleScaleOf } from './assembly/schedule.ts';
 import { onStandstill } from './assembly/standstill.ts';
 import { watchDisk, type DiskWatch } from './disk-watch.ts';
@@ -501,6 +503,8 @@ function startStorage(start: BridgeStart): { dynamodbStart: Promise<SupervisedDy
         // While the state folder's disk is full, writes wait for space instead of failing jobs (disk-watch.ts).
         disk: start.disk,
         startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+        // s3rver's modules from V8's code cache, beside the functions' (below): every start after the first.
+        compileCacheDir: path.join(definitionCacheDir(), 'v8'),
         ...(options.s3NotificationDelayMs ? { notificationDelayMs: options.s3NotificationDelayMs } : {}),
       };
       // Supervised: an s3rver that dies is named and started again on the same port and folder (supervisor.ts).
@@ -658,7 +662,7 @@ async function servicesUp(
 type ServicesUp = Awaited<ReturnType<typeof servicesUp>>;
 
 /** The functions of the assembly, each from its bundle, and the services they call. */
-async function startFunctions(start: BridgeStart, { Ledger, localS3Client, definitionCacheDir, servicesGate, startAssemblyRuntime }: BridgeModules, up: ServicesUp) {
+async function startFunctions(start: BridgeStart, { Ledger, localS3Client, servicesGate, startAssemblyRuntime }: BridgeModules, up: ServicesUp) {
   const { options, log, timed, stops, persistent, stateDir, ledgerTable, eventsFile, credentialStore, onRefused } = start;
   const { assembly, s3rver, dynamodbGate, mapflow, doc } = up;
     const ledger = new Ledger(doc, ledgerTable);

@@ -55,7 +55,16 @@
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const fsp = require('node:fs/promises');
+const nodeModule = require('node:module');
 const path = require('node:path');
+
+const options = JSON.parse(process.argv[2]);
+
+// V8's code cache on disk, before s3rver and Koa load: a start after the
+// first reads their compiled code instead of compiling it again (the
+// functions' environments do the same, lambda-runtime.mjs).
+if (options.compileCacheDir && typeof nodeModule.enableCompileCache === 'function') nodeModule.enableCompileCache(options.compileCacheDir);
+
 const S3rver = require('s3rver');
 const S3Error = require('s3rver/lib/models/error');
 const FilesystemStore = require('s3rver/lib/stores/filesystem');
@@ -72,8 +81,6 @@ storeKeysAsAws(FilesystemStore.prototype);
 storeVersions(FilesystemStore.prototype);
 // s3rver's router looks the controller up on each request (routes.js).
 bucketController.getBucket = listBucket;
-
-const options = JSON.parse(process.argv[2]);
 
 // Ctrl-C reaches the whole process group: let the parent decide when to stop,
 // so uploads in flight can finish.
@@ -111,6 +118,8 @@ async function main() {
   // Emitted inside the request: withVersion reads the version it wrote.
   server.on('event', (event) => sendInOrder({ type: 'event', event: withVersion(event) }, delayMs));
   const address = await server.run();
+  // On disk now, not at exit: an s3rver killed from outside leaves its cache too.
+  if (typeof nodeModule.flushCompileCache === 'function') nodeModule.flushCompileCache();
   // The buckets the template makes versioned (server.ts, versionedBuckets).
   for (const bucket of options.versionedBuckets ?? []) await server.store.setVersioning(bucket, 'Enabled');
 

@@ -66,6 +66,12 @@ export interface LocalS3Options {
   versionedBuckets?: string[];
   /** The disk under `directory`: writes wait while it is full (see above). Default: none, they fail as s3rver answers. */
   disk?: DiskHold;
+  /**
+   * A folder for V8's code cache of s3rver's modules (Node's
+   * module.enableCompileCache): each start after the first loads them
+   * without compiling them again. Default: none, compiled on every start.
+   */
+  compileCacheDir?: string;
   /** Told when s3rver's process exits once it is ready, other than through close() (killed, crashed): the child's exit event. */
   onUnexpectedExit?: (exit: { pid: number | undefined; code: number | null; signal: NodeJS.Signals | null }) => void;
 }
@@ -125,6 +131,7 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
         buckets: options.buckets,
         notificationDelayMs: options.notificationDelayMs ?? 0,
         versionedBuckets: options.versionedBuckets ?? [],
+        ...(options.compileCacheDir ? { compileCacheDir: options.compileCacheDir } : {}),
       }),
     ],
     {
