@@ -293,6 +293,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
         kills++;
         killedAt.push(seen >= point.nth ? `${point.kind}#${point.nth}` : 'idle');
         log(`chaos: kill ${kills} at ${seen >= point.nth ? `${point.kind}#${point.nth}` : `idle (${point.kind}#${point.nth} did not come)`} (start ${starts}, ${Math.round((Date.now() - started) / 1000)} s)`);
+        // A point that did not come: what that start printed last, so a run where a planned kill fell at idle can be read.
+        if (seen < point.nth) log(`chaos: start ${starts}'s last lines:\n${result.output.slice(-15).map((line) => `  | ${line}`).join('\n')}`);
       }
     }
     while (dropped < batches) await dropBatch(dropped++);
